@@ -1,0 +1,398 @@
+package core
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Config holds every [summarization] key of SPEC §2. Field comments give
+// the wire key; DefaultConfig gives the defaults. Build one with
+// DefaultConfig and Set, never by hand, so validation cannot be skipped.
+type Config struct {
+	ChunkSize        int     // chunk_size, ≥ 1
+	KeepRecent       int     // keep_recent, ≥ 0
+	MaxSummaryTokens int     // max_summary_tokens, ≥ 1
+	ClipFirst        int     // clip_first, ≥ 0
+	ClipLast         int     // clip_last, ≥ 0
+	Prompt           string  // prompt; "" means the default system prompt
+	Scoring          Scoring // role weights, decay, bonuses, keywords
+
+	CompactionTimeoutMs    int     // compaction_timeout (ms), ≥ 1
+	CompactionMaxRetries   int     // compaction_max_retries, ≥ 0
+	BackoffBaseMs          int     // backoff_base_ms, ≥ 0
+	MaxChunkTokens         int     // max_chunk_tokens; 0 = unset (chunk by count)
+	MaxConsecutiveFailures int     // max_consecutive_failures, ≥ 1
+	BreakerCooldownMs      int     // breaker_cooldown_ms, ≥ 0
+	ContextBudget          float64 // context_budget, (0, 1]
+	ModelMaxTokens         int     // model_max_tokens, ≥ 1
+	TargetTokens           int     // target_tokens; 0 = unset
+	Fallback               string  // fallback: "none" | "extractive"
+	Model                  string  // model
+	PinSystem              bool    // pin_system
+	MaxMessageChars        int     // max_message_chars, ≥ 1
+}
+
+// Scoring holds the importance-scoring weights (seed 001).
+type Scoring struct {
+	RoleWeightSystem    float64
+	RoleWeightUser      float64
+	RoleWeightAssistant float64
+	RecencyDecay        float64
+	QuestionBonus       float64
+	ToolCallBonus       float64
+	KeywordBonus        float64
+	ContentLengthWeight float64
+	// Keywords as configured; lower holds them lower-cased and
+	// de-duplicated, computed once by SetKeywords so scoring never
+	// lower-cases a keyword per message.
+	Keywords []string
+	lower    []string
+}
+
+// DefaultKeywords is the default important_keywords list.
+var DefaultKeywords = []string{"error", "fail", "bug", "fix", "decision", "agreed", "constraint", "requirement"}
+
+// DefaultScoring returns the seed's default scoring weights.
+func DefaultScoring() Scoring {
+	s := Scoring{
+		RoleWeightSystem:    10.0,
+		RoleWeightUser:      5.0,
+		RoleWeightAssistant: 3.0,
+		RecencyDecay:        0.95,
+		QuestionBonus:       2.0,
+		ToolCallBonus:       4.0,
+		KeywordBonus:        1.5,
+		ContentLengthWeight: 1.0,
+	}
+	s.SetKeywords(DefaultKeywords)
+	return s
+}
+
+// SetKeywords replaces the important keywords.
+func (s *Scoring) SetKeywords(kw []string) {
+	s.Keywords = append([]string(nil), kw...)
+	s.lower = s.lower[:0]
+	seen := make(map[string]bool, len(kw))
+	for _, k := range kw {
+		l := strings.ToLower(k)
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		s.lower = append(s.lower, l)
+	}
+}
+
+// DefaultConfig returns a Config with every default of SPEC §2.
+func DefaultConfig() Config {
+	return Config{
+		ChunkSize:              20,
+		KeepRecent:             5,
+		MaxSummaryTokens:       1024,
+		ClipFirst:              2,
+		ClipLast:               2,
+		Scoring:                DefaultScoring(),
+		CompactionTimeoutMs:    120000,
+		CompactionMaxRetries:   2,
+		BackoffBaseMs:          100,
+		MaxConsecutiveFailures: 3,
+		BreakerCooldownMs:      60000,
+		ContextBudget:          0.8,
+		ModelMaxTokens:         200000,
+		Fallback:               "none",
+		PinSystem:              true,
+		MaxMessageChars:        20000,
+	}
+}
+
+// ValueKind tells which field of a Value is set.
+type ValueKind uint8
+
+const (
+	KindNull ValueKind = iota
+	KindString
+	KindNumber
+	KindBool
+	KindStrings // a list of strings
+	KindOther   // an object, or a list holding something other than strings
+)
+
+// Value is one configuration value as a decoder found it, independent of
+// the source format (JSON, TOML, an Extism manifest string). Config.Set
+// does all validation, so every source gets the same rules and messages.
+type Value struct {
+	Kind ValueKind
+	Str  string
+	Num  float64
+	Bool bool
+	List []string
+}
+
+// Keys lists every configuration key Set accepts, in SPEC order.
+var Keys = []string{
+	"chunk_size", "keep_recent", "max_summary_tokens", "clip_first", "clip_last", "prompt",
+	"role_weight_system", "role_weight_user", "role_weight_assistant", "recency_decay",
+	"question_bonus", "tool_call_bonus", "keyword_bonus", "content_length_weight",
+	"important_keywords", "compaction_timeout", "compaction_max_retries", "backoff_base_ms",
+	"max_chunk_tokens", "max_consecutive_failures", "breaker_cooldown_ms", "context_budget",
+	"model_max_tokens", "target_tokens", "fallback", "model", "pin_system", "max_message_chars",
+}
+
+// ErrUnknownKey is returned by Set for a key clipfold does not know.
+// Callers warn and go on: unknown keys are never fatal.
+var ErrUnknownKey = &Error{Code: CodeInvalidInput, Msg: "unknown configuration key"}
+
+// maxInt bounds integer keys so that arithmetic on them cannot overflow.
+const maxInt = 1 << 40
+
+// Set validates v for key and stores it. field is the path used in error
+// messages (e.g. "config.chunk_size"); "" means key itself. A null value
+// resets an optional key (prompt, max_chunk_tokens, target_tokens) and
+// leaves any other key at its current value.
+func (c *Config) Set(key string, v Value, field string) error {
+	if field == "" {
+		field = key
+	}
+	intKey := func(dst *int, min int, optional bool) error {
+		if v.Kind == KindNull {
+			if optional {
+				*dst = 0
+			}
+			return nil
+		}
+		n, err := intOf(v, field, min)
+		if err != nil {
+			return err
+		}
+		*dst = n
+		return nil
+	}
+	floatKey := func(dst *float64, min, max float64) error {
+		if v.Kind == KindNull {
+			return nil
+		}
+		if v.Kind != KindNumber {
+			return Invalid(field, "must be a number, got "+v.kindName())
+		}
+		if math.IsNaN(v.Num) || v.Num < min || v.Num > max {
+			return Invalid(field, "must be "+rangeText(min, max)+", got "+fmtNum(v.Num))
+		}
+		*dst = v.Num
+		return nil
+	}
+	s := &c.Scoring
+	switch key {
+	case "chunk_size":
+		return intKey(&c.ChunkSize, 1, false)
+	case "keep_recent":
+		return intKey(&c.KeepRecent, 0, false)
+	case "max_summary_tokens":
+		return intKey(&c.MaxSummaryTokens, 1, false)
+	case "clip_first":
+		return intKey(&c.ClipFirst, 0, false)
+	case "clip_last":
+		return intKey(&c.ClipLast, 0, false)
+	case "prompt":
+		switch v.Kind {
+		case KindNull:
+			c.Prompt = ""
+		case KindString:
+			c.Prompt = v.Str
+		default:
+			return Invalid(field, "must be a string or null, got "+v.kindName())
+		}
+		return nil
+	case "role_weight_system":
+		return floatKey(&s.RoleWeightSystem, 0, math.MaxFloat64)
+	case "role_weight_user":
+		return floatKey(&s.RoleWeightUser, 0, math.MaxFloat64)
+	case "role_weight_assistant":
+		return floatKey(&s.RoleWeightAssistant, 0, math.MaxFloat64)
+	case "recency_decay":
+		return floatKey(&s.RecencyDecay, 0, 1)
+	case "question_bonus":
+		return floatKey(&s.QuestionBonus, 0, math.MaxFloat64)
+	case "tool_call_bonus":
+		return floatKey(&s.ToolCallBonus, 0, math.MaxFloat64)
+	case "keyword_bonus":
+		return floatKey(&s.KeywordBonus, 0, math.MaxFloat64)
+	case "content_length_weight":
+		return floatKey(&s.ContentLengthWeight, 0, math.MaxFloat64)
+	case "important_keywords":
+		switch v.Kind {
+		case KindNull:
+			return nil
+		case KindStrings:
+			s.SetKeywords(v.List)
+			return nil
+		}
+		return Invalid(field, "must be an array of strings, got "+v.kindName())
+	case "compaction_timeout":
+		return intKey(&c.CompactionTimeoutMs, 1, false)
+	case "compaction_max_retries":
+		return intKey(&c.CompactionMaxRetries, 0, false)
+	case "backoff_base_ms":
+		return intKey(&c.BackoffBaseMs, 0, false)
+	case "max_chunk_tokens":
+		return intKey(&c.MaxChunkTokens, 1, true)
+	case "max_consecutive_failures":
+		return intKey(&c.MaxConsecutiveFailures, 1, false)
+	case "breaker_cooldown_ms":
+		return intKey(&c.BreakerCooldownMs, 0, false)
+	case "context_budget":
+		if v.Kind == KindNumber && v.Num == 0 {
+			return Invalid(field, "must be a number in (0, 1], got 0")
+		}
+		return floatKey(&c.ContextBudget, 0, 1)
+	case "model_max_tokens":
+		return intKey(&c.ModelMaxTokens, 1, false)
+	case "target_tokens":
+		return intKey(&c.TargetTokens, 1, true)
+	case "fallback":
+		if v.Kind == KindNull {
+			return nil
+		}
+		if v.Kind != KindString || (v.Str != "none" && v.Str != "extractive") {
+			return Invalid(field, `must be "none" or "extractive", got `+v.describe())
+		}
+		c.Fallback = v.Str
+		return nil
+	case "model":
+		switch v.Kind {
+		case KindNull:
+			c.Model = ""
+		case KindString:
+			c.Model = v.Str
+		default:
+			return Invalid(field, "must be a string, got "+v.kindName())
+		}
+		return nil
+	case "pin_system":
+		switch v.Kind {
+		case KindNull:
+			return nil
+		case KindBool:
+			c.PinSystem = v.Bool
+			return nil
+		}
+		return Invalid(field, "must be true or false, got "+v.kindName())
+	case "max_message_chars":
+		return intKey(&c.MaxMessageChars, 1, false)
+	}
+	return ErrUnknownKey
+}
+
+// SetString sets key from its text form, as an Extism manifest config map
+// or an environment variable gives it ("20", "0.9", "true", "a,b" or a JSON
+// array of strings for important_keywords).
+func (c *Config) SetString(key, s, field string) error {
+	v := Value{Kind: KindString, Str: s}
+	switch key {
+	case "prompt", "fallback", "model":
+	case "pin_system":
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return Invalid(orKey(field, key), "must be true or false, got "+strconv.Quote(s))
+		}
+		v = Value{Kind: KindBool, Bool: b}
+	case "important_keywords":
+		v = Value{Kind: KindStrings, List: splitKeywords(s)}
+	default:
+		t := strings.TrimSpace(s)
+		if t == "" || t == "null" {
+			v = Value{Kind: KindNull}
+			break
+		}
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			if !isKnownKey(key) {
+				return ErrUnknownKey
+			}
+			return Invalid(orKey(field, key), "must be a number, got "+strconv.Quote(s))
+		}
+		v = Value{Kind: KindNumber, Num: f}
+	}
+	return c.Set(key, v, field)
+}
+
+func isKnownKey(key string) bool {
+	for _, k := range Keys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+func orKey(field, key string) string {
+	if field == "" {
+		return key
+	}
+	return field
+}
+
+// splitKeywords reads "a, b" or `["a","b"]`.
+func splitKeywords(s string) []string {
+	t := strings.TrimSpace(s)
+	t = strings.TrimPrefix(t, "[")
+	t = strings.TrimSuffix(t, "]")
+	var out []string
+	for _, p := range strings.Split(t, ",") {
+		p = strings.TrimSpace(p)
+		p = strings.Trim(p, `"'`)
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func intOf(v Value, field string, min int) (int, error) {
+	if v.Kind != KindNumber {
+		return 0, Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+v.kindName())
+	}
+	n := v.Num
+	if math.IsNaN(n) || n != math.Trunc(n) {
+		return 0, Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+fmtNum(n))
+	}
+	if n < float64(min) {
+		return 0, Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+fmtNum(n))
+	}
+	if n > maxInt {
+		return 0, Invalid(field, "must be at most "+strconv.Itoa(maxInt)+", got "+fmtNum(n))
+	}
+	return int(n), nil
+}
+
+func rangeText(min, max float64) string {
+	if max == math.MaxFloat64 {
+		return "a number ≥ " + fmtNum(min)
+	}
+	return "a number in [" + fmtNum(min) + ", " + fmtNum(max) + "]"
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func (v Value) kindName() string {
+	switch v.Kind {
+	case KindNull:
+		return "null"
+	case KindString:
+		return "a string"
+	case KindNumber:
+		return "a number"
+	case KindBool:
+		return "a boolean"
+	case KindStrings:
+		return "an array"
+	}
+	return "an object or mixed array"
+}
+
+func (v Value) describe() string {
+	if v.Kind == KindString {
+		return strconv.Quote(v.Str)
+	}
+	return v.kindName()
+}

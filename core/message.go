@@ -1,0 +1,110 @@
+package core
+
+import (
+	"strings"
+	"time"
+)
+
+// Role is a message's speaker. The zero value is not a valid role.
+type Role uint8
+
+const (
+	RoleInvalid Role = iota
+	RoleUser
+	RoleAssistant
+	RoleSystem
+	RoleTool
+)
+
+// ParseRole maps the wire spelling to a Role; ok is false for anything else.
+func ParseRole(s string) (Role, bool) {
+	switch s {
+	case "user":
+		return RoleUser, true
+	case "assistant":
+		return RoleAssistant, true
+	case "system":
+		return RoleSystem, true
+	case "tool":
+		return RoleTool, true
+	}
+	return RoleInvalid, false
+}
+
+func (r Role) String() string {
+	switch r {
+	case RoleUser:
+		return "user"
+	case RoleAssistant:
+		return "assistant"
+	case RoleSystem:
+		return "system"
+	case RoleTool:
+		return "tool"
+	}
+	return "invalid"
+}
+
+// ToolCall is one call an assistant message makes, reduced to what the
+// summarizer needs to see: the call's id, the function name and its
+// arguments as text (usually a JSON object).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Message is one conversation message as core sees it.
+//
+// Raw holds the exact bytes the message arrived as. core never reads it; it
+// is carried so that every message a response returns is echoed
+// byte-for-byte, with fields core does not know about kept.
+type Message struct {
+	ID             string
+	ConversationID string
+	Role           Role
+	// Content is the text: a string content as is, or the text parts of a
+	// content-part array joined with "\n".
+	Content      string
+	HasToolCalls bool
+	ToolCalls    []ToolCall
+	ToolCallID   string
+	CreatedAt    time.Time
+	HasCreatedAt bool
+	// Pinned is the message's own "pinned": true. See IsPinned for the
+	// effective rule, which also pins system messages.
+	Pinned bool
+	Raw    []byte
+}
+
+// ClipArchivePrefix starts the content of every clip-archive message.
+const ClipArchivePrefix = "[Context Summary"
+
+// IsClipArchive reports whether m is a clip-archive written by a previous
+// compaction: a system message whose content starts with ClipArchivePrefix.
+func IsClipArchive(m *Message) bool {
+	return m.Role == RoleSystem && strings.HasPrefix(m.Content, ClipArchivePrefix)
+}
+
+// IsPinned reports whether m must be kept verbatim: it says so itself, or
+// it is a system message other than a clip-archive and pinSystem is on.
+// Instructions must never silently disappear into a summary.
+func IsPinned(m *Message, pinSystem bool) bool {
+	if m.Pinned {
+		return true
+	}
+	return pinSystem && m.Role == RoleSystem && !IsClipArchive(m)
+}
+
+// TimeFormat is how clipfold prints every instant: UTC, milliseconds, Z.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// FormatTime prints t in TimeFormat.
+func FormatTime(t time.Time) string {
+	return t.UTC().Format(TimeFormat)
+}
+
+// ParseTime reads an RFC 3339 instant (fractional seconds optional).
+func ParseTime(s string) (time.Time, error) {
+	return time.Parse(time.RFC3339Nano, s)
+}

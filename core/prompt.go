@@ -1,0 +1,131 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultSystemPrompt is the summarizer's system prompt when the config
+// sets none (seed 000, verbatim).
+const DefaultSystemPrompt = `You are summarizing a conversation history to preserve essential context while compacting it. Create a concise narrative summary that maintains chronological order and preserves the causal chain of decisions.`
+
+// DefaultDirective is the final user message of every summarization
+// request (seed 000, verbatim).
+const DefaultDirective = `Summarize the conversation above. Follow these priorities:
+
+PRESERVE: Decisions made and their rationale. Tool outcomes (successes and failures). User constraints and preferences explicitly stated. Causal chains explaining why decisions were made.
+
+CONDENSE: Repetitive exchanges into single statements. Verbose tool output into key results. Conversational filler and acknowledgements.
+
+PRIORITIZE: Recent context over older context. Actionable information over historical detail. Unresolved questions and pending tasks.
+
+REMOVE: Greetings and small talk. Redundant confirmations. Formatting artifacts.
+
+Output only the summary text as a flowing narrative, not bullet points.`
+
+// Prefixes of the messages the builders write.
+const (
+	PreviousSummaryPrefix = "Previous summary of conversation:\n"
+	SummaryBatchPrefix    = "Summary batch:\n"
+	ToolResultPrefix      = "[Tool result]: "
+	ToolCallPrefix        = "[Tool call]: "
+)
+
+func systemOrDefault(p string) string {
+	if p == "" {
+		return DefaultSystemPrompt
+	}
+	return p
+}
+
+// BuildSummarizationRequest builds the request that summarizes msgs
+// (seed 000, compaction-v2.AC1.1–1.5, AC4.3–4.4): the system prompt (the
+// default when empty); the previous summary as one system message when
+// non-empty; user and assistant messages with their roles; tool results as
+// user "[Tool result]: …"; an assistant message with no text but tool
+// calls as "[Tool call]: name(arguments)" lines; system messages skipped;
+// the directive last. Each message's text is middle-truncated to
+// maxMessageChars code points (0 = no limit) so one huge tool output
+// cannot overflow the summarizer.
+func BuildSummarizationRequest(systemPrompt, previousSummary string, msgs []Message, model string, maxTokens, maxMessageChars int) ModelRequest {
+	out := make([]ModelMessage, 0, len(msgs)+2)
+	if previousSummary != "" {
+		out = append(out, ModelMessage{Role: RoleSystem, Content: PreviousSummaryPrefix + previousSummary})
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case RoleUser:
+			out = append(out, ModelMessage{Role: RoleUser, Content: ClampText(m.Content, maxMessageChars)})
+		case RoleAssistant:
+			c := m.Content
+			if c == "" && m.HasToolCalls {
+				c = RenderToolCalls(m.ToolCalls)
+			}
+			out = append(out, ModelMessage{Role: RoleAssistant, Content: ClampText(c, maxMessageChars)})
+		case RoleTool:
+			out = append(out, ModelMessage{Role: RoleUser, Content: ToolResultPrefix + ClampText(m.Content, maxMessageChars)})
+		}
+	}
+	out = append(out, ModelMessage{Role: RoleUser, Content: DefaultDirective})
+	return ModelRequest{System: systemOrDefault(systemPrompt), Messages: out, Model: model, MaxTokens: maxTokens}
+}
+
+// BuildResummarizationRequest builds the request that folds several batch
+// summaries into one (compaction-v2.AC1.6): the same system prompt, one
+// system message "Summary batch:\n…" per batch, the directive last.
+func BuildResummarizationRequest(systemPrompt string, batchContents []string, model string, maxTokens int) ModelRequest {
+	out := make([]ModelMessage, 0, len(batchContents)+1)
+	for _, b := range batchContents {
+		out = append(out, ModelMessage{Role: RoleSystem, Content: SummaryBatchPrefix + b})
+	}
+	out = append(out, ModelMessage{Role: RoleUser, Content: DefaultDirective})
+	return ModelRequest{System: systemOrDefault(systemPrompt), Messages: out, Model: model, MaxTokens: maxTokens}
+}
+
+// RenderToolCalls shows tool calls to the summarizer, one
+// "[Tool call]: name(arguments)" line per call.
+func RenderToolCalls(calls []ToolCall) string {
+	var b strings.Builder
+	for i, tc := range calls {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(ToolCallPrefix)
+		b.WriteString(tc.Name)
+		b.WriteByte('(')
+		b.WriteString(tc.Arguments)
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// ClampText middle-truncates s to max code points: the first and last
+// halves are kept around a "[… N characters omitted …]" marker. max ≤ 0
+// means no limit.
+func ClampText(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	n := utf8.RuneCountInString(s)
+	if n <= max {
+		return s
+	}
+	head := max / 2
+	tail := max - head
+	hb := byteOffset(s, head)
+	tb := byteOffset(s, n-tail)
+	return s[:hb] + "[… " + strconv.Itoa(n-max) + " characters omitted …]" + s[tb:]
+}
+
+// byteOffset returns the byte offset of the r-th code point of s.
+func byteOffset(s string, r int) int {
+	i := 0
+	for r > 0 && i < len(s) {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		r--
+	}
+	return i
+}
