@@ -1,0 +1,69 @@
+package core
+
+import "time"
+
+// The compress pipeline reaches the world only through these ports. The
+// plug-in binds them to Extism host functions; a Go host may bind them to
+// anything (hostfuncs binds them to real providers and stores).
+
+// LLM completes a model request. A failure is an *LLMError (the host's
+// error object); any other error is treated as a host failure.
+type LLM interface {
+	Complete(req *ModelRequest) (ModelResponse, error)
+}
+
+// Block is one archival memory block.
+type Block struct {
+	ID      string
+	Label   string
+	Content string
+}
+
+// Memory lists archival blocks whose label starts with a prefix.
+type Memory interface {
+	List(tier, labelPrefix string) ([]Block, error)
+}
+
+// ArchiveWrite is one archival block a commit creates.
+type ArchiveWrite struct {
+	Label   string
+	Content string
+	Tier    string // always "archival"
+	Reason  string
+}
+
+// InsertMessage is the clip-archive message a commit inserts.
+type InsertMessage struct {
+	ID             string
+	ConversationID string
+	Role           Role // RoleSystem
+	Content        string
+	CreatedAt      time.Time
+}
+
+// Commit is the one durable effect of a compaction (SPEC §5): every write,
+// delete, removal and the insert are applied in one transaction, or none.
+type Commit struct {
+	ConversationID   string
+	OperationID      string
+	ArchiveWrites    []ArchiveWrite
+	ArchiveDeletes   []string // block ids
+	RemoveMessageIDs []string
+	Insert           InsertMessage
+}
+
+// ErrConflict is returned by a Committer when an id to remove or delete no
+// longer exists: another compaction won, and nothing was changed.
+var ErrConflict = &Error{Code: "conflict", Msg: "another compaction changed this conversation first"}
+
+// Committer applies a Commit atomically.
+type Committer interface {
+	Commit(c *Commit) error
+}
+
+// Clock gives the pipeline time: Now for deadlines and batch times, Sleep
+// for retry backoff. Tests use a fake clock to make time deterministic.
+type Clock interface {
+	Now() time.Time
+	Sleep(d time.Duration)
+}
