@@ -1,0 +1,447 @@
+package api
+
+import (
+	"strconv"
+	"unsafe"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/tidwall/gjson"
+)
+
+// rawBytes views a gjson Raw (a substring of the input) as bytes without
+// copying. The bytes are only ever read.
+func rawBytes(s string) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+func idx(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
+func required(field string) error { return core.Invalid(field, "is required") }
+
+func wrongType(field, want string, got gjson.Result) error {
+	return core.Invalid(field, "must be "+want+", got "+typeName(got))
+}
+
+// msgRules says which optional Message fields a caller insists on.
+type msgRules struct {
+	needID, needTime bool
+}
+
+// decodeMessages reads an array of Messages (SPEC §2). Each element keeps
+// its exact bytes in Raw.
+func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Message, error) {
+	if !r.Exists() {
+		return nil, required(field)
+	}
+	if !r.IsArray() {
+		return nil, wrongType(field, "an array of messages", r)
+	}
+	msgs := make([]core.Message, 0, countElems(r.Raw))
+	var err error
+	i := 0
+	r.ForEach(func(_, v gjson.Result) bool {
+		var m core.Message
+		m, err = decodeMessage(v, idx(field, i), rules)
+		if err != nil {
+			return false
+		}
+		msgs = append(msgs, m)
+		i++
+		return true
+	})
+	return msgs, err
+}
+
+// countElems estimates an array's length from its raw text cheaply (top
+// level commas), to size the slice once.
+func countElems(raw string) int {
+	n, depth, inStr := 1, 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inStr {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func decodeMessage(v gjson.Result, field string, rules msgRules) (core.Message, error) {
+	m := core.Message{Raw: rawBytes(v.Raw)}
+	if !v.IsObject() {
+		return m, wrongType(field, "a message object", v)
+	}
+	var err error
+	hasRole, hasID := false, false
+	v.ForEach(func(k, val gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			if val.Type != gjson.String {
+				if val.Type == gjson.Null {
+					return true
+				}
+				err = wrongType(field+".id", "a string", val)
+				return false
+			}
+			m.ID, hasID = val.Str, val.Str != ""
+		case "conversation_id":
+			if val.Type == gjson.String {
+				m.ConversationID = val.Str
+			} else if val.Type != gjson.Null {
+				err = wrongType(field+".conversation_id", "a string", val)
+				return false
+			}
+		case "role":
+			if val.Type != gjson.String {
+				err = wrongType(field+".role", "one of user, assistant, system, tool", val)
+				return false
+			}
+			r, ok := core.ParseRole(val.Str)
+			if !ok {
+				err = core.Invalid(field+".role", "must be one of user, assistant, system, tool, got "+strconv.Quote(val.Str))
+				return false
+			}
+			m.Role, hasRole = r, true
+		case "content":
+			m.Content, err = decodeContent(val, field+".content")
+			if err != nil {
+				return false
+			}
+		case "tool_calls":
+			m.HasToolCalls, m.ToolCalls = decodeToolCalls(val)
+		case "tool_call_id":
+			if val.Type == gjson.String {
+				m.ToolCallID = val.Str
+			} else if val.Type != gjson.Null {
+				err = wrongType(field+".tool_call_id", "a string", val)
+				return false
+			}
+		case "created_at":
+			if val.Type == gjson.Null {
+				return true
+			}
+			if val.Type != gjson.String {
+				err = wrongType(field+".created_at", "an RFC 3339 time string", val)
+				return false
+			}
+			t, perr := core.ParseTime(val.Str)
+			if perr != nil {
+				err = core.Invalid(field+".created_at", "must be an RFC 3339 time like 2026-02-28T10:00:00.000Z, got "+strconv.Quote(clip(val.Str, 64)))
+				return false
+			}
+			m.CreatedAt, m.HasCreatedAt = t, true
+		case "pinned":
+			switch val.Type {
+			case gjson.True:
+				m.Pinned = true
+			case gjson.False, gjson.Null:
+			default:
+				err = wrongType(field+".pinned", "true or false", val)
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return m, err
+	}
+	if !hasRole {
+		return m, required(field + ".role")
+	}
+	if rules.needID && !hasID {
+		return m, required(field + ".id")
+	}
+	if rules.needTime && !m.HasCreatedAt {
+		return m, required(field + ".created_at")
+	}
+	return m, nil
+}
+
+// decodeContent reads a string, or a content-part array whose text parts
+// are joined with "\n"; null or absent is "".
+func decodeContent(v gjson.Result, field string) (string, error) {
+	switch {
+	case v.Type == gjson.String:
+		return v.Str, nil
+	case v.Type == gjson.Null:
+		return "", nil
+	case v.IsArray():
+		var out []byte
+		first := true
+		var err error
+		i := 0
+		v.ForEach(func(_, p gjson.Result) bool {
+			var text string
+			switch {
+			case p.Type == gjson.String:
+				text = p.Str
+			case p.IsObject():
+				t := p.Get("text")
+				if t.Type != gjson.String {
+					i++
+					return true // image, tool_use, …: no text to join
+				}
+				if ty := p.Get("type"); ty.Exists() && ty.Str != "text" {
+					i++
+					return true
+				}
+				text = t.Str
+			default:
+				err = wrongType(idx(field, i), "a content part object", p)
+				return false
+			}
+			if !first {
+				out = append(out, '\n')
+			}
+			out = append(out, text...)
+			first = false
+			i++
+			return true
+		})
+		return string(out), err
+	}
+	return "", wrongType(field, "a string or an array of content parts", v)
+}
+
+// decodeToolCalls reads OpenAI-style tool calls. Any JSON is accepted
+// (SPEC: present and non-null/non-empty means "has tool calls"); calls
+// that are not objects are counted but carry no name.
+func decodeToolCalls(v gjson.Result) (bool, []core.ToolCall) {
+	switch {
+	case v.Type == gjson.Null || !v.Exists():
+		return false, nil
+	case v.Type == gjson.String:
+		return v.Str != "", nil
+	case v.Type == gjson.False:
+		return false, nil
+	case v.IsObject():
+		has := false
+		v.ForEach(func(_, _ gjson.Result) bool { has = true; return false })
+		if !has {
+			return false, nil
+		}
+		return true, []core.ToolCall{toolCall(v)}
+	case v.IsArray():
+		var calls []core.ToolCall
+		v.ForEach(func(_, c gjson.Result) bool {
+			calls = append(calls, toolCall(c))
+			return true
+		})
+		return len(calls) > 0, calls
+	}
+	return true, nil
+}
+
+func toolCall(c gjson.Result) core.ToolCall {
+	if !c.IsObject() {
+		return core.ToolCall{Name: "tool", Arguments: c.Raw}
+	}
+	tc := core.ToolCall{ID: c.Get("id").String()}
+	fn := c.Get("function")
+	name := fn.Get("name")
+	if !name.Exists() {
+		name = c.Get("name")
+	}
+	tc.Name = name.String()
+	args := fn.Get("arguments")
+	if !args.Exists() {
+		args = c.Get("arguments")
+	}
+	if !args.Exists() {
+		args = c.Get("input")
+	}
+	if args.Type == gjson.String {
+		tc.Arguments = args.Str
+	} else if args.Exists() {
+		tc.Arguments = args.Raw
+	}
+	return tc
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// decodeConfig overlays a call's config object on base. Unknown keys are
+// reported through warn and ignored.
+func decodeConfig(r gjson.Result, base *core.Config, warn func(string)) (core.Config, error) {
+	c := *base
+	c.Scoring.SetKeywords(base.Scoring.Keywords) // no aliasing of the keyword slices
+	if !r.Exists() || r.Type == gjson.Null {
+		return c, nil
+	}
+	if !r.IsObject() {
+		return c, wrongType("config", "an object", r)
+	}
+	var err error
+	r.ForEach(func(k, v gjson.Result) bool {
+		field := "config." + k.Str
+		if e := c.Set(k.Str, toValue(v), field); e != nil {
+			if e == core.ErrUnknownKey {
+				if warn != nil {
+					warn(field + ": unknown key ignored")
+				}
+				return true
+			}
+			err = e
+			return false
+		}
+		return true
+	})
+	return c, err
+}
+
+// toValue maps a JSON value to core's format-neutral Value.
+func toValue(v gjson.Result) core.Value {
+	switch v.Type {
+	case gjson.Null:
+		return core.Value{Kind: core.KindNull}
+	case gjson.String:
+		return core.Value{Kind: core.KindString, Str: v.Str}
+	case gjson.Number:
+		return core.Value{Kind: core.KindNumber, Num: v.Num}
+	case gjson.True:
+		return core.Value{Kind: core.KindBool, Bool: true}
+	case gjson.False:
+		return core.Value{Kind: core.KindBool}
+	}
+	if v.IsArray() {
+		list := []string{}
+		ok := true
+		v.ForEach(func(_, e gjson.Result) bool {
+			if e.Type != gjson.String {
+				ok = false
+				return false
+			}
+			list = append(list, e.Str)
+			return true
+		})
+		if ok {
+			return core.Value{Kind: core.KindStrings, List: list}
+		}
+	}
+	return core.Value{Kind: core.KindOther}
+}
+
+// optString reads an optional string field ("" when absent or null).
+func optString(r gjson.Result, field string) (string, error) {
+	switch r.Type {
+	case gjson.Null:
+		return "", nil
+	case gjson.String:
+		return r.Str, nil
+	}
+	return "", wrongType(field, "a string or null", r)
+}
+
+// optInt reads an optional integer field ≥ min; def when absent or null.
+func optInt(r gjson.Result, field string, def, min int) (int, error) {
+	if r.Type == gjson.Null {
+		return def, nil
+	}
+	if r.Type != gjson.Number || r.Num != float64(int64(r.Num)) {
+		return 0, core.Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+typeName(r))
+	}
+	if r.Num < float64(min) || r.Num > 1<<40 {
+		return 0, core.Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+r.Raw)
+	}
+	return int(r.Num), nil
+}
+
+// decodeBatches reads Batch objects (SPEC §2).
+func decodeBatches(r gjson.Result, field string) ([]core.Batch, error) {
+	if !r.Exists() {
+		return nil, required(field)
+	}
+	if !r.IsArray() {
+		return nil, wrongType(field, "an array of batches", r)
+	}
+	var out []core.Batch
+	var err error
+	i := 0
+	r.ForEach(func(_, v gjson.Result) bool {
+		var b core.Batch
+		b, err = decodeBatch(v, idx(field, i))
+		if err != nil {
+			return false
+		}
+		out = append(out, b)
+		i++
+		return true
+	})
+	return out, err
+}
+
+func decodeBatch(v gjson.Result, field string) (core.Batch, error) {
+	var b core.Batch
+	if !v.IsObject() {
+		return b, wrongType(field, "a batch object", v)
+	}
+	var err error
+	if b.Content, err = optString(v.Get("content"), field+".content"); err != nil {
+		return b, err
+	}
+	if b.Depth, err = optInt(v.Get("depth"), field+".depth", 0, 0); err != nil {
+		return b, err
+	}
+	if b.MessageCount, err = optInt(v.Get("message_count"), field+".message_count", 0, 0); err != nil {
+		return b, err
+	}
+	for _, t := range []struct {
+		key string
+		dst *core.Batch
+	}{{"start_time", &b}, {"end_time", &b}} {
+		tv := v.Get(t.key)
+		f := field + "." + t.key
+		if !tv.Exists() || tv.Type == gjson.Null {
+			return b, required(f)
+		}
+		if tv.Type != gjson.String {
+			return b, wrongType(f, "an RFC 3339 time string", tv)
+		}
+		tm, perr := core.ParseTime(tv.Str)
+		if perr != nil {
+			return b, core.Invalid(f, "must be an RFC 3339 time like 2026-02-28T10:00:00.000Z, got "+strconv.Quote(clip(tv.Str, 64)))
+		}
+		if t.key == "start_time" {
+			b.Start = tm
+		} else {
+			b.End = tm
+		}
+	}
+	ids := v.Get("source_message_ids")
+	if ids.Exists() && ids.Type != gjson.Null {
+		if !ids.IsArray() {
+			return b, wrongType(field+".source_message_ids", "an array of strings", ids)
+		}
+		ids.ForEach(func(_, id gjson.Result) bool {
+			b.SourceMessageIDs = append(b.SourceMessageIDs, id.String())
+			return true
+		})
+	}
+	b.OperationID = v.Get("operation_id").String()
+	b.Method = v.Get("method").String()
+	return b, nil
+}

@@ -1,0 +1,286 @@
+package api
+
+import (
+	"strconv"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/tidwall/gjson"
+)
+
+// Version is the plug-in's version; ABI is the version of the export and
+// host-function contract (SPEC), bumped only on incompatible change.
+const (
+	Version = "0.1.0"
+	ABI     = 1
+)
+
+// Env is what every export needs besides its input: the plug-in-wide
+// default config (from the Extism manifest, or core.DefaultConfig) and a
+// sink for warnings such as unknown config keys.
+type Env struct {
+	Base core.Config
+	Warn func(string)
+}
+
+// DefaultEnv uses SPEC's defaults and drops warnings.
+func DefaultEnv() *Env { return &Env{Base: core.DefaultConfig()} }
+
+func (e *Env) config(root gjson.Result) (core.Config, error) {
+	return decodeConfig(root.Get("config"), &e.Base, e.Warn)
+}
+
+// messagesAndConfig reads the {messages, config} input most exports share.
+func (e *Env) messagesAndConfig(in []byte) ([]core.Message, core.Config, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, core.Config{}, err
+	}
+	cfg, err := e.config(root)
+	if err != nil {
+		return nil, cfg, err
+	}
+	msgs, err := decodeMessages(root.Get("messages"), "messages", msgRules{})
+	return msgs, cfg, err
+}
+
+// Score is the score export: {messages, config} → {"scores":[…]}.
+func (e *Env) Score(in []byte) ([]byte, error) {
+	msgs, cfg, err := e.messagesAndConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 16+len(msgs)*20)
+	b = append(b, `{"scores":[`...)
+	for i := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendFloat(b, core.Score(&msgs[i], i, len(msgs), &cfg.Scoring))
+	}
+	return append(b, "]}"...), nil
+}
+
+// Split is the split export: {messages, config} →
+// {"to_compress":[…],"to_keep":[…],"prior_summary":msg|null}.
+func (e *Env) Split(in []byte) ([]byte, error) {
+	msgs, cfg, err := e.messagesAndConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	res := core.Split(msgs, &cfg)
+	b := make([]byte, 0, len(in)+64)
+	b = append(b, `{"to_compress":`...)
+	b = appendRawList(b, msgs, res.ToCompress)
+	b = append(b, `,"to_keep":`...)
+	b = appendRawList(b, msgs, res.ToKeep)
+	b = append(b, `,"prior_summary":`...)
+	if res.Prior >= 0 {
+		b = append(b, msgs[res.Prior].Raw...)
+	} else {
+		b = append(b, "null"...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendRawList writes the messages at idxs, each exactly as received.
+func appendRawList(b []byte, msgs []core.Message, idxs []int) []byte {
+	b = append(b, '[')
+	for k, i := range idxs {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, msgs[i].Raw...)
+	}
+	return append(b, ']')
+}
+
+// Chunk is the chunk export: {messages, config} → {"chunks":[[…],…]}, by
+// chunk_size, or by max_chunk_tokens when set.
+func (e *Env) Chunk(in []byte) ([]byte, error) {
+	msgs, cfg, err := e.messagesAndConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.MaxChunkTokens)
+	b := make([]byte, 0, len(in)+16+4*len(chunks))
+	b = append(b, `{"chunks":[`...)
+	for k, c := range chunks {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendRawList(b, msgs, c)
+	}
+	return append(b, "]}"...), nil
+}
+
+// EstimateTokens is the estimateTokens export: {text} or {messages} →
+// {"tokens":n}.
+func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if t := root.Get("text"); t.Exists() {
+		if t.Type != gjson.String {
+			return nil, wrongType("text", "a string", t)
+		}
+		n = core.EstimateTokens(t.Str)
+	} else if m := root.Get("messages"); m.Exists() {
+		msgs, err := decodeMessages(m, "messages", msgRules{})
+		if err != nil {
+			return nil, err
+		}
+		n = core.EstimateMessagesTokens(msgs)
+	} else {
+		return nil, core.Invalid("text", "text or messages is required")
+	}
+	return append(strconv.AppendInt([]byte(`{"tokens":`), int64(n), 10), '}'), nil
+}
+
+// ShouldCompact is the shouldCompact export: {messages, config} →
+// {"due":bool,"tokens":n,"limit":n}.
+func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
+	msgs, cfg, err := e.messagesAndConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	due, tokens, limit := core.ShouldCompact(msgs, &cfg)
+	b := append([]byte(nil), `{"due":`...)
+	b = strconv.AppendBool(b, due)
+	b = append(b, `,"tokens":`...)
+	b = strconv.AppendInt(b, int64(tokens), 10)
+	b = append(b, `,"limit":`...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	return append(b, '}'), nil
+}
+
+// BuildSummarizationRequest is the buildSummarizationRequest export:
+// {system_prompt, previous_summary, messages, model, max_tokens, config} →
+// ModelRequest. model and max_tokens default to config's model and
+// max_summary_tokens; system_prompt to config's prompt.
+func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.config(root)
+	if err != nil {
+		return nil, err
+	}
+	sys, model, maxTokens, err := requestParams(root, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	prev, err := optString(root.Get("previous_summary"), "previous_summary")
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := decodeMessages(root.Get("messages"), "messages", msgRules{})
+	if err != nil {
+		return nil, err
+	}
+	req := core.BuildSummarizationRequest(sys, prev, msgs, model, maxTokens, cfg.MaxMessageChars)
+	return AppendModelRequest(make([]byte, 0, len(in)+len(core.DefaultDirective)+256), &req), nil
+}
+
+func requestParams(root gjson.Result, cfg *core.Config) (sys, model string, maxTokens int, err error) {
+	sys = cfg.Prompt
+	if v := root.Get("system_prompt"); v.Exists() && v.Type != gjson.Null {
+		if sys, err = optString(v, "system_prompt"); err != nil {
+			return
+		}
+	}
+	model = cfg.Model
+	if v := root.Get("model"); v.Exists() && v.Type != gjson.Null {
+		if model, err = optString(v, "model"); err != nil {
+			return
+		}
+	}
+	maxTokens, err = optInt(root.Get("max_tokens"), "max_tokens", cfg.MaxSummaryTokens, 1)
+	return
+}
+
+// BuildResummarizationRequest is the buildResummarizationRequest export:
+// {system_prompt, batch_contents, model, max_tokens, config} → ModelRequest.
+func (e *Env) BuildResummarizationRequest(in []byte) ([]byte, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.config(root)
+	if err != nil {
+		return nil, err
+	}
+	sys, model, maxTokens, err := requestParams(root, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	bc := root.Get("batch_contents")
+	if !bc.Exists() {
+		return nil, required("batch_contents")
+	}
+	if !bc.IsArray() {
+		return nil, wrongType("batch_contents", "an array of strings", bc)
+	}
+	var contents []string
+	i := 0
+	bc.ForEach(func(_, v gjson.Result) bool {
+		if v.Type != gjson.String {
+			err = wrongType(idx("batch_contents", i), "a string", v)
+			return false
+		}
+		contents = append(contents, v.Str)
+		i++
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	req := core.BuildResummarizationRequest(sys, contents, model, maxTokens)
+	return AppendModelRequest(make([]byte, 0, len(in)+len(core.DefaultDirective)+256), &req), nil
+}
+
+// BuildClipArchive is the buildClipArchive export: {batches, config,
+// total_messages_compressed} → {"content":"…"}. The total defaults to the
+// sum of the batches' message_count.
+func (e *Env) BuildClipArchive(in []byte) ([]byte, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.config(root)
+	if err != nil {
+		return nil, err
+	}
+	batches, err := decodeBatches(root.Get("batches"), "batches")
+	if err != nil {
+		return nil, err
+	}
+	sum := 0
+	for i := range batches {
+		sum += batches[i].MessageCount
+	}
+	total, err := optInt(root.Get("total_messages_compressed"), "total_messages_compressed", sum, 0)
+	if err != nil {
+		return nil, err
+	}
+	text := core.BuildClipArchive(batches, cfg.ClipFirst, cfg.ClipLast, total)
+	b := append(make([]byte, 0, len(text)+32), `{"content":`...)
+	b = core.AppendJSONString(b, text)
+	return append(b, '}'), nil
+}
+
+// VersionInfo is the version export: {} → {"version":"…","abi":1}.
+func (e *Env) VersionInfo(in []byte) ([]byte, error) {
+	if len(in) > 0 {
+		if _, err := parseInput(in); err != nil {
+			return nil, err
+		}
+	}
+	b := append([]byte(nil), `{"version":`...)
+	b = core.AppendJSONString(b, Version)
+	b = append(b, `,"abi":`...)
+	b = strconv.AppendInt(b, ABI, 10)
+	return append(b, '}'), nil
+}

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/tidwall/gjson"
+)
+
+// MaxInputBytes is the largest input an export parses (SPEC §3: 64 MiB).
+const MaxInputBytes = 64 << 20
+
+// MaxDepth bounds JSON nesting. Real inputs nest a few levels; a bound
+// keeps a hostile "[[[[…" from exhausting the stack of a recursive parser.
+const MaxDepth = 256
+
+// parseInput checks an export's input and returns its root object:
+// size, UTF-8, nesting depth, JSON syntax, and that it is an object.
+func parseInput(in []byte) (gjson.Result, error) {
+	if len(in) > MaxInputBytes {
+		return gjson.Result{}, &core.Error{Code: core.CodeTooLarge, Msg: "input is " + strconv.Itoa(len(in)) + " bytes; the limit is " + strconv.Itoa(MaxInputBytes)}
+	}
+	if err := checkShape(in); err != nil {
+		return gjson.Result{}, err
+	}
+	if !gjson.ValidBytes(in) {
+		return gjson.Result{}, &core.Error{Code: core.CodeInvalidJSON, Msg: "input is not valid JSON" + syntaxHint(in)}
+	}
+	r := gjson.Parse(bytesToString(in))
+	if !r.IsObject() {
+		return gjson.Result{}, &core.Error{Code: core.CodeInvalidInput, Msg: "input must be a JSON object, got " + typeName(r)}
+	}
+	return r, nil
+}
+
+// checkShape rejects empty input, invalid UTF-8 and nesting deeper than
+// MaxDepth in one pass, before any recursive parsing.
+func checkShape(in []byte) error {
+	i := 0
+	for i < len(in) && isSpace(in[i]) {
+		i++
+	}
+	if i == len(in) {
+		return &core.Error{Code: core.CodeInvalidJSON, Msg: "input is empty; expected a JSON object"}
+	}
+	depth := 0
+	inStr := false
+	for i = 0; i < len(in); i++ {
+		c := in[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(in[i:])
+			if r == utf8.RuneError && size == 1 {
+				return &core.Error{Code: core.CodeInvalidJSON, Msg: "input is not valid UTF-8 at byte " + strconv.Itoa(i)}
+			}
+			i += size - 1
+			continue
+		}
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			depth++
+			if depth > MaxDepth {
+				return &core.Error{Code: core.CodeInvalidInput, Msg: "JSON nests deeper than " + strconv.Itoa(MaxDepth) + " levels at byte " + strconv.Itoa(i)}
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// syntaxHint locates a syntax error as " at line L, column C (byte B)" by
+// finding the longest valid prefix boundary cheaply: the position where a
+// streaming scan first fails. It runs only on the error path.
+func syntaxHint(in []byte) string {
+	off := firstSyntaxError(in)
+	if off < 0 {
+		return ""
+	}
+	line, col := 1, 1
+	for _, c := range in[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	return " at line " + strconv.Itoa(line) + ", column " + strconv.Itoa(col) + " (byte " + strconv.Itoa(off) + ")"
+}
+
+func typeName(r gjson.Result) string {
+	switch r.Type {
+	case gjson.Null:
+		return "null"
+	case gjson.False, gjson.True:
+		return "a boolean"
+	case gjson.Number:
+		return "a number"
+	case gjson.String:
+		return "a string"
+	}
+	if r.IsArray() {
+		return "an array"
+	}
+	if r.IsObject() {
+		return "an object"
+	}
+	return "nothing"
+}

@@ -1,0 +1,187 @@
+package api
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/tidwall/gjson"
+)
+
+// DecodeModelRequest reads a ModelRequest (SPEC §2) from r. Hosts use it
+// on llm_complete's input; providerRequest uses it on its "request".
+func DecodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error) {
+	var req core.ModelRequest
+	if !r.Exists() {
+		return req, required(field)
+	}
+	if !r.IsObject() {
+		return req, wrongType(field, "a model request object", r)
+	}
+	var err error
+	if req.System, err = decodeContent(r.Get("system"), field+".system"); err != nil {
+		return req, err
+	}
+	if req.Model, err = optString(r.Get("model"), field+".model"); err != nil {
+		return req, err
+	}
+	if req.MaxTokens, err = optInt(r.Get("max_tokens"), field+".max_tokens", 0, 1); err != nil {
+		return req, err
+	}
+	if req.TimeoutMs, err = optInt(r.Get("timeout_ms"), field+".timeout_ms", 0, 0); err != nil {
+		return req, err
+	}
+	if t := r.Get("temperature"); t.Exists() && t.Type != gjson.Null {
+		if t.Type != gjson.Number || t.Num < 0 {
+			return req, core.Invalid(field+".temperature", "must be a number ≥ 0, got "+typeName(t))
+		}
+		req.Temperature = t.Num
+	}
+	ms := r.Get("messages")
+	if !ms.Exists() {
+		return req, required(field + ".messages")
+	}
+	if !ms.IsArray() {
+		return req, wrongType(field+".messages", "an array", ms)
+	}
+	i := 0
+	ms.ForEach(func(_, m gjson.Result) bool {
+		f := idx(field+".messages", i)
+		i++
+		if !m.IsObject() {
+			err = wrongType(f, "a message object", m)
+			return false
+		}
+		role := m.Get("role")
+		rl, ok := core.ParseRole(role.Str)
+		if role.Type != gjson.String || !ok || rl == core.RoleTool {
+			err = core.Invalid(f+".role", "must be one of system, user, assistant, got "+clip(role.Raw, 40))
+			return false
+		}
+		var c string
+		if c, err = decodeContent(m.Get("content"), f+".content"); err != nil {
+			return false
+		}
+		req.Messages = append(req.Messages, core.ModelMessage{Role: rl, Content: c})
+		return true
+	})
+	return req, err
+}
+
+// AppendModelRequest writes req as SPEC's ModelRequest JSON.
+func AppendModelRequest(b []byte, req *core.ModelRequest) []byte {
+	b = append(b, `{"system":`...)
+	b = core.AppendJSONString(b, req.System)
+	b = append(b, `,"messages":[`...)
+	for i := range req.Messages {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"role":"`...)
+		b = append(b, req.Messages[i].Role.String()...)
+		b = append(b, `","content":`...)
+		b = core.AppendJSONString(b, req.Messages[i].Content)
+		b = append(b, '}')
+	}
+	b = append(b, `],"model":`...)
+	b = core.AppendJSONString(b, req.Model)
+	b = append(b, `,"max_tokens":`...)
+	b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
+	b = append(b, `,"temperature":`...)
+	b = appendFloat(b, req.Temperature)
+	if req.TimeoutMs > 0 {
+		b = append(b, `,"timeout_ms":`...)
+		b = strconv.AppendInt(b, int64(req.TimeoutMs), 10)
+	}
+	return append(b, '}')
+}
+
+// appendFloat writes f as a JSON number; ±Inf (possible only with absurd
+// weights) is clamped to the largest finite value, NaN written as 0.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		f = 0
+	case math.IsInf(f, 1):
+		f = math.MaxFloat64
+	case math.IsInf(f, -1):
+		f = -math.MaxFloat64
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// DecodeModelOutcome reads llm_complete's output: a ModelResponse, or the
+// error object {"error":{code,message,retryable}}.
+func DecodeModelOutcome(r gjson.Result) (core.ModelResponse, *core.LLMError, error) {
+	var resp core.ModelResponse
+	if !r.IsObject() {
+		return resp, nil, wrongType("response", "an object", r)
+	}
+	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
+		return resp, DecodeLLMError(e), nil
+	}
+	content := r.Get("content")
+	switch {
+	case content.Type == gjson.String:
+		resp.Content = []core.ContentBlock{{Type: "text", Text: content.Str}}
+	case content.IsArray():
+		content.ForEach(func(_, blk gjson.Result) bool {
+			resp.Content = append(resp.Content, core.ContentBlock{Type: blk.Get("type").String(), Text: blk.Get("text").String()})
+			return true
+		})
+	case !content.Exists() || content.Type == gjson.Null:
+	default:
+		return resp, nil, wrongType("response.content", "an array of content blocks", content)
+	}
+	resp.StopReason = r.Get("stop_reason").String()
+	resp.InputTokens = int(r.Get("usage.input_tokens").Int())
+	resp.OutputTokens = int(r.Get("usage.output_tokens").Int())
+	return resp, nil, nil
+}
+
+// DecodeLLMError reads an {"code","message","retryable"} error object. A
+// bare string is taken as the message of an "other" error.
+func DecodeLLMError(e gjson.Result) *core.LLMError {
+	if e.Type == gjson.String {
+		return &core.LLMError{Code: core.LLMOther, Message: e.Str}
+	}
+	le := &core.LLMError{Code: e.Get("code").String(), Message: e.Get("message").String(), Retryable: e.Get("retryable").Bool()}
+	if le.Code == "" {
+		le.Code = core.LLMOther
+	}
+	return le
+}
+
+// AppendModelResponse writes resp as SPEC's ModelResponse JSON.
+func AppendModelResponse(b []byte, resp *core.ModelResponse) []byte {
+	b = append(b, `{"content":[`...)
+	for i, c := range resp.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"type":`...)
+		b = core.AppendJSONString(b, c.Type)
+		b = append(b, `,"text":`...)
+		b = core.AppendJSONString(b, c.Text)
+		b = append(b, '}')
+	}
+	b = append(b, `],"stop_reason":`...)
+	b = core.AppendJSONString(b, resp.StopReason)
+	b = append(b, `,"usage":{"input_tokens":`...)
+	b = strconv.AppendInt(b, int64(resp.InputTokens), 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, int64(resp.OutputTokens), 10)
+	return append(b, "}}"...)
+}
+
+// AppendErrorObject writes {"error":{"code","message","retryable"}}, the
+// shape of every host-function failure and of a failed providerResponse.
+func AppendErrorObject(b []byte, code, message string, retryable bool) []byte {
+	b = append(b, `{"error":{"code":`...)
+	b = core.AppendJSONString(b, code)
+	b = append(b, `,"message":`...)
+	b = core.AppendJSONString(b, message)
+	b = append(b, `,"retryable":`...)
+	b = strconv.AppendBool(b, retryable)
+	return append(b, "}}"...)
+}

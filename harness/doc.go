@@ -1,0 +1,9 @@
+// Package harness loads the built clipfold.wasm with the Extism Go SDK
+// (wazero underneath) and calls its exports: the conformance runner over
+// ../testdata/vectors, fault injection and benchmarks live in its tests,
+// and the clipfold command (./cmd/clipfold) is built on it.
+//
+// A Runtime is the compiled module (compile once, it is the expensive
+// part); an Instance is one plug-in instance, which is not safe for
+// concurrent use; a Pool hands instances to goroutines.
+package harness

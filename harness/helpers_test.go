@@ -1,0 +1,22 @@
+package harness_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/clipfold/clipfold/harness"
+	"github.com/stretchr/testify/require"
+)
+
+// newInstance loads build/clipfold.wasm (or $CLIPFOLD_WASM) with stub host
+// functions and returns one instance, closed when the test ends.
+func newInstance(t testing.TB) *harness.Instance {
+	t.Helper()
+	ctx := context.Background()
+	rt, err := harness.NewRuntime(ctx, harness.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close(ctx) })
+	inst, err := rt.NewInstance(ctx)
+	require.NoError(t, err)
+	return inst
+}

@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+)
+
+// Options configure a Runtime.
+type Options struct {
+	// Wasm is the module's bytes; when nil, WasmPath is read, and when that
+	// is empty too, FindWasm locates build/clipfold.wasm.
+	Wasm     []byte
+	WasmPath string
+	// HostFunctions are the extism:host/user imports (SPEC §5). The
+	// plug-in imports them, so they must be present even for hosts that
+	// only call the pure exports; NoHostFunctions provides failing stubs.
+	HostFunctions []extism.HostFunction
+	// Config is the Extism manifest config map: plug-in-wide defaults for
+	// the [summarization] keys, values as strings.
+	Config map[string]string
+	// CacheDir is wazero's compilation cache directory. "" uses
+	// DefaultCacheDir(); "-" disables the cache.
+	CacheDir string
+	// Logger receives the plug-in's log lines (warnings about unknown
+	// config keys, for example). nil drops them.
+	Logger func(level extism.LogLevel, msg string)
+}
+
+// DefaultCacheDir is where compiled code is cached between processes:
+// $CLIPFOLD_CACHE_DIR, else the user cache dir's clipfold/wazero.
+func DefaultCacheDir() string {
+	if d := os.Getenv("CLIPFOLD_CACHE_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "clipfold", "wazero")
+}
+
+// Runtime is a compiled clipfold module from which instances are made.
+type Runtime struct {
+	compiled *extism.CompiledPlugin
+	logger   func(extism.LogLevel, string)
+}
+
+// NewRuntime compiles the module. It is safe to share between goroutines.
+func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
+	wasm := opts.Wasm
+	if wasm == nil {
+		path := opts.WasmPath
+		if path == "" {
+			var err error
+			if path, err = FindWasm(); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if wasm, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("clipfold: reading the plug-in: %w", err)
+		}
+	}
+	rc := wazero.NewRuntimeConfig()
+	if opts.CacheDir != "-" {
+		dir := opts.CacheDir
+		if dir == "" {
+			dir = DefaultCacheDir()
+		}
+		if dir != "" {
+			cache, err := wazero.NewCompilationCacheWithDir(dir)
+			if err == nil {
+				rc = rc.WithCompilationCache(cache)
+			}
+		}
+	}
+	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: opts.Config}
+	hf := opts.HostFunctions
+	if hf == nil {
+		hf = NoHostFunctions()
+	}
+	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{EnableWasi: true, RuntimeConfig: rc}, hf)
+	if err != nil {
+		return nil, fmt.Errorf("clipfold: compiling the plug-in: %w", err)
+	}
+	return &Runtime{compiled: compiled, logger: opts.Logger}, nil
+}
+
+// Close releases the runtime and every instance made from it.
+func (r *Runtime) Close(ctx context.Context) error { return r.compiled.Close(ctx) }
+
+// Instance is one plug-in instance. It keeps state between calls (the
+// per-conversation circuit breaker) and must not be used concurrently.
+type Instance struct {
+	p *extism.Plugin
+}
+
+// NewInstance instantiates the module.
+func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
+	p, err := r.compiled.Instance(ctx, extism.PluginInstanceConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("clipfold: instantiating the plug-in: %w", err)
+	}
+	if r.logger != nil {
+		p.SetLogger(r.logger)
+	}
+	return &Instance{p: p}, nil
+}
+
+// Close releases the instance.
+func (i *Instance) Close(ctx context.Context) error { return i.p.Close(ctx) }
+
+// CallError is an export's failure: SPEC's code and the message, which
+// names the offending field.
+type CallError struct {
+	Export  string
+	Code    string
+	Message string
+}
+
+func (e *CallError) Error() string { return e.Export + ": " + e.Code + ": " + e.Message }
+
+// Call runs export with input and returns its output. An export failure
+// is a *CallError; anything else (a trap, a cancelled context) is a plain
+// error.
+func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	rc, out, err := i.p.CallWithContext(ctx, export, input)
+	if err != nil || rc != 0 {
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if ge := i.p.GetErrorWithContext(ctx); ge != "" {
+			msg = ge
+		}
+		code, rest, ok := strings.Cut(msg, ": ")
+		if ok && isCode(code) {
+			return nil, &CallError{Export: export, Code: code, Message: rest}
+		}
+		if err == nil {
+			err = errors.New(msg)
+		}
+		return nil, fmt.Errorf("clipfold: %s: %w", export, err)
+	}
+	// The output aliases instance memory that the next call reuses.
+	return append([]byte(nil), out...), nil
+}
+
+func isCode(s string) bool {
+	switch s {
+	case "invalid_json", "invalid_input", "too_large", "host_error", "internal":
+		return true
+	}
+	return false
+}
+
+// FindWasm locates the plug-in: $CLIPFOLD_WASM, else build/clipfold.wasm in
+// the current directory or one of its parents (so tests in any package
+// find the artifact `make build` wrote at the repository root).
+func FindWasm() (string, error) {
+	if p := os.Getenv("CLIPFOLD_WASM"); p != "" {
+		return p, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, "build", "clipfold.wasm")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("clipfold: build/clipfold.wasm not found; run `make build` first (or set CLIPFOLD_WASM)")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,46 @@
+package harness_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/harness"
+	"github.com/stretchr/testify/require"
+)
+
+var vectorDir = filepath.Join("..", "testdata", "vectors")
+
+// TestVectorsNative runs every conformance vector against the api package
+// natively: the reference the .wasm must match.
+func TestVectorsNative(t *testing.T) {
+	vs, err := harness.LoadVectors(vectorDir)
+	require.NoError(t, err)
+	env := api.DefaultEnv()
+	for _, v := range vs {
+		t.Run(v.Export+"/"+v.Name, func(t *testing.T) {
+			h, ok := api.Exports[v.Export]
+			if !ok {
+				t.Skipf("export %s has no native handler", v.Export)
+			}
+			out, err := h(env, v.InputBytes())
+			require.NoError(t, v.Check(out, err))
+		})
+	}
+}
+
+// TestVectorsWasm runs the same vectors through the real .wasm loaded by
+// the Extism Go SDK, on one instance, so state leaking between calls
+// would show.
+func TestVectorsWasm(t *testing.T) {
+	vs, err := harness.LoadVectors(vectorDir)
+	require.NoError(t, err)
+	inst := newInstance(t)
+	for _, v := range vs {
+		t.Run(v.Export+"/"+v.Name, func(t *testing.T) {
+			out, err := inst.Call(context.Background(), v.Export, v.InputBytes())
+			require.NoError(t, v.Check(out, err))
+		})
+	}
+}

@@ -1,0 +1,109 @@
+// Command plugin is clipfold's Extism plug-in: one export per row of SPEC
+// §3, each a thin shell that reads the input, calls the api function of
+// the same name and writes its output or its error. Build it with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o build/clipfold.wasm ./plugin
+//
+// or with TinyGo (make build-tinygo). Everything with behaviour lives in
+// ../api and ../core so that it can be tested natively.
+package main
+
+import (
+	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/core"
+	pdk "github.com/extism/go-pdk"
+)
+
+// main is required by the wasip1 reactor build; the exports are the API.
+func main() {}
+
+// handler is an export's behaviour: input bytes to output bytes.
+type handler func(e *api.Env, in []byte) ([]byte, error)
+
+// run executes h with the plug-in's environment. No panic may cross the
+// boundary: a recovered panic becomes an "internal" error and the
+// instance keeps answering later calls.
+func run(h handler) (rc int32) {
+	defer func() {
+		if r := recover(); r != nil {
+			pdk.SetErrorString(core.CodeInternal + ": unexpected failure: " + panicText(r))
+			rc = 1
+		}
+	}()
+	e, err := environment()
+	if err != nil {
+		pdk.SetErrorString(err.Error())
+		return 1
+	}
+	out, err := h(e, pdk.Input())
+	if err != nil {
+		pdk.SetErrorString(err.Error())
+		return 1
+	}
+	pdk.Output(out)
+	return 0
+}
+
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	}
+	return "panic"
+}
+
+var (
+	env    *api.Env
+	envErr error
+)
+
+// environment builds the Env once per instance: SPEC's defaults overlaid
+// with the Extism manifest's config map (same keys, values as strings).
+// A bad manifest value fails every call, naming the key.
+func environment() (*api.Env, error) {
+	if env != nil || envErr != nil {
+		return env, envErr
+	}
+	c := core.DefaultConfig()
+	for _, k := range core.Keys {
+		s, ok := pdk.GetConfig(k)
+		if !ok {
+			continue
+		}
+		if err := c.SetString(k, s, "manifest config."+k); err != nil {
+			envErr = err
+			return nil, err
+		}
+	}
+	env = &api.Env{Base: c, Warn: func(msg string) { pdk.Log(pdk.LogWarn, msg) }}
+	return env, nil
+}
+
+//go:wasmexport score
+func score() int32 { return run((*api.Env).Score) }
+
+//go:wasmexport split
+func split() int32 { return run((*api.Env).Split) }
+
+//go:wasmexport chunk
+func chunk() int32 { return run((*api.Env).Chunk) }
+
+//go:wasmexport estimateTokens
+func estimateTokens() int32 { return run((*api.Env).EstimateTokens) }
+
+//go:wasmexport shouldCompact
+func shouldCompact() int32 { return run((*api.Env).ShouldCompact) }
+
+//go:wasmexport buildSummarizationRequest
+func buildSummarizationRequest() int32 { return run((*api.Env).BuildSummarizationRequest) }
+
+//go:wasmexport buildResummarizationRequest
+func buildResummarizationRequest() int32 { return run((*api.Env).BuildResummarizationRequest) }
+
+//go:wasmexport buildClipArchive
+func buildClipArchive() int32 { return run((*api.Env).BuildClipArchive) }
+
+//go:wasmexport version
+func version() int32 { return run((*api.Env).VersionInfo) }

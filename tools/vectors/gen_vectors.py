@@ -1,0 +1,569 @@
+#!/usr/bin/env python3
+"""Writes testdata/vectors/*.json, clipfold's conformance vectors.
+
+Expected outputs are computed here, in Python, straight from SPEC.md and the
+seed documents -- independently of the Go code they test -- or written out
+by hand. Every host (Go native, Go+wasm, Node, Python) runs these files.
+
+Vector file shape:
+  {"export": "score", "vectors": [
+     {"name": "...", "proves": ["compaction-v2.AC3.1"],
+      "input": {...} | "input_raw": "exact bytes",
+      "expected": {...}            -- compared as JSON, numbers within 1e-9
+      | "expected_raw": "bytes"    -- compared byte for byte
+      | "error": {"code": "invalid_input", "field": "messages[0].role"}}]}
+
+Run: python3 tools/vectors/gen_vectors.py   (from the repository root)
+"""
+import json
+import math
+import os
+from datetime import datetime, timedelta, timezone
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "testdata", "vectors")
+
+DEFAULT_SYSTEM_PROMPT = ("You are summarizing a conversation history to preserve essential context while "
+                         "compacting it. Create a concise narrative summary that maintains chronological order "
+                         "and preserves the causal chain of decisions.")
+DEFAULT_DIRECTIVE = """Summarize the conversation above. Follow these priorities:
+
+PRESERVE: Decisions made and their rationale. Tool outcomes (successes and failures). User constraints and preferences explicitly stated. Causal chains explaining why decisions were made.
+
+CONDENSE: Repetitive exchanges into single statements. Verbose tool output into key results. Conversational filler and acknowledgements.
+
+PRIORITIZE: Recent context over older context. Actionable information over historical detail. Unresolved questions and pending tasks.
+
+REMOVE: Greetings and small talk. Redundant confirmations. Formatting artifacts.
+
+Output only the summary text as a flowing narrative, not bullet points."""
+
+BASE = datetime(2026, 2, 28, 10, 0, 0, tzinfo=timezone.utc)
+
+
+def ts(minutes):
+    t = BASE + timedelta(minutes=minutes)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
+
+
+def msg(i, role, content, **extra):
+    m = {"id": "m%d" % i, "conversation_id": "c1", "role": role, "content": content, "created_at": ts(i)}
+    m.update(extra)
+    return m
+
+
+def call(i, call_id, name="read_file", args='{"path":"main.go"}', content=""):
+    return msg(i, "assistant", content, tool_calls=[
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}])
+
+
+def result(i, call_id, content, **extra):
+    return msg(i, "tool", content, tool_call_id=call_id, **extra)
+
+
+# ---------------------------------------------------------------- reference
+DEFAULTS = dict(chunk_size=20, keep_recent=5, role_weight_system=10.0, role_weight_user=5.0,
+                role_weight_assistant=3.0, recency_decay=0.95, question_bonus=2.0, tool_call_bonus=4.0,
+                keyword_bonus=1.5, content_length_weight=1.0, pin_system=True, max_chunk_tokens=None,
+                important_keywords=["error", "fail", "bug", "fix", "decision", "agreed", "constraint",
+                                    "requirement"])
+
+
+def cfg(over=None):
+    c = dict(DEFAULTS)
+    c.update(over or {})
+    return c
+
+
+def text(m):
+    c = m.get("content")
+    if isinstance(c, list):
+        parts = []
+        for p in c:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("type", "text") == "text":
+                parts.append(p["text"])
+        return "\n".join(parts)
+    return c or ""
+
+
+def has_calls(m):
+    tc = m.get("tool_calls")
+    return tc not in (None, [], {}, "", False)
+
+
+def score(m, index, total, c):
+    role = m["role"]
+    w = {"system": c["role_weight_system"], "user": c["role_weight_user"], "tool": c["role_weight_user"],
+         "assistant": c["role_weight_assistant"]}[role]
+    s = w * c["recency_decay"] ** (total - 1 - index)
+    t = text(m)
+    if "?" in t:
+        s += c["question_bonus"]
+    if has_calls(m):
+        s += c["tool_call_bonus"]
+    low = t.lower()
+    kws = []
+    for k in c["important_keywords"]:
+        k = k.lower()
+        if k and k not in kws:
+            kws.append(k)
+    s += c["keyword_bonus"] * sum(1 for k in kws if k in low)
+    s += min(len(t) / 100 * c["content_length_weight"], 3.0)
+    return s
+
+
+def is_clip(m):
+    return m["role"] == "system" and text(m).startswith("[Context Summary")
+
+
+def pinned(m, c):
+    return m.get("pinned") is True or (c["pin_system"] and m["role"] == "system" and not is_clip(m))
+
+
+def leaders(msgs, start):
+    """Unit leader of every message at or after start (SPEC: call + results)."""
+    lead = list(range(len(msgs)))
+    calls = {}
+    for i in range(start, len(msgs)):
+        m = msgs[i]
+        if m["role"] == "assistant" and has_calls(m):
+            for tc in m["tool_calls"]:
+                if tc.get("id"):
+                    calls[tc["id"]] = i
+        elif m["role"] == "tool":
+            tid = m.get("tool_call_id")
+            if tid:
+                if tid in calls:
+                    lead[i] = calls[tid]
+            elif i > start:
+                p = lead[i - 1]
+                if msgs[p]["role"] == "assistant" and has_calls(msgs[p]) and (msgs[i - 1]["role"] == "tool" or p == i - 1):
+                    lead[i] = p
+    return lead
+
+
+def split(msgs, c):
+    n = len(msgs)
+    start, prior = 0, None
+    if n and is_clip(msgs[0]):
+        prior, start = msgs[0], 1
+    cut = max(start, n - c["keep_recent"])
+    lead = leaders(msgs, start)
+    while True:
+        m = min([lead[i] for i in range(cut, n)] + [cut])
+        if m == cut:
+            break
+        cut = m
+    pin_lead = {lead[i] for i in range(start, cut) if pinned(msgs[i], c)}
+    total = cut - start
+    best, order = {}, []
+    for i in range(start, cut):
+        if lead[i] in pin_lead:
+            continue
+        s = score(msgs[i], i - start, total, c)
+        if lead[i] == i:
+            best[i] = s
+            order.append(i)
+        else:
+            best[lead[i]] = max(best[lead[i]], s)
+    order.sort(key=lambda u: best[u])  # Python's sort is stable
+    comp = []
+    for u in order:
+        comp += [i for i in range(start, cut) if lead[i] == u]
+    keep = [i for i in range(start, cut) if lead[i] in pin_lead] + list(range(cut, n))
+    return {"to_compress": [msgs[i] for i in comp], "to_keep": [msgs[i] for i in keep], "prior_summary": prior}
+
+
+def answers(m, call_msg):
+    if m["role"] != "tool":
+        return False
+    tid = m.get("tool_call_id")
+    return not tid or any(tc.get("id") == tid for tc in call_msg["tool_calls"])
+
+
+def chunk(msgs, c):
+    size, max_tok = max(1, c["chunk_size"]), c["max_chunk_tokens"]
+    chunks, cur, cur_tok, k = [], [], 0, 0
+    while k < len(msgs):
+        end = k + 1
+        if msgs[k]["role"] == "assistant" and has_calls(msgs[k]):
+            while end < len(msgs) and answers(msgs[end], msgs[k]):
+                end += 1
+        unit = msgs[k:end]
+        unit_tok = sum(math.ceil(len(text(m)) / 4) for m in unit)
+        if cur and ((max_tok and cur_tok + unit_tok > max_tok) or (not max_tok and len(cur) + len(unit) > size)):
+            chunks.append(cur)
+            cur, cur_tok = [], 0
+        cur += unit
+        cur_tok += unit_tok
+        k = end
+    if cur:
+        chunks.append(cur)
+    return chunks
+
+
+def fmt_time(s):
+    t = datetime.fromisoformat(s.replace("Z", "+00:00")).astimezone(timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
+
+
+def clip_archive(batches, clip_first, clip_last, total):
+    """Seed 004's buildClipArchive, transcribed."""
+    if not batches:
+        return "[Context Summary — 0 messages compressed]"
+    cycles = max(b["depth"] for b in batches) + 1
+    lines = ["[Context Summary — %d messages compressed across %d compaction cycle%s]"
+             % (total, cycles, "" if cycles == 1 else "s")]
+    n = len(batches)
+    if n <= clip_first + clip_last:
+        earliest, recent, omission = batches, [], False
+    else:
+        earliest, recent, omission = batches[:clip_first], batches[n - clip_last:] if clip_last else [], True
+
+    def line(num, b):
+        return "[Batch %d — depth %d, %s to %s]" % (num, b["depth"], fmt_time(b["start_time"]), fmt_time(b["end_time"]))
+
+    if earliest:
+        if omission:
+            lines.append("## Earliest context")
+        for i, b in enumerate(earliest):
+            lines += [line(i + 1, b), b["content"], ""]
+    if omission:
+        lines += ["[... %d earlier summaries omitted, searchable via memory_read ...]" % (n - clip_first - clip_last), ""]
+    if recent:
+        if omission:
+            lines.append("## Recent context")
+        for i, b in enumerate(recent):
+            lines += [line(n - len(recent) + i + 1, b), b["content"], ""]
+    return "\n".join(lines).strip()
+
+
+def clamp(s, mx):
+    if mx <= 0 or len(s) <= mx:
+        return s
+    head = mx // 2
+    tail = mx - head
+    return s[:head] + "[… %d characters omitted …]" % (len(s) - mx) + s[len(s) - tail:]
+
+
+def summ_request(system_prompt, previous, msgs, model, max_tokens, max_chars=20000):
+    out = []
+    if previous:
+        out.append({"role": "system", "content": "Previous summary of conversation:\n" + previous})
+    for m in msgs:
+        t = text(m)
+        if m["role"] == "user":
+            out.append({"role": "user", "content": clamp(t, max_chars)})
+        elif m["role"] == "assistant":
+            if t == "" and has_calls(m):
+                t = "\n".join("[Tool call]: %s(%s)" % (tc["function"]["name"], tc["function"]["arguments"])
+                              for tc in m["tool_calls"])
+            out.append({"role": "assistant", "content": clamp(t, max_chars)})
+        elif m["role"] == "tool":
+            out.append({"role": "user", "content": "[Tool result]: " + clamp(t, max_chars)})
+    out.append({"role": "user", "content": DEFAULT_DIRECTIVE})
+    return {"system": system_prompt or DEFAULT_SYSTEM_PROMPT, "messages": out, "model": model,
+            "max_tokens": max_tokens, "temperature": 0}
+
+
+def resumm_request(system_prompt, contents, model, max_tokens):
+    out = [{"role": "system", "content": "Summary batch:\n" + c} for c in contents]
+    out.append({"role": "user", "content": DEFAULT_DIRECTIVE})
+    return {"system": system_prompt or DEFAULT_SYSTEM_PROMPT, "messages": out, "model": model,
+            "max_tokens": max_tokens, "temperature": 0}
+
+
+def err(code, field):
+    return {"code": code, "field": field}
+
+
+files = {}
+
+
+def vec(export, name, proves, input=None, expected=None, error=None, input_raw=None, expected_raw=None):
+    v = {"name": name, "proves": proves}
+    if input_raw is not None:
+        v["input_raw"] = input_raw
+    else:
+        v["input"] = input
+    if error is not None:
+        v["error"] = error
+    elif expected_raw is not None:
+        v["expected_raw"] = expected_raw
+    else:
+        v["expected"] = expected
+    files.setdefault(export, []).append(v)
+
+
+# ---------------------------------------------------------------- score
+def score_vec(name, proves, msgs, over=None):
+    c = cfg(over)
+    inp = {"messages": msgs}
+    if over:
+        inp["config"] = over
+    vec("score", name, proves, inp, {"scores": [score(m, i, len(msgs), c) for i, m in enumerate(msgs)]})
+
+
+for role in ["system", "user", "assistant", "tool"]:
+    score_vec("role weight: lone %s message" % role, ["compaction-v2.AC3.1"], [msg(0, role, "hello")])
+score_vec("role weight: system > user > assistant at equal distance from the end", ["compaction-v2.AC3.1"],
+          [msg(0, "assistant", "same"), msg(1, "user", "same"), msg(2, "system", "same")],
+          {"recency_decay": 1.0})
+score_vec("recency: identical messages score higher when newer", ["compaction-v2.AC3.2"],
+          [msg(i, "user", "hi") for i in range(4)])
+score_vec("content: question mark adds question_bonus", ["compaction-v2.AC3.3"],
+          [msg(0, "user", "is it done"), msg(1, "user", "is it done?")], {"recency_decay": 1.0})
+score_vec("content: tool calls add tool_call_bonus", ["compaction-v2.AC3.3"],
+          [msg(0, "assistant", ""), call(1, "call_1")], {"recency_decay": 1.0})
+score_vec("content: each distinct keyword adds keyword_bonus, case-insensitive", ["compaction-v2.AC3.3"],
+          [msg(0, "user", "an ERROR, a fix, another fix and a Bug"), msg(1, "user", "errors everywhere")])
+score_vec("content: length bonus grows per 100 chars and caps at 3", ["compaction-v2.AC3.3"],
+          [msg(0, "user", "x" * 150), msg(1, "user", "y" * 299), msg(2, "user", "z" * 5000)])
+score_vec("config: custom weights, decay and keywords override the defaults", ["compaction-v2.AC3.5"],
+          [msg(0, "user", "deploy it"), msg(1, "assistant", "done, deploy finished with error")],
+          {"role_weight_user": 1.0, "role_weight_assistant": 7.5, "recency_decay": 0.5,
+           "important_keywords": ["deploy", "DEPLOY"], "keyword_bonus": 0.25, "content_length_weight": 0})
+score_vec("characters are code points (non-ASCII)", ["compaction-v2.AC3.3"],
+          [msg(0, "user", "ünïcödé? 日本語テキスト")])
+score_vec("content-part arrays are joined with newlines", ["compaction-v2.AC3.3"],
+          [msg(0, "user", [{"type": "text", "text": "first part"}, {"type": "image_url", "image_url": {"url": "x"}},
+                           {"type": "text", "text": "a bug?"}])])
+score_vec("empty history scores nothing", [], [])
+score_vec("empty and null content", [], [msg(0, "user", ""), msg(1, "assistant", None)])
+vec("score", "unknown role is rejected naming the field", [],
+    {"messages": [msg(0, "user", "a"), msg(1, "robot", "b")]}, error=err("invalid_input", "messages[1].role"))
+vec("score", "missing role", [], {"messages": [{"id": "x", "content": "a"}]}, error=err("invalid_input", "messages[0].role"))
+vec("score", "messages is required", [], {}, error=err("invalid_input", "messages"))
+vec("score", "messages must be an array", [], {"messages": {"0": 1}}, error=err("invalid_input", "messages"))
+vec("score", "a message must be an object", [], {"messages": ["hello"]}, error=err("invalid_input", "messages[0]"))
+vec("score", "content of the wrong type", [], {"messages": [msg(0, "user", 42)]},
+    error=err("invalid_input", "messages[0].content"))
+vec("score", "recency_decay above 1", [], {"messages": [], "config": {"recency_decay": 1.5}},
+    error=err("invalid_input", "config.recency_decay"))
+vec("score", "negative weight", [], {"messages": [], "config": {"role_weight_user": -1}},
+    error=err("invalid_input", "config.role_weight_user"))
+vec("score", "keywords must be strings", [], {"messages": [], "config": {"important_keywords": [1, 2]}},
+    error=err("invalid_input", "config.important_keywords"))
+vec("score", "invalid JSON", [], input_raw='{"messages": [', error=err("invalid_json", ""))
+vec("score", "empty input", [], input_raw='', error=err("invalid_json", ""))
+vec("score", "input must be an object", [], input_raw='[1,2]', error=err("invalid_input", ""))
+vec("score", "bad created_at", [], {"messages": [msg(0, "user", "a", created_at="yesterday")]},
+    error=err("invalid_input", "messages[0].created_at"))
+vec("score", "unknown config keys are ignored", [], {"messages": [msg(0, "user", "hello")], "config": {"colour": "blue"}},
+    {"scores": [5.05]})
+
+# ---------------------------------------------------------------- split
+def split_vec(name, proves, msgs, over=None):
+    c = cfg(over)
+    inp = {"messages": msgs}
+    if over:
+        inp["config"] = over
+    vec("split", name, proves, inp, split(msgs, c))
+
+
+ten = [msg(i, "user" if i % 2 == 0 else "assistant", "message number %d" % i) for i in range(10)]
+split_vec("keeps the last keep_recent messages verbatim, in order", ["context-compaction.AC1.6"], ten)
+split_vec("history no longer than keep_recent compresses nothing", ["context-compaction.AC1.6"], ten[:5])
+split_vec("keep_recent 0 compresses everything", ["context-compaction.AC1.6"], ten[:4], {"keep_recent": 0})
+varied = [msg(0, "user", "Hi there"), msg(1, "assistant", "Hello! How can I help?"),
+          msg(2, "user", "We hit a bug in the parser, please fix it"), msg(3, "assistant", "ok"),
+          msg(4, "user", "What was the decision on the database?"),
+          msg(5, "assistant", "We agreed on PostgreSQL 16 as a hard constraint. " * 4),
+          msg(6, "user", "thanks"), msg(7, "assistant", "sure"), msg(8, "user", "next"), msg(9, "assistant", "go on")]
+split_vec("to_compress is sorted by importance, lowest first", ["compaction-v2.AC3.4"], varied, {"keep_recent": 3})
+split_vec("equal scores keep chronological order (stable)", ["compaction-v2.AC3.6"],
+          [msg(i, "user", "same") for i in range(6)], {"keep_recent": 1, "recency_decay": 1.0})
+prior = msg(0, "system", "[Context Summary — 12 messages compressed across 1 compaction cycle]\n[Batch 1 — depth 0, x to y]\nold")
+split_vec("a leading clip-archive is the prior summary, neither compressed nor kept", ["context-compaction.AC1.6"],
+          [prior] + ten[1:8], {"keep_recent": 2})
+split_vec("a clip-archive that is not first is an ordinary system message", [],
+          [ten[0], prior, ten[2], ten[3]], {"keep_recent": 1, "pin_system": False})
+tool_hist = [msg(0, "user", "read main.go please"), call(1, "call_1"), result(2, "call_1", "package main\nfunc main() {}"),
+             msg(3, "assistant", "It is a stub."), msg(4, "user", "ok")]
+split_vec("the keep boundary moves earlier so a tool result never loses its call", [], tool_hist, {"keep_recent": 3})
+multi = [msg(0, "user", "check both files"),
+         msg(1, "assistant", "", tool_calls=[
+             {"id": "call_a", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"a.go"}'}},
+             {"id": "call_b", "type": "function", "function": {"name": "read_file", "arguments": '{"path":"b.go"}'}}]),
+         result(2, "call_a", "package a"), result(3, "call_b", "error: no such file b.go"),
+         msg(4, "assistant", "b.go is missing"), msg(5, "user", "fine"), msg(6, "assistant", "done"), msg(7, "user", "bye")]
+split_vec("a call and its results move as one unit, scored by the best member", [], multi, {"keep_recent": 2})
+split_vec("results split across the boundary pull the whole unit into to_keep", [], multi, {"keep_recent": 5})
+split_vec("an orphan tool result (no matching call) is its own unit", [],
+          [msg(0, "user", "a"), result(1, "call_zz", "orphan output"), msg(2, "assistant", "b"), msg(3, "user", "c")],
+          {"keep_recent": 1})
+split_vec("tool results without tool_call_id attach to the call they follow", [],
+          [msg(0, "user", "run it"), call(1, "call_1", name="bash", args='{"cmd":"make"}'),
+           msg(2, "tool", "build failed: error 2"), msg(3, "user", "hmm"), msg(4, "assistant", "fixing")],
+          {"keep_recent": 2})
+split_vec("pinned and system messages stay, in original order, ahead of the recent ones", [],
+          [msg(0, "system", "You are a careful agent."), msg(1, "user", "a"), msg(2, "user", "remember: port 8443", pinned=True),
+           msg(3, "assistant", "b"), msg(4, "user", "c"), msg(5, "assistant", "d")], {"keep_recent": 2})
+split_vec("pin_system false lets system messages be compressed", [],
+          [msg(0, "system", "You are a careful agent."), msg(1, "user", "a"), msg(2, "assistant", "b")],
+          {"keep_recent": 1, "pin_system": False})
+split_vec("a pinned tool result keeps its whole unit", [],
+          [msg(0, "user", "x"), call(1, "call_1"), result(2, "call_1", "important output", pinned=True),
+           msg(3, "user", "y"), msg(4, "assistant", "z")], {"keep_recent": 1})
+split_vec("empty history", [], [])
+split_vec("one message", [], [msg(0, "user", "only")], {"keep_recent": 0})
+split_vec("non-ASCII content and content arrays", [],
+          [msg(0, "user", [{"type": "text", "text": "Привет, какая ошибка?"}]), msg(1, "assistant", "エラーは修正済み"),
+           msg(2, "user", "👍")], {"keep_recent": 1})
+vec("split", "keep_recent must not be negative", [], {"messages": [], "config": {"keep_recent": -1}},
+    error=err("invalid_input", "config.keep_recent"))
+vec("split", "keep_recent must be an integer", [], {"messages": [], "config": {"keep_recent": 2.5}},
+    error=err("invalid_input", "config.keep_recent"))
+raw_in = '{"messages":[{"id":"m1","role":"user","content":"a","x-extra":{"kept":[1,2]}},  {"role":"assistant","content":"b\\u00e9","id":"m2"}],"config":{"keep_recent":1}}'
+vec("split", "messages are echoed byte-for-byte, unknown fields kept", [], input_raw=raw_in,
+    expected_raw='{"to_compress":[{"id":"m1","role":"user","content":"a","x-extra":{"kept":[1,2]}}],"to_keep":[{"role":"assistant","content":"b\\u00e9","id":"m2"}],"prior_summary":null}')
+
+# ---------------------------------------------------------------- chunk
+def chunk_vec(name, proves, msgs, over=None):
+    c = cfg(over)
+    inp = {"messages": msgs}
+    if over:
+        inp["config"] = over
+    vec("chunk", name, proves, inp, {"chunks": chunk(msgs, c)})
+
+
+chunk_vec("10 messages by 3 give chunks of 3, 3, 3, 1", ["context-compaction.AC1.2"], ten, {"chunk_size": 3})
+chunk_vec("chunk_size larger than the input gives one chunk", ["context-compaction.AC1.2"], ten[:4])
+chunk_vec("empty input gives no chunks", ["context-compaction.AC1.2"], [])
+chunk_vec("max_chunk_tokens cuts by estimated tokens", ["context-compaction.AC1.2"],
+          [msg(i, "user", "w" * (10 * (i + 1))) for i in range(6)], {"max_chunk_tokens": 20})
+chunk_vec("a message larger than max_chunk_tokens gets a chunk of its own", [],
+          [msg(0, "user", "a" * 8), msg(1, "tool", "b" * 400, tool_call_id=None), msg(2, "user", "c" * 8)],
+          {"max_chunk_tokens": 10})
+chunk_vec("a tool call and its results are never cut apart", [],
+          [msg(0, "user", "x"), msg(1, "user", "y")] + multi[1:4] + [msg(5, "user", "z")], {"chunk_size": 3})
+vec("chunk", "chunk_size 0 is rejected, never looped on", [], {"messages": ten, "config": {"chunk_size": 0}},
+    error=err("invalid_input", "config.chunk_size"))
+vec("chunk", "max_chunk_tokens 0 is rejected", [], {"messages": ten, "config": {"max_chunk_tokens": 0}},
+    error=err("invalid_input", "config.max_chunk_tokens"))
+vec("chunk", "chunk_size must be a number", [], {"messages": ten, "config": {"chunk_size": "20"}},
+    error=err("invalid_input", "config.chunk_size"))
+
+# ---------------------------------------------------------------- estimateTokens
+vec("estimateTokens", "text: ceil(chars / 4)", [], {"text": "abcde"}, {"tokens": 2})
+vec("estimateTokens", "text: empty", [], {"text": ""}, {"tokens": 0})
+vec("estimateTokens", "text: code points, not bytes", [], {"text": "日本語テキスト🙂"}, {"tokens": 2})
+vec("estimateTokens", "messages: one ceiling over all contents", [],
+    {"messages": [msg(0, "user", "a"), msg(1, "assistant", "b"), msg(2, "user", "c")]}, {"tokens": 1})
+vec("estimateTokens", "messages: content arrays count their joined text", [],
+    {"messages": [msg(0, "user", [{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}])]}, {"tokens": 3})
+vec("estimateTokens", "text or messages is required", [], {}, error=err("invalid_input", "text"))
+vec("estimateTokens", "text must be a string", [], {"text": 12}, error=err("invalid_input", "text"))
+
+# ---------------------------------------------------------------- shouldCompact
+over = {"model_max_tokens": 10, "context_budget": 0.5}
+vec("shouldCompact", "due when the estimate exceeds context_budget x model_max_tokens", ["context-compaction.AC1.1"],
+    {"messages": [msg(0, "user", "x" * 24)], "config": over}, {"due": True, "tokens": 6, "limit": 5})
+vec("shouldCompact", "not due at exactly the limit", ["context-compaction.AC1.1"],
+    {"messages": [msg(0, "user", "x" * 20)], "config": over}, {"due": False, "tokens": 5, "limit": 5})
+vec("shouldCompact", "defaults: 0.8 x 200000", ["context-compaction.AC1.1"],
+    {"messages": [msg(0, "user", "hello")]}, {"due": False, "tokens": 2, "limit": 160000})
+vec("shouldCompact", "context_budget must be in (0, 1]", [], {"messages": [], "config": {"context_budget": 0}},
+    error=err("invalid_input", "config.context_budget"))
+
+# ---------------------------------------------------------------- buildSummarizationRequest
+conv = [msg(0, "user", "Can we ship on Friday?"), msg(1, "assistant", "Only if the migration passes."),
+        msg(2, "system", "[Context Summary — old]"), call(3, "call_9", name="run_tests", args='{"pkg":"./..."}'),
+        result(4, "call_9", "FAIL: TestMigrate (0.02s)")]
+vec("buildSummarizationRequest", "default system prompt, roles kept, tool messages as user, directive last",
+    ["compaction-v2.AC1.1", "compaction-v2.AC1.3", "compaction-v2.AC1.4", "compaction-v2.AC1.5", "compaction-v2.AC4.4"],
+    {"system_prompt": None, "previous_summary": None, "messages": conv, "model": "claude-x", "max_tokens": 512},
+    summ_request(None, None, conv, "claude-x", 512))
+vec("buildSummarizationRequest", "previous summary becomes one system message first",
+    ["compaction-v2.AC1.2", "context-compaction.AC1.3"],
+    {"system_prompt": None, "previous_summary": "They planned a Friday release.", "messages": conv[:2],
+     "model": "m", "max_tokens": 100},
+    summ_request(None, "They planned a Friday release.", conv[:2], "m", 100))
+vec("buildSummarizationRequest", "an empty previous summary adds no system message", ["compaction-v2.AC1.5"],
+    {"system_prompt": "", "previous_summary": "", "messages": conv[:1], "model": "m", "max_tokens": 100},
+    summ_request(None, None, conv[:1], "m", 100))
+vec("buildSummarizationRequest", "a custom prompt is used as is", ["compaction-v2.AC4.3", "compaction-v2.AC1.1"],
+    {"system_prompt": "You are Lasa. Summarize in first person, {keep braces}.", "messages": conv[:1],
+     "model": "m", "max_tokens": 100},
+    summ_request("You are Lasa. Summarize in first person, {keep braces}.", None, conv[:1], "m", 100))
+vec("buildSummarizationRequest", "defaults: model and max_tokens from config", [],
+    {"messages": conv[:1], "config": {"model": "gpt-x", "max_summary_tokens": 77, "prompt": "P"}},
+    summ_request("P", None, conv[:1], "gpt-x", 77))
+vec("buildSummarizationRequest", "defaults: SPEC defaults with nothing set", [],
+    {"messages": []}, summ_request(None, None, [], "", 1024))
+huge = [msg(0, "tool", "abcdefghijklmnopqrstuvwxyz", tool_call_id="c"), msg(1, "user", "короткий")]
+vec("buildSummarizationRequest", "each message is middle-truncated to max_message_chars", [],
+    {"messages": huge, "model": "m", "max_tokens": 10, "config": {"max_message_chars": 10}},
+    summ_request(None, None, huge, "m", 10, max_chars=10))
+arr = [msg(0, "user", [{"type": "text", "text": "part one"}, {"type": "text", "text": "part two"}])]
+vec("buildSummarizationRequest", "content-part arrays are joined", [], {"messages": arr, "model": "m", "max_tokens": 5},
+    summ_request(None, None, arr, "m", 5))
+vec("buildSummarizationRequest", "max_tokens must be positive", [], {"messages": [], "max_tokens": 0},
+    error=err("invalid_input", "max_tokens"))
+vec("buildSummarizationRequest", "previous_summary must be a string", [], {"messages": [], "previous_summary": 3},
+    error=err("invalid_input", "previous_summary"))
+
+# ---------------------------------------------------------------- buildResummarizationRequest
+vec("buildResummarizationRequest", "one system message per batch, directive last", ["compaction-v2.AC1.6"],
+    {"system_prompt": None, "batch_contents": ["first summary", "second summary"], "model": "m", "max_tokens": 300},
+    resumm_request(None, ["first summary", "second summary"], "m", 300))
+vec("buildResummarizationRequest", "custom prompt as is", ["compaction-v2.AC1.6", "compaction-v2.AC4.3"],
+    {"system_prompt": "Custom.", "batch_contents": ["only"], "model": "m", "max_tokens": 3},
+    resumm_request("Custom.", ["only"], "m", 3))
+vec("buildResummarizationRequest", "no batches: only the directive", ["compaction-v2.AC1.6"],
+    {"batch_contents": []}, resumm_request(None, [], "", 1024))
+vec("buildResummarizationRequest", "batch_contents is required", [], {}, error=err("invalid_input", "batch_contents"))
+vec("buildResummarizationRequest", "batch_contents holds strings", [], {"batch_contents": ["a", 1]},
+    error=err("invalid_input", "batch_contents[1]"))
+
+# ---------------------------------------------------------------- buildClipArchive
+def batch(i, depth=0, count=10, content=None):
+    return {"content": content or "Summary of part %d." % (i + 1), "depth": depth, "start_time": ts(i * 60),
+            "end_time": ts(i * 60 + 59), "message_count": count, "source_message_ids": ["m%d" % i]}
+
+
+def clip_vec(name, proves, batches, over=None, total=None):
+    c = {"clip_first": 2, "clip_last": 2}
+    c.update(over or {})
+    inp = {"batches": batches}
+    if over:
+        inp["config"] = over
+    if total is not None:
+        inp["total_messages_compressed"] = total
+    t = total if total is not None else sum(b["message_count"] for b in batches)
+    vec("buildClipArchive", name, proves, inp, {"content": clip_archive(batches, c["clip_first"], c["clip_last"], t)})
+
+
+six = [batch(i) for i in range(6)]
+clip_vec("first clip_first and last clip_last batches, middle omitted", ["context-compaction.AC3.1", "context-compaction.AC3.2"],
+         six, total=60)
+clip_vec("all batches shown without separator when they fit", ["context-compaction.AC3.4"], six[:3])
+clip_vec("exactly clip_first + clip_last batches: no omission", ["context-compaction.AC3.4"], six[:4])
+clip_vec("one more than fits: one omitted", ["context-compaction.AC3.2"], six[:5])
+clip_vec("no batches", ["context-compaction.AC3.4"], [], total=0)
+clip_vec("cycles = max depth + 1, plural", [], [batch(0, depth=2, count=40), batch(1), batch(2)])
+clip_vec("clip_first 0: no earliest section", ["context-compaction.AC3.1"], six, {"clip_first": 0, "clip_last": 1})
+clip_vec("clip_last 0: no recent section", ["context-compaction.AC3.1"], six, {"clip_first": 1, "clip_last": 0})
+clip_vec("clip 0/0 with batches: only the separator", [], six[:2], {"clip_first": 0, "clip_last": 0})
+clip_vec("times print as UTC with milliseconds", [],
+         [{"content": "Zeitzone", "depth": 0, "start_time": "2026-02-28T11:00:00+01:00",
+           "end_time": "2026-02-28T10:30:00.123456Z", "message_count": 3}])
+clip_vec("non-ASCII and multi-line content", [], [batch(0, content="Первая строка\nзначение 🙂"), batch(1)])
+vec("buildClipArchive", "batches is required", [], {}, error=err("invalid_input", "batches"))
+vec("buildClipArchive", "start_time is required", [], {"batches": [{"content": "x", "depth": 0, "end_time": ts(0)}]},
+    error=err("invalid_input", "batches[0].start_time"))
+vec("buildClipArchive", "depth must be a non-negative integer", [], {"batches": [dict(batch(0), depth=-1)]},
+    error=err("invalid_input", "batches[0].depth"))
+vec("buildClipArchive", "end_time must be RFC 3339", [], {"batches": [dict(batch(0), end_time="noon")]},
+    error=err("invalid_input", "batches[0].end_time"))
+
+# ---------------------------------------------------------------- version
+vec("version", "version and ABI", [], {}, {"version": "0.1.0", "abi": 1})
+
+os.makedirs(OUT, exist_ok=True)
+for export, vs in files.items():
+    with open(os.path.join(OUT, export + ".json"), "w", encoding="utf-8") as f:
+        json.dump({"export": export, "vectors": vs}, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+print("wrote", sum(len(v) for v in files.values()), "vectors in", len(files), "files")
