@@ -20,6 +20,8 @@ const (
 type Env struct {
 	Base core.Config
 	Warn func(string)
+
+	breakers *core.Breakers // compress's circuit breakers, per conversation
 }
 
 // DefaultEnv uses SPEC's defaults and drops warnings.
@@ -283,4 +285,30 @@ func (e *Env) VersionInfo(in []byte) ([]byte, error) {
 	b = append(b, `,"abi":`...)
 	b = strconv.AppendInt(b, ABI, 10)
 	return append(b, '}'), nil
+}
+
+// ExtractiveSummary is the extractiveSummary export: a ModelRequest →
+// a ModelResponse summarized by core's deterministic extractive
+// summarizer. Hosts in any language use it as their offline "LLM".
+func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	req, err := DecodeModelRequest(root, "request")
+	if err != nil {
+		return nil, err
+	}
+	text := core.ExtractiveSummary(&req)
+	resp := core.ModelResponse{Content: []core.ContentBlock{{Type: "text", Text: text}}, StopReason: "end_turn",
+		InputTokens: core.EstimateTokens(req.System) + requestTokens(&req), OutputTokens: core.EstimateTokens(text)}
+	return AppendModelResponse(make([]byte, 0, len(text)+128), &resp), nil
+}
+
+func requestTokens(r *core.ModelRequest) int {
+	n := 0
+	for i := range r.Messages {
+		n += core.EstimateTokens(r.Messages[i].Content)
+	}
+	return n
 }

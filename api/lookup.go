@@ -15,4 +15,5 @@ var Exports = map[string]Handler{
 	"buildResummarizationRequest": (*Env).BuildResummarizationRequest,
 	"buildClipArchive":            (*Env).BuildClipArchive,
 	"version":                     (*Env).VersionInfo,
+	"extractiveSummary":           (*Env).ExtractiveSummary,
 }

@@ -1,3 +1,5 @@
+//go:build wasip1
+
 // Command plugin is clipfold's Extism plug-in: one export per row of SPEC
 // §3, each a thin shell that reads the input, calls the api function of
 // the same name and writes its output or its error. Build it with
@@ -107,3 +109,6 @@ func buildClipArchive() int32 { return run((*api.Env).BuildClipArchive) }
 
 //go:wasmexport version
 func version() int32 { return run((*api.Env).VersionInfo) }
+
+//go:wasmexport extractiveSummary
+func extractiveSummary() int32 { return run((*api.Env).ExtractiveSummary) }

@@ -1,0 +1,237 @@
+package api
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/tidwall/gjson"
+)
+
+// HostCaller calls one host function of SPEC §5 (llm_complete,
+// memory_list, compaction_commit) with a JSON input and returns its JSON
+// output. The plug-in implements it with Extism imports; Go tests and
+// hosts implement it by calling hostfuncs directly, so both paths run the
+// exact same JSON.
+type HostCaller interface {
+	CallHost(name string, input []byte) ([]byte, error)
+}
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+func (SystemClock) Now() time.Time        { return time.Now() }
+func (SystemClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// Compress is the compress export (SPEC §4): {conversation_id, history,
+// config, dry_run?, now?, operation_id?} → CompactionResult. The breaker
+// state lives in e, so one Env must serve one plug-in instance.
+func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error) {
+	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	var ci core.CompressInput
+	var warnings []string
+	warn := func(s string) {
+		warnings = append(warnings, s)
+		if e.Warn != nil {
+			e.Warn(s)
+		}
+	}
+	if ci.Config, err = decodeConfig(root.Get("config"), &e.Base, warn); err != nil {
+		return nil, err
+	}
+	conv := root.Get("conversation_id")
+	if !conv.Exists() {
+		return nil, required("conversation_id")
+	}
+	if conv.Type != gjson.String || conv.Str == "" {
+		return nil, core.Invalid("conversation_id", "must be a non-empty string")
+	}
+	ci.ConversationID = conv.Str
+	if ci.History, err = decodeMessages(root.Get("history"), "history", msgRules{needID: true, needTime: true}); err != nil {
+		return nil, err
+	}
+	if err := uniqueIDs(ci.History); err != nil {
+		return nil, err
+	}
+	switch d := root.Get("dry_run"); d.Type {
+	case gjson.True:
+		ci.DryRun = true
+	case gjson.False, gjson.Null:
+	default:
+		return nil, wrongType("dry_run", "true or false", d)
+	}
+	if ci.Now, err = decodeNow(root.Get("now")); err != nil {
+		return nil, err
+	}
+	op := root.Get("operation_id")
+	switch {
+	case op.Type == gjson.String && op.Str != "":
+		ci.OperationID = op.Str
+	case !op.Exists() || op.Type == gjson.Null:
+		ci.OperationID = NewOperationID()
+	default:
+		return nil, core.Invalid("operation_id", "must be a non-empty string")
+	}
+	if e.breakers == nil {
+		e.breakers = &core.Breakers{}
+	}
+	hp := hostPorts{h}
+	res := core.Compress(&ci, core.Ports{LLM: hp, Memory: hp, Committer: hp, Clock: clock, Breakers: e.breakers})
+	res.Warnings = append(warnings, res.Warnings...)
+	return appendResult(make([]byte, 0, len(in)+1024), &ci, &res), nil
+}
+
+func uniqueIDs(msgs []core.Message) error {
+	seen := make(map[string]int, len(msgs))
+	for i := range msgs {
+		if j, dup := seen[msgs[i].ID]; dup {
+			return core.Invalid(idx("history", i)+".id", "duplicates history["+strconv.Itoa(j)+"].id "+strconv.Quote(msgs[i].ID))
+		}
+		seen[msgs[i].ID] = i
+	}
+	return nil
+}
+
+// decodeNow reads "now": an RFC 3339 string or Unix milliseconds.
+func decodeNow(r gjson.Result) (time.Time, error) {
+	switch r.Type {
+	case gjson.Null:
+		return time.Time{}, nil
+	case gjson.String:
+		t, err := core.ParseTime(r.Str)
+		if err != nil {
+			return t, core.Invalid("now", "must be an RFC 3339 time or Unix milliseconds, got "+strconv.Quote(clip(r.Str, 64)))
+		}
+		return t, nil
+	case gjson.Number:
+		return time.UnixMilli(r.Int()).UTC(), nil
+	}
+	return time.Time{}, wrongType("now", "an RFC 3339 time or Unix milliseconds", r)
+}
+
+// NewOperationID returns a fresh "op_…" id: time plus 64 random bits.
+// math/rand/v2 is seeded by the runtime (WASI random_get in the plug-in);
+// ids need uniqueness, not secrecy, and crypto/rand would add ~0.5 MB to
+// the .wasm.
+func NewOperationID() string {
+	return "op_" + strconv.FormatInt(time.Now().UnixMilli(), 36) + strconv.FormatUint(rand.Uint64(), 36)
+}
+
+func appendResult(b []byte, in *core.CompressInput, r *core.CompressResult) []byte {
+	b = append(b, `{"history":[`...)
+	n := 0
+	if r.Insert != nil {
+		b = AppendInsertMessage(b, r.Insert)
+		n++
+	}
+	for _, k := range r.Kept {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, in.History[k].Raw...)
+		n++
+	}
+	b = append(b, `],"batches_created":`...)
+	b = strconv.AppendInt(b, int64(r.BatchesCreated), 10)
+	b = append(b, `,"messages_compressed":`...)
+	b = strconv.AppendInt(b, int64(r.MessagesCompressed), 10)
+	b = append(b, `,"tokens_estimate_before":`...)
+	b = strconv.AppendInt(b, int64(r.TokensBefore), 10)
+	b = append(b, `,"tokens_estimate_after":`...)
+	b = strconv.AppendInt(b, int64(r.TokensAfter), 10)
+	b = append(b, `,"failed":`...)
+	b = strconv.AppendBool(b, r.Failed)
+	b = append(b, `,"failure_code":`...)
+	b = appendNullableString(b, r.FailureCode, r.Failed)
+	b = append(b, `,"failure_message":`...)
+	b = appendNullableString(b, r.FailureMessage, r.Failed)
+	b = append(b, `,"operation_id":`...)
+	b = core.AppendJSONString(b, r.OperationID)
+	b = append(b, `,"llm_calls":`...)
+	b = strconv.AppendInt(b, int64(r.LLMCalls), 10)
+	b = append(b, `,"retries":`...)
+	b = strconv.AppendInt(b, int64(r.Retries), 10)
+	b = append(b, `,"llm_time_ms":`...)
+	b = strconv.AppendInt(b, r.LLMTime.Milliseconds(), 10)
+	b = append(b, `,"batches":[`...)
+	for i := range r.Batches {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendBatch(b, &r.Batches[i])
+	}
+	b = append(b, `],"warnings":[`...)
+	for i, w := range r.Warnings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = core.AppendJSONString(b, w)
+	}
+	b = append(b, `],"consecutive_failures":`...)
+	b = strconv.AppendInt(b, int64(r.ConsecutiveFailures), 10)
+	if in.DryRun && r.Commit != nil && !r.Failed {
+		b = append(b, `,"commit":`...)
+		b = AppendCommit(b, r.Commit)
+	}
+	return append(b, '}')
+}
+
+func appendNullableString(b []byte, s string, set bool) []byte {
+	if !set {
+		return append(b, "null"...)
+	}
+	return core.AppendJSONString(b, s)
+}
+
+// AppendBatch writes a Batch (SPEC §2).
+func AppendBatch(b []byte, bt *core.Batch) []byte {
+	b = append(b, `{"content":`...)
+	b = core.AppendJSONString(b, bt.Content)
+	b = append(b, `,"depth":`...)
+	b = strconv.AppendInt(b, int64(bt.Depth), 10)
+	b = append(b, `,"start_time":`...)
+	b = core.AppendJSONString(b, core.FormatTime(bt.Start))
+	b = append(b, `,"end_time":`...)
+	b = core.AppendJSONString(b, core.FormatTime(bt.End))
+	b = append(b, `,"message_count":`...)
+	b = strconv.AppendInt(b, int64(bt.MessageCount), 10)
+	b = append(b, `,"source_message_ids":`...)
+	b = appendStrings(b, bt.SourceMessageIDs)
+	b = append(b, `,"operation_id":`...)
+	b = core.AppendJSONString(b, bt.OperationID)
+	b = append(b, `,"method":`...)
+	method := bt.Method
+	if method == "" {
+		method = core.MethodLLM
+	}
+	b = core.AppendJSONString(b, method)
+	return append(b, '}')
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = core.AppendJSONString(b, s)
+	}
+	return append(b, ']')
+}
+
+// AppendInsertMessage writes the clip-archive message as a SPEC Message.
+func AppendInsertMessage(b []byte, m *core.InsertMessage) []byte {
+	b = append(b, `{"id":`...)
+	b = core.AppendJSONString(b, m.ID)
+	b = append(b, `,"conversation_id":`...)
+	b = core.AppendJSONString(b, m.ConversationID)
+	b = append(b, `,"role":"system","content":`...)
+	b = core.AppendJSONString(b, m.Content)
+	b = append(b, `,"created_at":`...)
+	b = core.AppendJSONString(b, core.FormatTime(m.CreatedAt))
+	return append(b, '}')
+}

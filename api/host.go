@@ -1,0 +1,198 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/tidwall/gjson"
+)
+
+// hostPorts binds core's ports to the host functions of SPEC §5.
+type hostPorts struct{ h HostCaller }
+
+// hostOutput checks a host function's output and returns its root,
+// turning an {"error":…} object into an error.
+func hostOutput(name string, out []byte, err error) (gjson.Result, error) {
+	if err != nil {
+		return gjson.Result{}, errors.New(name + ": " + err.Error())
+	}
+	if !gjson.ValidBytes(out) {
+		return gjson.Result{}, errors.New(name + " returned invalid JSON")
+	}
+	r := gjson.ParseBytes(out)
+	if !r.IsObject() {
+		return gjson.Result{}, errors.New(name + " returned " + typeName(r) + ", not an object")
+	}
+	return r, nil
+}
+
+func (p hostPorts) Complete(req *core.ModelRequest) (core.ModelResponse, error) {
+	out, err := p.h.CallHost("llm_complete", AppendModelRequest(nil, req))
+	r, err := hostOutput("llm_complete", out, err)
+	if err != nil {
+		return core.ModelResponse{}, err
+	}
+	resp, le, err := DecodeModelOutcome(r)
+	if err != nil {
+		return resp, errors.New("llm_complete returned a malformed response: " + err.Error())
+	}
+	if le != nil {
+		return resp, le
+	}
+	return resp, nil
+}
+
+func (p hostPorts) List(tier, prefix string) ([]core.Block, error) {
+	in := append([]byte(`{"tier":`), nil...)
+	in = core.AppendJSONString(in, tier)
+	in = append(in, `,"label_prefix":`...)
+	in = core.AppendJSONString(in, prefix)
+	in = append(in, '}')
+	out, err := p.h.CallHost("memory_list", in)
+	r, err := hostOutput("memory_list", out, err)
+	if err != nil {
+		return nil, err
+	}
+	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
+		le := DecodeLLMError(e)
+		return nil, errors.New(le.Code + ": " + le.Message)
+	}
+	return DecodeBlocks(r)
+}
+
+func (p hostPorts) Commit(c *core.Commit) error {
+	out, err := p.h.CallHost("compaction_commit", AppendCommit(nil, c))
+	r, err := hostOutput("compaction_commit", out, err)
+	if err != nil {
+		return err
+	}
+	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
+		le := DecodeLLMError(e)
+		if le.Code == core.ErrConflict.Code {
+			return &core.Error{Code: core.ErrConflict.Code, Msg: le.Message}
+		}
+		return errors.New(le.Code + ": " + le.Message)
+	}
+	if !r.Get("ok").Bool() {
+		return errors.New(`compaction_commit answered neither {"ok":true} nor an error`)
+	}
+	return nil
+}
+
+// DecodeBlocks reads memory_list's output {"blocks":[{id,label,content}]}.
+func DecodeBlocks(r gjson.Result) ([]core.Block, error) {
+	bl := r.Get("blocks")
+	if !bl.IsArray() {
+		return nil, errors.New(`memory_list output needs "blocks": an array`)
+	}
+	var out []core.Block
+	var err error
+	bl.ForEach(func(_, v gjson.Result) bool {
+		id, label, content := v.Get("id"), v.Get("label"), v.Get("content")
+		if id.Type != gjson.String || label.Type != gjson.String || content.Type != gjson.String {
+			err = errors.New("memory_list: every block needs string id, label and content")
+			return false
+		}
+		out = append(out, core.Block{ID: id.Str, Label: label.Str, Content: content.Str})
+		return true
+	})
+	return out, err
+}
+
+// AppendBlocks writes memory_list's output.
+func AppendBlocks(b []byte, blocks []core.Block) []byte {
+	b = append(b, `{"blocks":[`...)
+	for i := range blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = core.AppendJSONString(b, blocks[i].ID)
+		b = append(b, `,"label":`...)
+		b = core.AppendJSONString(b, blocks[i].Label)
+		b = append(b, `,"content":`...)
+		b = core.AppendJSONString(b, blocks[i].Content)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...)
+}
+
+// AppendCommit writes compaction_commit's input (SPEC §5).
+func AppendCommit(b []byte, c *core.Commit) []byte {
+	b = append(b, `{"conversation_id":`...)
+	b = core.AppendJSONString(b, c.ConversationID)
+	b = append(b, `,"operation_id":`...)
+	b = core.AppendJSONString(b, c.OperationID)
+	b = append(b, `,"archive_writes":[`...)
+	for i, w := range c.ArchiveWrites {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"label":`...)
+		b = core.AppendJSONString(b, w.Label)
+		b = append(b, `,"content":`...)
+		b = core.AppendJSONString(b, w.Content)
+		b = append(b, `,"tier":`...)
+		b = core.AppendJSONString(b, w.Tier)
+		b = append(b, `,"reason":`...)
+		b = core.AppendJSONString(b, w.Reason)
+		b = append(b, '}')
+	}
+	b = append(b, `],"archive_deletes":`...)
+	b = appendStrings(b, c.ArchiveDeletes)
+	b = append(b, `,"remove_message_ids":`...)
+	b = appendStrings(b, c.RemoveMessageIDs)
+	b = append(b, `,"insert_message":`...)
+	b = AppendInsertMessage(b, &c.Insert)
+	return append(b, '}')
+}
+
+// DecodeCommit reads compaction_commit's input, for Go hosts.
+func DecodeCommit(in []byte) (core.Commit, error) {
+	var c core.Commit
+	root, err := parseInput(in)
+	if err != nil {
+		return c, err
+	}
+	c.ConversationID = root.Get("conversation_id").String()
+	c.OperationID = root.Get("operation_id").String()
+	if c.ConversationID == "" {
+		return c, required("conversation_id")
+	}
+	for i, w := range root.Get("archive_writes").Array() {
+		f := idx("archive_writes", i)
+		if w.Get("label").Type != gjson.String || w.Get("content").Type != gjson.String {
+			return c, core.Invalid(f, "needs string label and content")
+		}
+		c.ArchiveWrites = append(c.ArchiveWrites, core.ArchiveWrite{Label: w.Get("label").Str, Content: w.Get("content").Str,
+			Tier: orStr(w.Get("tier").String(), "archival"), Reason: w.Get("reason").String()})
+	}
+	for _, d := range root.Get("archive_deletes").Array() {
+		c.ArchiveDeletes = append(c.ArchiveDeletes, d.String())
+	}
+	for _, d := range root.Get("remove_message_ids").Array() {
+		c.RemoveMessageIDs = append(c.RemoveMessageIDs, d.String())
+	}
+	im := root.Get("insert_message")
+	if !im.IsObject() {
+		return c, required("insert_message")
+	}
+	c.Insert = core.InsertMessage{ID: im.Get("id").String(), ConversationID: orStr(im.Get("conversation_id").String(), c.ConversationID),
+		Role: core.RoleSystem, Content: im.Get("content").String()}
+	if t := im.Get("created_at"); t.Exists() {
+		if c.Insert.CreatedAt, err = core.ParseTime(t.String()); err != nil {
+			return c, core.Invalid("insert_message.created_at", "must be an RFC 3339 time")
+		}
+	}
+	if c.Insert.ID == "" {
+		return c, required("insert_message.id")
+	}
+	return c, nil
+}
+
+func orStr(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

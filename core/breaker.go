@@ -1,0 +1,52 @@
+package core
+
+import "time"
+
+// Breakers is the per-conversation circuit breaker of SPEC §4 guarantee 3.
+// It lives as long as the plug-in instance (or the Go host's compactor):
+// after MaxConsecutiveFailures failed compactions in a row, compress fails
+// fast with breaker_open and calls nothing until the cooldown has passed;
+// then one probe runs, whose success closes the breaker and whose failure
+// re-opens it. The zero value is ready to use.
+type Breakers struct {
+	m map[string]*breaker
+}
+
+type breaker struct {
+	failures int
+	openedAt time.Time // when the last counted failure happened
+}
+
+// Failures returns the conversation's count of consecutive failures.
+func (b *Breakers) Failures(conv string) int {
+	if s := b.m[conv]; s != nil {
+		return s.failures
+	}
+	return 0
+}
+
+// allow reports whether a compaction may run now. An open breaker whose
+// cooldown has passed lets one probe through: the probe's outcome is
+// recorded like any other.
+func (b *Breakers) allow(conv string, now time.Time, c *Config) bool {
+	s := b.m[conv]
+	if s == nil || s.failures < c.MaxConsecutiveFailures {
+		return true
+	}
+	return now.Sub(s.openedAt) >= time.Duration(c.BreakerCooldownMs)*time.Millisecond
+}
+
+func (b *Breakers) fail(conv string, now time.Time) {
+	if b.m == nil {
+		b.m = map[string]*breaker{}
+	}
+	s := b.m[conv]
+	if s == nil {
+		s = &breaker{}
+		b.m[conv] = s
+	}
+	s.failures++
+	s.openedAt = now
+}
+
+func (b *Breakers) succeed(conv string) { delete(b.m, conv) }

@@ -1,0 +1,505 @@
+package core
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Failure codes of a CompactionResult (SPEC §4).
+const (
+	FailLLM         = "llm_failed"
+	FailLLMTimeout  = "llm_timeout"
+	FailBreakerOpen = "breaker_open"
+	FailConflict    = "commit_conflict"
+	FailHost        = "host_error"
+	FailDeadline    = "deadline_exceeded"
+	FailInvalidSumm = "invalid_summary"
+	FailNoGain      = "no_gain"
+)
+
+// CompressInput is one compress call.
+type CompressInput struct {
+	ConversationID string
+	History        []Message // every message needs ID and CreatedAt
+	Config         Config
+	DryRun         bool
+	// Now is the caller's clock reading (SPEC: input "now"); zero means
+	// ask the Clock port.
+	Now         time.Time
+	OperationID string // required; the api layer generates one when absent
+}
+
+// Ports are the compress pipeline's view of the world.
+type Ports struct {
+	LLM       LLM
+	Memory    Memory
+	Committer Committer
+	Clock     Clock
+	Breakers  *Breakers
+}
+
+// CompressResult is the outcome of Compress. History is described, not
+// rendered: Insert (when non-nil) is the new clip-archive message, first,
+// followed by the input messages at the indices in Kept. On failure Insert
+// is nil and Kept holds every index, so the history is returned
+// byte-for-byte.
+type CompressResult struct {
+	Insert              *InsertMessage
+	Kept                []int
+	BatchesCreated      int
+	MessagesCompressed  int
+	TokensBefore        int
+	TokensAfter         int
+	Failed              bool
+	FailureCode         string
+	FailureMessage      string
+	OperationID         string
+	LLMCalls            int
+	Retries             int
+	LLMTime             time.Duration // time spent waiting for llm_complete
+	Batches             []Batch       // written by this compaction
+	Warnings            []string
+	ConsecutiveFailures int
+	Commit              *Commit // the commit sent, or that would be sent on a dry run
+}
+
+// failure is an error that ends a compaction with a failure code.
+type failure struct {
+	code, msg string
+}
+
+func (f *failure) Error() string { return f.code + ": " + f.msg }
+
+func fail(code, msg string) *failure { return &failure{code, msg} }
+
+// Compress runs the compaction pipeline of SPEC §4: split → chunk in
+// importance order → fold-in summarization through the LLM port → list
+// archived batches → re-summarize by depth when too many → clip-archive →
+// exactly one commit. The only durable effect is that commit; on any
+// failure before it the result carries the input history untouched.
+func Compress(in *CompressInput, p Ports) CompressResult {
+	c := &in.Config
+	now := in.Now
+	if now.IsZero() {
+		now = p.Clock.Now()
+	}
+	r := CompressResult{OperationID: in.OperationID, TokensBefore: EstimateMessagesTokens(in.History)}
+	conv := in.ConversationID
+	if p.Breakers == nil {
+		p.Breakers = &Breakers{}
+	}
+	if !p.Breakers.allow(conv, now, c) {
+		r.failWith(in, fail(FailBreakerOpen, "the last "+strconv.Itoa(p.Breakers.Failures(conv))+
+			" compactions of this conversation failed; retrying after a cooldown of "+
+			strconv.Itoa(c.BreakerCooldownMs)+" ms"))
+		r.ConsecutiveFailures = p.Breakers.Failures(conv)
+		return r
+	}
+	// The deadline runs on the clock (the input "now" may be any instant
+	// the caller chose for the breaker; elapsed time is the clock's).
+	run := &run{in: in, c: c, p: p, res: &r,
+		deadline: p.Clock.Now().Add(time.Duration(c.CompactionTimeoutMs) * time.Millisecond)}
+	err := run.compress()
+	switch {
+	case err != nil:
+		r.failWith(in, err)
+		if !in.DryRun {
+			p.Breakers.fail(conv, now)
+		}
+	case r.Insert != nil && !in.DryRun:
+		p.Breakers.succeed(conv)
+	}
+	r.ConsecutiveFailures = p.Breakers.Failures(conv)
+	return r
+}
+
+// failWith turns r into a failure that returns the input untouched.
+func (r *CompressResult) failWith(in *CompressInput, err error) {
+	f, ok := err.(*failure)
+	if !ok {
+		f = fail(FailHost, err.Error())
+	}
+	r.Failed, r.FailureCode, r.FailureMessage = true, f.code, f.msg
+	r.Insert, r.Kept = nil, Identity(len(in.History))
+	r.BatchesCreated, r.MessagesCompressed, r.Batches = 0, 0, nil
+	r.TokensAfter = r.TokensBefore
+}
+
+type run struct {
+	in       *CompressInput
+	c        *Config
+	p        Ports
+	res      *CompressResult
+	deadline time.Time
+	// extractive is set once the LLM has failed and fallback is on: the
+	// rest of this compaction is summarized extractively.
+	extractive bool
+}
+
+// liveBatch is a batch with the archival block id it came from ("" for a
+// batch this compaction creates).
+type liveBatch struct {
+	Batch
+	blockID string
+}
+
+func (u *run) compress() error {
+	in, c := u.in, u.c
+	hist := in.History
+	split := Split(hist, c)
+	compress, keep := split.ToCompress, split.ToKeep
+	if c.TargetTokens > 0 {
+		compress, keep = u.selectForTarget(split)
+	}
+	if len(compress) == 0 {
+		u.res.Kept = Identity(len(hist))
+		u.res.TokensAfter = u.res.TokensBefore
+		return nil // nothing to compress is not a failure, and calls nothing
+	}
+
+	// Summarize chunk by chunk, folding each summary into the next.
+	prev := ""
+	if split.Prior >= 0 {
+		prev = hist[split.Prior].Content
+	}
+	var created []Batch
+	size, maxTok := c.ChunkSize, c.MaxChunkTokens
+	queue := compress
+	for len(queue) > 0 {
+		chunks := Chunk(hist, queue, size, maxTok)
+		ch := chunks[0]
+		msgs := make([]Message, len(ch))
+		for i, k := range ch {
+			msgs[i] = hist[k]
+		}
+		req := BuildSummarizationRequest(c.Prompt, prev, msgs, c.Model, c.MaxSummaryTokens, c.MaxMessageChars)
+		text, method, err := u.complete(&req, u.canShrink(size, maxTok, ch))
+		if err != nil {
+			if f, ok := err.(*failure); ok && f.code == FailLLMTimeout && u.canShrink(size, maxTok, ch) {
+				// Timeout: re-chunk the remaining work at half the size.
+				u.res.Retries++
+				size, maxTok = u.shrink(size, maxTok, ch)
+				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
+					strconv.Itoa(len(queue))+" messages at half the chunk size")
+				continue
+			}
+			return err
+		}
+		created = append(created, newBatch(text, method, msgs, in.OperationID))
+		prev = text
+		queue = queue[len(ch):]
+	}
+
+	// Existing batches of this conversation.
+	blocks, err := u.p.Memory.List("archival", BatchLabelPrefix(in.ConversationID))
+	if err != nil {
+		return fail(FailHost, "memory_list: "+err.Error())
+	}
+	var live []liveBatch
+	for _, bl := range blocks {
+		b, ok := ParseBatchBlock(in.ConversationID, bl.Label, bl.Content)
+		if !ok {
+			if strings.HasPrefix(bl.Label, BatchLabelPrefix(in.ConversationID)) && !belongsElsewhere(in.ConversationID, bl.Label) {
+				u.res.Warnings = append(u.res.Warnings, "archival block "+bl.ID+" ("+bl.Label+") is not a readable batch; left alone")
+			}
+			continue
+		}
+		live = append(live, liveBatch{Batch: b, blockID: bl.ID})
+	}
+	for _, b := range created {
+		live = append(live, liveBatch{Batch: b})
+	}
+	slices.SortStableFunc(live, func(a, b liveBatch) int { return a.Start.Compare(b.Start) })
+
+	// Re-summarize when the batches outgrow the clip window.
+	writes := created
+	var deletes []string
+	if len(live) > c.ClipFirst+c.ClipLast+2 {
+		old := live[:len(live)-c.ClipLast]
+		contents := make([]string, len(old))
+		for i := range old {
+			contents[i] = old[i].Content
+		}
+		req := BuildResummarizationRequest(c.Prompt, contents, c.Model, c.MaxSummaryTokens)
+		text, method, err := u.complete(&req, false)
+		if err != nil {
+			u.res.Warnings = append(u.res.Warnings, "re-summarization failed, the new batches are committed as they are: "+err.Error())
+		} else {
+			rb := mergeBatches(old, text, method, in.OperationID)
+			writes = []Batch{rb}
+			for _, b := range live[len(live)-c.ClipLast:] {
+				if b.blockID == "" {
+					writes = append(writes, b.Batch)
+				}
+			}
+			for _, b := range old {
+				if b.blockID != "" {
+					deletes = append(deletes, b.blockID)
+				}
+			}
+			live = append([]liveBatch{{Batch: rb}}, live[len(live)-c.ClipLast:]...)
+		}
+	}
+
+	// The clip-archive and the new history.
+	shown := make([]Batch, len(live))
+	total := 0
+	for i := range live {
+		shown[i] = live[i].Batch
+		total += live[i].MessageCount
+	}
+	content := BuildClipArchive(shown, c.ClipFirst, c.ClipLast, total)
+	ins := &InsertMessage{
+		ID:             "clip_" + in.OperationID,
+		ConversationID: in.ConversationID,
+		Role:           RoleSystem,
+		Content:        content,
+		CreatedAt:      shown[0].Start,
+	}
+	chars := utf8.RuneCountInString(content)
+	for _, k := range keep {
+		chars += utf8.RuneCountInString(hist[k].Content)
+	}
+	after := ceilDiv4(chars)
+	if after >= u.res.TokensBefore {
+		return fail(FailNoGain, "the compacted history would be "+strconv.Itoa(after)+
+			" estimated tokens, not below the "+strconv.Itoa(u.res.TokensBefore)+" it is now")
+	}
+
+	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, ArchiveDeletes: deletes, Insert: *ins}
+	for i := range writes {
+		reason := "Archived during context compaction"
+		if writes[i].Depth > 0 {
+			reason = "Re-summarized during context compaction"
+		}
+		commit.ArchiveWrites = append(commit.ArchiveWrites, ArchiveWrite{
+			Label: BatchLabel(in.ConversationID, &writes[i]), Content: FormatBatchBlock(in.ConversationID, &writes[i]),
+			Tier: "archival", Reason: reason})
+	}
+	if split.Prior >= 0 && hist[split.Prior].ID != "" {
+		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[split.Prior].ID)
+	}
+	for _, k := range compress {
+		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
+	}
+	u.res.Commit = commit
+	if !in.DryRun {
+		if u.now().After(u.deadline) {
+			return fail(FailDeadline, "compaction_timeout of "+strconv.Itoa(u.c.CompactionTimeoutMs)+" ms passed before the commit")
+		}
+		if err := u.p.Committer.Commit(commit); err != nil {
+			if e, ok := err.(*Error); ok && e.Code == ErrConflict.Code {
+				return fail(FailConflict, "another compaction changed this conversation first: "+e.Msg)
+			}
+			return fail(FailHost, "compaction_commit: "+err.Error())
+		}
+	}
+	u.res.Insert = ins
+	u.res.Kept = keep
+	u.res.Batches = writes
+	u.res.BatchesCreated = len(created)
+	u.res.MessagesCompressed = len(compress)
+	u.res.TokensAfter = after
+	return nil
+}
+
+// belongsElsewhere reports whether a label under conv's prefix belongs to
+// another conversation whose id extends conv's ("c1" vs "c1-x"): its
+// remainder after the prefix is not a bare timestamp.
+func belongsElsewhere(conv, label string) bool {
+	rest := strings.TrimPrefix(label, BatchLabelPrefix(conv))
+	_, err := ParseTime(rest)
+	return err != nil
+}
+
+// selectForTarget keeps the split's order but compresses only the
+// lowest-importance units needed to bring the estimate under
+// target_tokens (reserving room for one summary); the rest stay verbatim
+// in original order.
+func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
+	c, hist := u.c, u.in.History
+	before := u.res.TokensBefore
+	if before <= c.TargetTokens {
+		return nil, Identity(len(hist))
+	}
+	need := (before - c.TargetTokens + c.MaxSummaryTokens) * 4 // characters to remove
+	removed := 0
+	n := 0
+	for n < len(s.ToCompress) && removed < need {
+		// Take whole tool units: a call and the results after it.
+		end := n + 1
+		if m := &hist[s.ToCompress[n]]; m.Role == RoleAssistant && m.HasToolCalls {
+			for end < len(s.ToCompress) && answers(&hist[s.ToCompress[end]], m) {
+				end++
+			}
+		}
+		for _, k := range s.ToCompress[n:end] {
+			removed += utf8.RuneCountInString(hist[k].Content)
+		}
+		n = end
+	}
+	compress = s.ToCompress[:n]
+	gone := make(map[int]bool, n)
+	for _, k := range compress {
+		gone[k] = true
+	}
+	start := 0
+	if s.Prior >= 0 {
+		start = 1
+	}
+	for k := start; k < len(hist); k++ {
+		if !gone[k] {
+			keep = append(keep, k)
+		}
+	}
+	return compress, keep
+}
+
+func (u *run) now() time.Time { return u.p.Clock.Now() }
+
+func (u *run) canShrink(size, maxTok int, ch []int) bool {
+	if maxTok > 0 {
+		return maxTok > 1000
+	}
+	return len(ch) > 2 && size > 2
+}
+
+// shrink halves the chunk size for the remaining work: never below 2
+// messages / 1000 tokens, never larger than before.
+func (u *run) shrink(size, maxTok int, ch []int) (int, int) {
+	if maxTok > 0 {
+		return size, max(1000, maxTok/2)
+	}
+	s := min(size, len(ch))
+	return max(2, s/2), maxTok
+}
+
+// complete calls the LLM with SPEC's retry policy and returns the
+// summary text and how it was made.
+// When shrinkable, a timeout is returned at once so the caller can
+// re-chunk instead of retrying the same too-large request.
+func (u *run) complete(req *ModelRequest, shrinkable bool) (string, string, error) {
+	if u.extractive {
+		return u.extractiveText(req)
+	}
+	text, err := u.completeLLM(req, shrinkable)
+	if err == nil {
+		return text, MethodLLM, nil
+	}
+	f, _ := err.(*failure)
+	if shrinkable && f != nil && f.code == FailLLMTimeout {
+		return "", "", err
+	}
+	if u.c.Fallback == "extractive" && f != nil && f.code != FailHost {
+		u.extractive = true
+		u.res.Warnings = append(u.res.Warnings, "LLM failed ("+f.Error()+"); summarized extractively instead")
+		return u.extractiveText(req)
+	}
+	return "", "", err
+}
+
+func (u *run) extractiveText(req *ModelRequest) (string, string, error) {
+	t := strings.TrimSpace(ExtractiveSummary(req))
+	if t == "" {
+		return "", "", fail(FailInvalidSumm, "the extractive summary is empty")
+	}
+	return t, MethodExtractive, nil
+}
+
+func (u *run) completeLLM(req *ModelRequest, shrinkable bool) (string, error) {
+	c := u.c
+	var last *failure
+	for attempt := 0; attempt <= c.CompactionMaxRetries; attempt++ {
+		if attempt > 0 {
+			u.res.Retries++
+			wait := time.Duration(c.BackoffBaseMs) * time.Millisecond << (attempt - 1)
+			left := u.deadline.Sub(u.now())
+			if wait >= left {
+				if left > 0 {
+					u.p.Clock.Sleep(left)
+				}
+				return "", fail(FailDeadline, "compaction_timeout of "+strconv.Itoa(c.CompactionTimeoutMs)+
+					" ms reached while waiting to retry after: "+last.msg)
+			}
+			u.p.Clock.Sleep(wait)
+		}
+		left := u.deadline.Sub(u.now())
+		if left <= 0 {
+			msg := "compaction_timeout of " + strconv.Itoa(c.CompactionTimeoutMs) + " ms reached"
+			if last != nil {
+				msg += " after: " + last.msg
+			}
+			return "", fail(FailDeadline, msg)
+		}
+		req.TimeoutMs = int((left + time.Millisecond - 1) / time.Millisecond)
+		u.res.LLMCalls++
+		t0 := u.p.Clock.Now()
+		resp, err := u.p.LLM.Complete(req)
+		u.res.LLMTime += u.p.Clock.Now().Sub(t0)
+		if err != nil {
+			le, ok := err.(*LLMError)
+			if !ok {
+				return "", fail(FailHost, "llm_complete: "+err.Error())
+			}
+			code := FailLLM
+			if le.Code == LLMTimeout {
+				code = FailLLMTimeout
+			}
+			last = fail(code, "llm_complete: "+le.Code+": "+le.Message)
+			if le.Code == LLMTimeout && shrinkable {
+				return "", last // the caller re-chunks at half the size
+			}
+			if !le.Retryable && le.Code != LLMTimeout {
+				return "", last
+			}
+			continue
+		}
+		text := strings.TrimSpace(resp.Text())
+		if text == "" {
+			last = fail(FailInvalidSumm, "llm_complete returned an empty summary")
+			continue
+		}
+		return text, nil
+	}
+	return "", last
+}
+
+func newBatch(text, method string, msgs []Message, op string) Batch {
+	b := Batch{Content: text, MessageCount: len(msgs), OperationID: op, Method: method,
+		SourceMessageIDs: make([]string, len(msgs))}
+	for i := range msgs {
+		b.SourceMessageIDs[i] = msgs[i].ID
+		t := msgs[i].CreatedAt
+		if i == 0 || t.Before(b.Start) {
+			b.Start = t
+		}
+		if i == 0 || t.After(b.End) {
+			b.End = t
+		}
+	}
+	return b
+}
+
+// mergeBatches is the re-summary of old: depth max+1, the union of their
+// time ranges, counts and sources.
+func mergeBatches(old []liveBatch, text, method, op string) Batch {
+	b := Batch{Content: text, OperationID: op, Method: method}
+	for i := range old {
+		o := &old[i]
+		if o.Depth+1 > b.Depth {
+			b.Depth = o.Depth + 1
+		}
+		if i == 0 || o.Start.Before(b.Start) {
+			b.Start = o.Start
+		}
+		if i == 0 || o.End.After(b.End) {
+			b.End = o.End
+		}
+		b.MessageCount += o.MessageCount
+		b.SourceMessageIDs = append(b.SourceMessageIDs, o.SourceMessageIDs...)
+	}
+	return b
+}

@@ -1,0 +1,203 @@
+/**
+ * createCompactor: clipfold's plug-in with the host functions a Node
+ * program provides.
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ClipfoldError } from './errors.js';
+import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
+import { compileWasm, PluginInstance } from './instance.js';
+import { offlineLLM } from './llm/extractive.js';
+import { MemoryStore } from './store.js';
+
+/**
+ * @typedef {import('./types.js').Message} Message
+ * @typedef {import('./types.js').Config} Config
+ * @typedef {import('./types.js').CompactionResult} CompactionResult
+ * @typedef {import('./types.js').LLM} LLM
+ * @typedef {import('./types.js').Store} Store
+ * @typedef {import('./types.js').HostCallEvent} HostCallEvent
+ */
+
+/**
+ * Locates build/clipfold.wasm: $CLIPFOLD_WASM, else build/clipfold.wasm in
+ * the working directory or a parent, else the repository this package
+ * lives in.
+ * @returns {string}
+ */
+export function findWasm() {
+  if (process.env.CLIPFOLD_WASM) return process.env.CLIPFOLD_WASM;
+  const starts = [process.cwd(), dirname(fileURLToPath(import.meta.url))];
+  for (const start of starts) {
+    let dir = resolve(start);
+    for (;;) {
+      const p = join(dir, 'build', 'clipfold.wasm');
+      if (existsSync(p)) return p;
+      const parent = dirname(dir);
+      if (parent === dir) break;
+      dir = parent;
+    }
+  }
+  throw new Error('clipfold: build/clipfold.wasm not found; run `make build` first (or set CLIPFOLD_WASM)');
+}
+
+/**
+ * The Extism manifest config map: same keys as Config, values as strings
+ * (lists as JSON).
+ * @param {Config | Record<string, unknown> | undefined} config
+ * @returns {Record<string, string>}
+ */
+export function manifestConfig(config) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const [k, v] of Object.entries(config ?? {})) {
+    if (v === undefined || v === null) continue;
+    out[k] = typeof v === 'string' ? v : Array.isArray(v) || typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
+}
+
+/**
+ * @typedef {object} CompactorOptions
+ * @property {string} [wasmPath]   default: findWasm()
+ * @property {Uint8Array | WebAssembly.Module} [wasm] the module's bytes or a compiled module, instead of wasmPath
+ * @property {LLM} [llm]            answers llm_complete; default offlineLLM() (extractive, no network)
+ * @property {Store} [store]        answers memory_list / compaction_commit; default a new MemoryStore
+ * @property {Config} [config]      plug-in-wide defaults (the manifest config map); a call's config overrides them
+ * @property {(level: string, message: string) => void} [onLog] the plug-in's log lines (warnings about unknown keys); default: dropped
+ * @property {(e: HostCallEvent) => void} [onHostCall] observes every host-function call
+ */
+
+/**
+ * @typedef {object} CompressOptions
+ * @property {Config} [config]
+ * @property {boolean} [dryRun]      do everything but the commit; the result carries `commit`
+ * @property {string | number} [now] the clock for the circuit breaker
+ * @property {string} [operationId]
+ */
+
+/**
+ * Loads the plug-in and binds the host functions.
+ *
+ * Two instances of the same compiled module are used: the pure exports run
+ * on the calling thread (fast, no host calls), `compress` runs on a worker
+ * thread (made on first use) so that llm_complete, memory_list and
+ * compaction_commit may be asynchronous (fetch, a database). Each instance
+ * runs one call at a time; calls queue. The circuit breaker lives in the
+ * compress instance, so it spans every compress call of this compactor.
+ *
+ * @param {CompactorOptions} [opts]
+ */
+export async function createCompactor(opts = {}) {
+  const module = await compileWasm(opts.wasm ?? opts.wasmPath ?? findWasm());
+  const exportNames = new Set(WebAssembly.Module.exports(module).filter((e) => e.kind === 'function').map((e) => e.name));
+  const config = manifestConfig(opts.config);
+  const llm = opts.llm ?? offlineLLM();
+  const store = opts.store ?? new MemoryStore();
+
+  const pure = new PluginInstance({
+    module, config, onLog: opts.onLog, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() },
+  });
+  await pure.ready();
+  /** @type {PluginInstance | null} */
+  let host = null;
+  const hostInstance = () => {
+    host ??= new PluginInstance({
+      module, config, onLog: opts.onLog, runInWorker: true,
+      functions: { [HOST_NAMESPACE]: hostFunctions({ llm, store, onHostCall: opts.onHostCall }) },
+    });
+    return host;
+  };
+
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+
+  /**
+   * Calls an export with exact bytes; returns exact bytes.
+   * @param {string} name
+   * @param {string | Uint8Array} input
+   * @returns {Promise<Uint8Array>}
+   */
+  async function callRaw(name, input) {
+    if (!exportNames.has(name)) {
+      throw new ClipfoldError('internal', `this plug-in build has no export ${JSON.stringify(name)}`, { export: name });
+    }
+    const bytes = typeof input === 'string' ? enc.encode(input) : input;
+    return (name === 'compress' ? hostInstance() : pure).call(name, bytes);
+  }
+
+  /**
+   * Calls an export with a JSON value; returns the parsed output.
+   * @param {string} name
+   * @param {unknown} input
+   */
+  async function call(name, input) {
+    const out = await callRaw(name, JSON.stringify(input));
+    return JSON.parse(dec.decode(out));
+  }
+
+  /** @param {Record<string, unknown>} o */
+  const compact = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+  const pluginCaller = { has: (/** @type {string} */ n) => exportNames.has(n), callJSON: call };
+  /** @type {any} */ (llm).bindPlugin?.(pluginCaller);
+
+  return {
+    /** The llm and store the host functions use. */
+    llm,
+    store,
+    /** Names of the plug-in's exported functions. */
+    exports: [...exportNames].filter((n) => !n.startsWith('_') && n !== 'memory').sort(),
+    /** @param {string} name */
+    has: (name) => exportNames.has(name),
+    call,
+    callRaw,
+
+    /**
+     * Compacts a conversation (SPEC §4). The history defaults to the
+     * store's (`store.history(conversationId)`). A failed compaction is not
+     * thrown: it is `failed: true` with the input history; only invalid
+     * input (and a broken plug-in) throws a ClipfoldError.
+     * @param {string} conversationId
+     * @param {Message[] | undefined} [history]
+     * @param {CompressOptions} [o]
+     * @returns {Promise<CompactionResult>}
+     */
+    async compress(conversationId, history, o = {}) {
+      let h = history;
+      if (h === undefined) {
+        if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');
+        h = await store.history(conversationId);
+      }
+      return call('compress', compact({
+        conversation_id: conversationId, history: h, config: o.config, dry_run: o.dryRun, now: o.now, operation_id: o.operationId,
+      }));
+    },
+
+    /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{scores: number[]}>} */
+    score: (messages, cfg) => call('score', compact({ messages, config: cfg })),
+    /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{to_compress: Message[], to_keep: Message[], prior_summary: Message | null}>} */
+    split: (messages, cfg) => call('split', compact({ messages, config: cfg })),
+    /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{chunks: Message[][]}>} */
+    chunk: (messages, cfg) => call('chunk', compact({ messages, config: cfg })),
+    /** @param {string | Message[]} textOrMessages @returns {Promise<{tokens: number}>} */
+    estimateTokens: (textOrMessages) => call('estimateTokens', typeof textOrMessages === 'string' ? { text: textOrMessages } : { messages: textOrMessages }),
+    /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{due: boolean, tokens: number, limit: number}>} */
+    shouldCompact: (messages, cfg) => call('shouldCompact', compact({ messages, config: cfg })),
+    /** @param {{system_prompt?: string|null, previous_summary?: string|null, messages: Message[], model?: string, max_tokens?: number}} input @returns {Promise<import('./types.js').ModelRequest>} */
+    buildSummarizationRequest: (input) => call('buildSummarizationRequest', input),
+    /** @param {{system_prompt?: string|null, batch_contents: string[], model?: string, max_tokens?: number}} input @returns {Promise<import('./types.js').ModelRequest>} */
+    buildResummarizationRequest: (input) => call('buildResummarizationRequest', input),
+    /** @param {{batches: import('./types.js').Batch[], config?: Config, total_messages_compressed?: number}} input @returns {Promise<{content: string}>} */
+    buildClipArchive: (input) => call('buildClipArchive', input),
+    /** @returns {Promise<{version: string, abi: number}>} */
+    version: () => call('version', {}),
+
+    /** Releases both instances (and the worker thread). */
+    async close() {
+      await Promise.all([pure.close(), host?.close()]);
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * llm_complete over HTTP for OpenAI-compatible servers (OpenAI,
+ * OpenRouter, vLLM, llama.cpp server, LM Studio, Ollama's /v1, …).
+ * @module
+ */
+import { openAIRequest, openAIResponse } from './wire.js';
+
+/**
+ * @typedef {import('../types.js').ModelRequest} ModelRequest
+ * @typedef {import('../types.js').ModelResponse} ModelResponse
+ * @typedef {import('../types.js').HostErrorObject} HostErrorObject
+ * @typedef {{has(name: string): boolean, callJSON(name: string, input: unknown): Promise<any>}} PluginCaller
+ */
+
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const DEFAULT_TIMEOUT_MS = 120_000;
+const MAX_RESPONSE_BYTES = 16 << 20;
+
+/**
+ * Joins a base URL and an endpoint path without doubling the version
+ * segment: ".../api/v1" + "/v1/chat/completions" is
+ * ".../api/v1/chat/completions"; "http://localhost:8080" keeps "/v1".
+ * @param {string} base
+ * @param {string} path
+ */
+export function endpoint(base, path) {
+  const b = base.replace(/\/+$/, '');
+  const i = path.indexOf('/', 1);
+  if (i > 0) {
+    const seg = path.slice(0, i);
+    if (b.endsWith(seg)) return b + path.slice(seg.length);
+  }
+  return b + path;
+}
+
+/**
+ * @param {string} code
+ * @param {string} message
+ * @param {boolean} retryable
+ * @returns {HostErrorObject}
+ */
+const fail = (code, message, retryable) => ({ error: { code, message, retryable } });
+
+/**
+ * An llm_complete implementation for an OpenAI-compatible endpoint: POST
+ * {baseUrl}/v1/chat/completions (never /v1/v1), a Bearer key when there is
+ * one, each call bounded by the request's timeout_ms (the compaction's time
+ * left) and by `timeoutMs`.
+ *
+ * Errors: 429 rate_limited (retryable), 5xx unavailable (retryable),
+ * 401/403 auth, a context-length 400 context_overflow, other 4xx
+ * invalid_request, an abort or timeout `timeout` (retryable), an
+ * unreachable server unavailable (retryable).
+ *
+ * @param {object} [opts]
+ * @param {string} [opts.baseUrl]  default https://api.openai.com/v1
+ * @param {string} [opts.apiKey]   default $OPENAI_API_KEY; none sends no Authorization header
+ * @param {string} [opts.model]    used when the request names no model
+ * @param {number} [opts.timeoutMs] cap on each call, default 120000
+ * @param {Record<string, string>} [opts.headers] extra headers
+ * @param {typeof fetch} [opts.fetch]
+ */
+export function openaiCompatible(opts = {}) {
+  const base = (opts.baseUrl ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '');
+  let u;
+  try { u = new URL(base); } catch { u = null; }
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+    throw new TypeError(`openaiCompatible: baseUrl ${JSON.stringify(opts.baseUrl)}: must be an http:// or https:// URL`);
+  }
+  const apiKey = opts.apiKey ?? process.env.OPENAI_API_KEY ?? '';
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const doFetch = opts.fetch ?? globalThis.fetch;
+  /** @type {PluginCaller | null} */
+  let plugin = null;
+
+  /** @param {ModelRequest} req */
+  async function build(req) {
+    if (plugin?.has('providerRequest')) return plugin.callJSON('providerRequest', { provider: 'openai', request: req });
+    return openAIRequest(req);
+  }
+
+  /**
+   * @param {number} status
+   * @param {string} text
+   * @returns {Promise<ModelResponse | HostErrorObject>}
+   */
+  async function read(status, text) {
+    if (plugin?.has('providerResponse')) {
+      try {
+        return await plugin.callJSON('providerResponse', { provider: 'openai', status, body: text });
+      } catch (err) {
+        // A 2xx that is not a chat-completions body.
+        return fail('other', `unexpected response: ${/** @type {Error} */ (err).message}`, false);
+      }
+    }
+    return openAIResponse(status, text);
+  }
+
+  return {
+    name: 'openai-compatible',
+    baseUrl: base,
+
+    /**
+     * Lets the adapter use the plug-in's providerRequest/providerResponse
+     * exports (createCompactor calls it).
+     * @param {PluginCaller} p
+     */
+    bindPlugin(p) { plugin = p; },
+
+    /**
+     * @param {ModelRequest} req
+     * @returns {Promise<ModelResponse | HostErrorObject>}
+     */
+    async complete(req) {
+      const r = { ...req };
+      if (!r.model && opts.model) r.model = opts.model;
+      let wire;
+      try {
+        wire = await build(r);
+      } catch (err) {
+        return fail('invalid_request', `openai: ${/** @type {Error} */ (err).message}`, false);
+      }
+      const url = endpoint(base, wire.url_path);
+      let limit = timeoutMs;
+      if (typeof req.timeout_ms === 'number' && req.timeout_ms > 0 && req.timeout_ms < limit) limit = req.timeout_ms;
+      /** @type {Record<string, string>} */
+      const headers = {
+        'content-type': 'application/json', accept: 'application/json', 'user-agent': 'clipfold', ...opts.headers,
+      };
+      if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+      const signal = AbortSignal.timeout(Math.max(1, Math.floor(limit)));
+      let res, text;
+      try {
+        res = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(wire.body), signal });
+        const buf = await res.arrayBuffer();
+        if (buf.byteLength > MAX_RESPONSE_BYTES) return fail('other', `openai: response from ${url} is larger than ${MAX_RESPONSE_BYTES} bytes`, false);
+        text = new TextDecoder().decode(buf);
+      } catch (err) {
+        const e = /** @type {Error & {cause?: any}} */ (err);
+        if (signal.aborted || e?.name === 'TimeoutError' || e?.name === 'AbortError') {
+          return fail('timeout', `openai: no response from ${url} within ${limit} ms`, true);
+        }
+        const why = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
+        return fail('unavailable', `openai: cannot reach ${url}: ${why}`, true);
+      }
+      return read(res.status, text);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const repoRoot = resolve(here, '..', '..', '..', '..');
+export const vectorsDir = join(repoRoot, 'testdata', 'vectors');
+export const conversationsDir = join(repoRoot, 'testdata', 'conversations');
+
+/** The plug-in the tests load: $CLIPFOLD_WASM or the repository's build. */
+export function wasmPath() {
+  const p = process.env.CLIPFOLD_WASM || join(repoRoot, 'build', 'clipfold.wasm');
+  if (!existsSync(p)) throw new Error(`${p} not found: run \`make build\` at the repository root first`);
+  return p;
+}
+
+/** Whether the built module exports `name` (checked without instantiating). */
+export function buildExports(name) {
+  const m = new WebAssembly.Module(readFileSync(wasmPath()));
+  return WebAssembly.Module.exports(m).some((e) => e.name === name && e.kind === 'function');
+}
+
+/**
+ * Go's jsonEqual (harness/vectors.go): numbers within a relative 1e-9,
+ * objects with the same keys, arrays of the same length. Returns the
+ * path of the first difference, or null.
+ * @param {unknown} a got
+ * @param {unknown} b want
+ * @param {string} path
+ * @returns {string | null}
+ */
+export function jsonDiff(a, b, path = '$') {
+  if (typeof b === 'number') {
+    if (typeof a !== 'number') return path;
+    if (a === b || Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b))) return null;
+    return path;
+  }
+  if (Array.isArray(b)) {
+    if (!Array.isArray(a) || a.length !== b.length) return path;
+    for (let i = 0; i < b.length; i++) {
+      const d = jsonDiff(a[i], b[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (b !== null && typeof b === 'object') {
+    if (a === null || typeof a !== 'object' || Array.isArray(a)) return path;
+    const bk = Object.keys(b);
+    if (Object.keys(a).length !== bk.length) return path;
+    for (const k of bk) {
+      if (!Object.hasOwn(a, k)) return `${path}.${k}`;
+      const d = jsonDiff(/** @type {any} */ (a)[k], /** @type {any} */ (b)[k], `${path}.${k}`);
+      if (d) return d;
+    }
+    return null;
+  }
+  return a === b ? null : path;
+}
+
+/** The conversations bundled under testdata/conversations (JSON files), if any. */
+export function bundledConversations() {
+  if (!existsSync(conversationsDir)) return [];
+  return readdirSync(conversationsDir).filter((f) => f.endsWith('.json') || f.endsWith('.jsonl')).sort()
+    .map((f) => join(conversationsDir, f));
+}
