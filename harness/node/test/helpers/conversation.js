@@ -41,7 +41,9 @@ export function makeConversation(conversationId, n = 60) {
       continue;
     }
     const [role, text] = TOPICS[k % TOPICS.length];
-    const content = k % 11 === 3 ? [{ type: 'text', text }, { type: 'text', text: `(step ${k}) Ünïcödé ✓ 数据迁移` }] : `${text} (step ${k})`;
+    const detail = `Step ${k}: checked ${k * 3} rows of invoices_${k % 5}, compared the totals with the MySQL export, and noted the ` +
+      `differences in notes/step-${k}.md so that the finance review can follow every change made during the migration work.`;
+    const content = k % 11 === 3 ? [{ type: 'text', text }, { type: 'text', text: `${detail} Ünïcödé ✓ 数据迁移` }] : `${text} ${detail}`;
     out.push({ id: `${conversationId}-m${i}`, conversation_id: conversationId, role, content, created_at: at(i), ...(k % 13 === 0 ? { extra: { tag: 'kept-as-is', n: 1.5 } } : {}) });
     i++;
   }

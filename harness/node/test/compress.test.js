@@ -1,0 +1,190 @@
+// compress end to end through the Node host: the plug-in on a worker
+// thread, the offline LLM (the plug-in's own extractive summarizer when the
+// build exports it) and the in-memory store.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { createCompactor, MemoryStore, openaiCompatible } from '../src/index.js';
+import { buildExports, bundledConversations, wasmPath } from './helpers/common.js';
+import { makeConversation, readConversation } from './helpers/conversation.js';
+import { compressRaw } from './helpers/harness.js';
+import { rawArrayItems } from './helpers/rawjson.js';
+
+const skip = buildExports('compress') ? false : 'compress not built yet';
+const CONFIG = { keep_recent: 6, chunk_size: 15, backoff_base_ms: 1 };
+
+/** @param {any} m */
+const isClip = (m) => m?.role === 'system' && typeof m.content === 'string' && m.content.startsWith('[Context Summary');
+
+/**
+ * The success guarantees of one compaction, checked on exact bytes.
+ * @param {{input: string, out: string, result: any}} run
+ * @param {MemoryStore} store
+ * @param {string} conv
+ */
+function assertCompacted({ input, out, result }, store, conv) {
+  assert.equal(result.failed, false, `failed: ${result.failure_code} ${result.failure_message}`);
+  assert.ok(result.messages_compressed > 0);
+  const inItems = rawArrayItems(input, 'history');
+  const outItems = rawArrayItems(out, 'history');
+  const inHistory = JSON.parse(input).history;
+  assert.ok(outItems.length < inItems.length, `history did not shrink: ${inItems.length} → ${outItems.length}`);
+  assert.ok(result.tokens_estimate_after < result.tokens_estimate_before);
+  // The clip-archive comes first, exactly one.
+  assert.ok(isClip(result.history[0]), 'history[0] is not the clip-archive');
+  assert.equal(result.history.filter(isClip).length, 1, 'more than one clip-archive');
+  // Every kept message is byte-identical to its input, in input order.
+  const byId = new Map(inHistory.map((/** @type {any} */ m, /** @type {number} */ i) => [m.id, i]));
+  let last = -1;
+  for (let j = 1; j < outItems.length; j++) {
+    const id = result.history[j].id;
+    const i = byId.get(id);
+    assert.ok(i !== undefined, `history[${j}] (${id}) is not from the input`);
+    assert.equal(outItems[j], inItems[/** @type {number} */ (i)], `kept message ${id} differs byte-for-byte`);
+    assert.ok(/** @type {number} */ (i) > last, 'kept messages out of order');
+    last = /** @type {number} */ (i);
+  }
+  // The store applied the commit: active history = result history.
+  assert.deepEqual(store.history(conv), result.history);
+  // Removed messages are recalled, never destroyed, and covered by a batch.
+  const kept = new Set(result.history.map((/** @type {any} */ m) => m.id));
+  const covered = new Set();
+  for (const b of store.list({ tier: 'archival', label_prefix: `compaction-batch-${conv}-` }).blocks) {
+    const meta = JSON.parse(b.content.slice(0, b.content.indexOf('\n')));
+    assert.equal(meta.conversation_id, conv);
+    for (const id of meta.source_message_ids) covered.add(id);
+  }
+  for (const m of inHistory) {
+    if (kept.has(m.id)) continue;
+    assert.deepEqual(store.recall(m.id)?.message, m, `removed message ${m.id} is not in recall`);
+    if (!isClip(m)) assert.ok(covered.has(m.id), `removed message ${m.id} is in no archived batch`);
+  }
+}
+
+describe('compress end to end', { skip }, () => {
+  /** @type {Awaited<ReturnType<typeof createCompactor>>} */
+  let c;
+  const store = new MemoryStore();
+  /** @type {any[]} */
+  const hostCalls = [];
+  before(async () => {
+    c = await createCompactor({ wasmPath: wasmPath(), store, onHostCall: (e) => hostCalls.push(e) });
+  });
+  after(async () => { await c?.close(); });
+
+  const files = bundledConversations();
+  const cases = files.length > 0
+    ? files.map((f) => ({ label: f.split('/').pop(), load: () => readConversation(f) }))
+    : [{ label: 'constructed 80-message conversation', load: () => ({ conversationId: 'e2e', history: makeConversation('e2e', 80) }) }];
+
+  for (const { label, load } of cases) {
+    test(`compacts ${label}, then compacts again replacing the clip-archive`, async () => {
+      const { conversationId: conv, history } = load();
+      store.append(conv, history);
+      const first = await compressRaw(c, conv, store.history(conv), { config: CONFIG });
+      assertCompacted(first, store, conv);
+
+      // More conversation, then a second compaction: the old clip-archive
+      // is removed in the same commit, never duplicated.
+      const more = makeConversation(`${conv}-more`, 30).map((m, i) => ({ ...m, id: `${conv}-more-${i}`, conversation_id: conv,
+        created_at: new Date(Date.parse('2026-03-01T00:00:00.000Z') + i * 60_000).toISOString() }));
+      store.append(conv, more);
+      const oldClip = first.result.history[0];
+      const second = await compressRaw(c, conv, store.history(conv), { config: CONFIG });
+      assertCompacted(second, store, conv);
+      assert.notEqual(second.result.history[0].id, oldClip.id);
+      assert.deepEqual(store.recall(oldClip.id)?.message, oldClip);
+      assert.match(second.result.history[0].content, /^\[Context Summary — \d+ messages compressed across \d+ compaction cycle/);
+    });
+  }
+
+  test('dry_run returns the commit it would send and changes nothing', async () => {
+    const conv = 'dry';
+    store.append(conv, makeConversation(conv, 40));
+    const before = store.snapshot();
+    const { result } = await compressRaw(c, conv, store.history(conv), { config: CONFIG, dry_run: true });
+    assert.equal(result.failed, false);
+    assert.deepEqual(store.snapshot(), before);
+    assert.equal(result.commit.conversation_id, conv);
+    assert.ok(result.commit.remove_message_ids.length > 0);
+    assert.deepEqual(result.commit.insert_message, result.history[0]);
+    // Committing it by hand is what the real run would have done.
+    assert.deepEqual(store.commit(result.commit), { ok: true });
+    assert.deepEqual(store.history(conv), result.history);
+  });
+
+  test('nothing to compress is not a failure and calls no host function', async () => {
+    hostCalls.length = 0;
+    const h = makeConversation('short', 12).slice(0, 4);
+    const r = await c.compress('short', h, { config: CONFIG });
+    assert.equal(r.failed, false);
+    assert.equal(r.messages_compressed, 0);
+    assert.deepEqual(hostCalls, []);
+  });
+
+  test('compress defaults to the store history; calls on one compactor are serialized', async () => {
+    store.append('par-a', makeConversation('par-a', 40));
+    store.append('par-b', makeConversation('par-b', 40));
+    const [a, b, s] = await Promise.all([
+      c.compress('par-a', undefined, { config: CONFIG }),
+      c.compress('par-b', undefined, { config: CONFIG }),
+      c.score(makeConversation('x', 20)),
+    ]);
+    assert.equal(a.failed, false);
+    assert.equal(b.failed, false);
+    assert.equal(s.scores.length, 20);
+    assert.deepEqual(store.history('par-a'), a.history);
+    assert.deepEqual(store.history('par-b'), b.history);
+  });
+
+  test('invalid input throws a ClipfoldError naming the field', async () => {
+    await assert.rejects(c.compress('bad', [{ id: 'x', role: 'robot', content: 'hi', created_at: '2026-02-28T10:00:00.000Z' }]),
+      (/** @type {any} */ e) => e.name === 'ClipfoldError' && e.code === 'invalid_input' && /^history\[0\]\.role/.test(e.field ?? ''));
+  });
+});
+
+describe('compress through the OpenAI-compatible adapter', { skip }, () => {
+  /** @type {any[]} */
+  const requests = [];
+  const server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (d) => { data += d; });
+    req.on('end', () => {
+      const body = JSON.parse(data);
+      requests.push({ url: req.url, auth: req.headers.authorization, body });
+      const text = `Summary of ${body.messages.length} messages: billing migration to Postgres, hash column decision.`;
+      const out = JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
+      // Answer asynchronously, as a real server does.
+      setTimeout(() => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(out); }, 5);
+    });
+  });
+  /** @type {Awaited<ReturnType<typeof createCompactor>>} */
+  let c;
+  const store = new MemoryStore();
+  before(async () => {
+    await new Promise((r) => server.listen(0, '127.0.0.1', () => r(null)));
+    const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+    c = await createCompactor({ wasmPath: wasmPath(), store,
+      llm: openaiCompatible({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-local', model: 'test-model' }) });
+  });
+  after(async () => { await c?.close(); server.closeAllConnections(); server.close(); });
+
+  test('summaries come from HTTP (async host functions on the worker)', async () => {
+    const conv = 'http';
+    store.append(conv, makeConversation(conv, 50));
+    const run = await compressRaw(c, conv, store.history(conv), { config: { ...CONFIG, model: 'gpt-x' } });
+    assertCompacted(run, store, conv);
+    assert.equal(requests.length, run.result.llm_calls);
+    for (const r of requests) {
+      assert.equal(r.url, '/v1/chat/completions');
+      assert.equal(r.auth, 'Bearer sk-local');
+      assert.equal(r.body.model, 'gpt-x');
+      assert.equal(r.body.messages[0].role, 'system');
+      assert.equal(r.body.temperature, 0);
+    }
+    assert.ok(run.result.batches.every((/** @type {any} */ b) => b.method === 'llm'));
+    assert.match(run.result.history[0].content, /Summary of \d+ messages/);
+  });
+});

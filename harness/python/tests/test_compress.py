@@ -1,0 +1,280 @@
+"""compress end to end through the plug-in, with the SQLite store, and the
+fault-injection matrix of SPEC §4's guarantees."""
+
+import glob
+import json
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import pytest
+
+import clipfold
+from clipfold import Compactor, SQLiteStore
+from clipfold._rawjson import raw_field, raw_items
+
+from conftest import REPO, require_export
+
+CONFIG = {"chunk_size": 10, "keep_recent": 5, "backoff_base_ms": 1, "compaction_max_retries": 1}
+
+
+def build_conversation(n: int = 30) -> List[Dict[str, Any]]:
+    """A conversation with decisions, questions, a tool call and its result,
+    and non-ASCII text, in plain OpenAI style plus ids and times."""
+    msgs: List[Dict[str, Any]] = [{"id": "sys", "role": "system", "content": "You are a careful coding agent.",
+                                   "created_at": "2026-02-28T09:59:00.000Z"}]
+    for i in range(n):
+        t = "2026-02-28T10:%02d:%02d.000Z" % (i // 60, i % 60)
+        if i == 7:
+            msgs.append({"id": "m%d" % i, "role": "assistant", "content": None, "created_at": t, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"main.go\"}"}}]})
+        elif i == 8:
+            msgs.append({"id": "m%d" % i, "role": "tool", "tool_call_id": "call_1", "created_at": t,
+                         "content": "package main\nfunc main() { panic(\"boom\") }"})
+        elif i % 2 == 0:
+            msgs.append({"id": "m%d" % i, "role": "user", "created_at": t, "x_unknown": {"kept": [1, 2.50, "é"]},
+                         "content": "Step %d: can you fix the parser bug in parser_%d.go? It must stay under 2 ms — «très» important." % (i, i)})
+        else:
+            msgs.append({"id": "m%d" % i, "role": "assistant", "created_at": t,
+                         "content": "We decided to rewrite tokenizer step %d; the error came from an off-by-one in line %d. " % (i, 40 + i) * 2})
+    return msgs
+
+
+def bundled_conversations() -> List[List[Dict[str, Any]]]:
+    out = []
+    for f in sorted(glob.glob(str(REPO / "testdata" / "conversations" / "*.json")))[:3]:
+        doc = json.load(open(f, encoding="utf-8"))
+        msgs = doc if isinstance(doc, list) else doc.get("messages") or doc.get("history")
+        if isinstance(msgs, list) and len(msgs) > 10 and all(isinstance(m, dict) and "role" in m for m in msgs):
+            out.append(msgs)
+    return out or [build_conversation()]
+
+
+@pytest.fixture
+def compactor(wasm: str) -> Iterator[Compactor]:
+    with Compactor(wasm, store=SQLiteStore(), config=CONFIG) as c:
+        require_export(c, "compress")
+        yield c
+
+
+def summarizer(calls: List[Dict[str, Any]]) -> Callable[[Dict[str, Any]], Dict[str, Any]]:
+    def llm(req: Dict[str, Any]) -> Dict[str, Any]:
+        calls.append(req)
+        return {"content": [{"type": "text", "text": "Summary %d: parser bug fixed, tokenizer rewritten." % len(calls)}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 8}}
+    return llm
+
+
+@pytest.mark.parametrize("conv_index", range(len(bundled_conversations())))
+def test_compress_end_to_end(compactor: Compactor, conv_index: int) -> None:
+    calls: List[Dict[str, Any]] = []
+    compactor.llm = summarizer(calls)
+    history = bundled_conversations()[conv_index]
+    r = compactor.compress("c1", history)
+    assert r["failed"] is False, r
+    assert r["messages_compressed"] > 0 and r["batches_created"] >= 1
+    assert r["tokens_estimate_after"] < r["tokens_estimate_before"]
+    assert r["llm_calls"] == len(calls) >= 1
+    for req in calls:
+        assert 0 < req["timeout_ms"] <= 120000
+    out = r["history"]
+    assert len(out) < len(history)
+    assert out[0]["role"] == "system" and out[0]["content"].startswith("[Context Summary")
+    # kept messages come back as they were sent (unknown fields included)
+    sent = {m["id"]: m for m in clipfold.normalize_messages(history)}
+    for m in out[1:]:
+        assert m == sent[m["id"]]
+    # the database agrees with the result
+    store = compactor.store
+    active = store.active_messages("c1")
+    assert [m["id"] for m in active] == [m["id"] for m in out]
+    assert active[0]["content"] == out[0]["content"]
+    kept = {m["id"] for m in out}
+    removed = [m["id"] for m in history if m["id"] not in kept]
+    assert len(removed) == r["messages_compressed"]
+    for mid in removed:
+        assert store.recall(mid) == sent[mid]  # moved, not destroyed
+    blocks = store.list_blocks("archival", "compaction-batch-c1-")
+    assert len(blocks) == r["batches_created"]
+    covered = set()
+    for b in blocks:
+        meta = json.loads(b["content"].split("\n", 1)[0])
+        assert meta["conversation_id"] == "c1" and meta["operation_id"] == r["operation_id"]
+        covered.update(meta["source_message_ids"])
+    assert set(removed) <= covered
+    assert store.search("tokenizer rewritten", conversation_id="c1")
+
+
+def test_compress_twice_replaces_the_clip_archive(compactor: Compactor) -> None:
+    compactor.llm = summarizer([])
+    history = build_conversation(30)
+    r1 = compactor.compress("c1", history)
+    assert not r1["failed"]
+    more = r1["history"] + [{"id": "n%d" % i, "role": "user", "created_at": "2026-02-28T11:00:%02d.000Z" % i,
+                             "content": "Another requirement %d: never break the public API. " % i * 3} for i in range(20)]
+    r2 = compactor.compress("c1", more)
+    assert not r2["failed"], r2
+    hist = r2["history"]
+    assert sum(1 for m in hist if str(m.get("content", "")).startswith("[Context Summary")) == 1
+    assert r1["history"][0]["id"] not in [m["id"] for m in hist]
+    assert [m["id"] for m in compactor.store.active_messages("c1")] == [m["id"] for m in hist]
+
+
+def test_compress_from_the_store_and_dry_run(compactor: Compactor) -> None:
+    compactor.llm = summarizer([])
+    compactor.store.append_messages("c2", build_conversation(20))
+    before = compactor.store.dump()
+    r = compactor.compress("c2", None, dry_run=True)
+    assert not r["failed"] and "commit" in r
+    assert r["commit"]["conversation_id"] == "c2"
+    assert compactor.store.dump() == before
+    r = compactor.compress("c2")
+    assert not r["failed"]
+    assert compactor.store.dump() != before
+
+
+def test_nothing_to_compress_is_not_a_failure(compactor: Compactor) -> None:
+    def no_call(req: Any) -> Any:
+        raise AssertionError("no host call expected")
+    compactor.llm = no_call
+    r = compactor.compress("c3", [{"role": "user", "content": "hi"}])
+    assert r["failed"] is False and r["messages_compressed"] == 0
+
+
+def test_invalid_input_raises(compactor: Compactor) -> None:
+    with pytest.raises(clipfold.ClipfoldError) as e:
+        compactor.compress("c1", [{"id": "a", "role": "robot", "content": "x", "created_at": "2026-02-28T10:00:00.000Z"}],
+                           sync_store=False)
+    assert e.value.code == "invalid_input" and e.value.field == "history[0].role"
+
+
+# ---------------------------------------------------------------- fault injection
+ERR = {
+    "auth": {"error": {"code": "auth", "message": "bad key", "retryable": False}},
+    "timeout": {"error": {"code": "timeout", "message": "slow", "retryable": True}},
+    "unavailable": {"error": {"code": "unavailable", "message": "store down", "retryable": False}},
+    "conflict": {"error": {"code": "conflict", "message": "another compaction won", "retryable": False}},
+}
+
+
+def run_with_fault(compactor: Compactor, fail: Callable[[str, int], Optional[Any]]) -> Dict[str, Any]:
+    """Runs compress with handlers that ask fail(name, n) before each host
+    call (n counts that function's calls from 0); a non-None answer is
+    returned instead of the real one (an exception is raised as is)."""
+    history = build_conversation(30)
+    compactor.store.append_messages("c1", clipfold.normalize_messages(history, for_compress=True))
+    raw_history = "[" + ",".join(compactor.store.active_raw("c1")) + "]"
+    data = ('{"conversation_id":"c1","history":%s,"config":%s}' % (raw_history, json.dumps(CONFIG))).encode()
+    before = compactor.store.dump()
+    counts: Dict[str, int] = {}
+    real = compactor.host_handlers()
+
+    def wrap(name: str) -> Callable[[bytes], bytes]:
+        def h(b: bytes) -> bytes:
+            n = counts.get(name, 0)
+            counts[name] = n + 1
+            out = fail(name, n)
+            if out is not None:
+                return json.dumps(out).encode()
+            return real[name](b)
+        return h
+
+    out = compactor.call("compress", data, handlers={k: wrap(k) for k in real})
+    text = out.decode("utf-8")
+    result = json.loads(text)
+    result["_raw_history_identical"] = raw_field(text, "history") == raw_history
+    result["_db_unchanged"] = compactor.store.dump() == before
+    result["_counts"] = counts
+    return result
+
+
+def test_no_fault_baseline(compactor: Compactor) -> None:
+    compactor.llm = summarizer([])
+    r = run_with_fault(compactor, lambda name, n: None)
+    assert r["failed"] is False
+    assert r["_counts"] == {"llm_complete": 3, "memory_list": 1, "compaction_commit": 1}
+    assert not r["_db_unchanged"]
+
+
+MATRIX = [
+    ("llm_complete", 0, ERR["auth"], "llm_failed"),
+    ("llm_complete", 1, ERR["auth"], "llm_failed"),
+    ("llm_complete", 2, ERR["auth"], "llm_failed"),
+    ("llm_complete", 0, "raise", "llm_failed"),
+    ("llm_complete", 0, {"content": [{"type": "text", "text": ""}]}, "invalid_summary"),
+    ("memory_list", 0, ERR["unavailable"], "host_error"),
+    ("memory_list", 0, "raise", "host_error"),
+    ("compaction_commit", 0, ERR["conflict"], "commit_conflict"),
+    ("compaction_commit", 0, ERR["unavailable"], "host_error"),
+    ("compaction_commit", 0, "raise", "host_error"),
+]
+
+
+@pytest.mark.parametrize("name,nth,answer,code", MATRIX,
+                         ids=["%s#%d-%s" % (n, i, a if isinstance(a, str) else (a.get("error") or {}).get("code", "empty"))
+                              for n, i, a, _ in MATRIX])
+def test_fault(compactor: Compactor, name: str, nth: int, answer: Any, code: str) -> None:
+    compactor.llm = summarizer([])
+    persistent = answer == ERR["auth"] or isinstance(answer, dict) and "content" in answer
+
+    def fail(fn: str, n: int) -> Optional[Any]:
+        if fn != name or (n != nth and not (persistent and n > nth)):
+            return None
+        if answer == "raise":
+            raise RuntimeError("injected failure")
+        return answer
+
+    r = run_with_fault(compactor, fail)
+    assert r["failed"] is True, r
+    assert r["failure_code"] == code, r
+    assert r["_raw_history_identical"], "history must come back byte for byte"
+    assert r["_db_unchanged"], "the store must be untouched"
+    assert r["consecutive_failures"] == 1
+
+
+def test_llm_timeout_is_retried_then_fails(compactor: Compactor) -> None:
+    compactor.llm = summarizer([])
+    r = run_with_fault(compactor, lambda fn, n: ERR["timeout"] if fn == "llm_complete" else None)
+    assert r["failed"] and r["failure_code"] == "llm_timeout"
+    assert r["_counts"]["llm_complete"] >= 2  # retried
+    assert r["_raw_history_identical"] and r["_db_unchanged"]
+
+
+def test_real_conflict_between_two_compactors(wasm: str, tmp_path: Any) -> None:
+    db = str(tmp_path / "shared.db")
+    history = build_conversation(30)
+    with Compactor(wasm, store=db, llm=summarizer([]), config=CONFIG) as a, \
+            Compactor(wasm, store=db, llm=summarizer([]), config=CONFIG) as b:
+        require_export(a, "compress")
+        a.store.append_messages("c1", clipfold.normalize_messages(history))
+        # b prepares its compaction on the same history, then a wins first
+        plan = b.compress("c1", history, dry_run=True)
+        assert not plan["failed"]
+        assert not a.compress("c1", history)["failed"]
+        snapshot = b.store.dump()
+        commit = plan["commit"]
+        assert b.store.host_compaction_commit(commit)["error"]["code"] == "conflict"
+        r = b.compress("c1", history)
+        assert r["failed"] and r["failure_code"] == "commit_conflict"
+        assert b.store.dump() == snapshot
+
+
+def test_breaker_opens_after_consecutive_failures(compactor: Compactor) -> None:
+    compactor.llm = lambda req: ERR["auth"]
+    history = build_conversation(30)
+    codes = [compactor.compress("c9", history)["failure_code"] for _ in range(4)]
+    assert codes == ["llm_failed"] * 3 + ["breaker_open"]
+
+
+def test_extractive_default_through_the_plugin(wasm: str) -> None:
+    with Compactor(wasm, config=CONFIG) as c:
+        require_export(c, "compress")
+        assert isinstance(c.llm, clipfold.Extractive)
+        if c.has_export("extractiveSummary"):
+            assert c.llm.uses_plugin
+        history = build_conversation(30)
+        for m in history[1:]:
+            if m["role"] != "tool" and m["content"]:
+                m["content"] += " Here is the full log output again for reference: " + "lorem ipsum dolor sit amet " * 30
+        r = c.compress("c1", history)
+        assert not r["failed"], r
+        assert r["tokens_estimate_after"] < r["tokens_estimate_before"] / 2
+        assert "parser" in r["history"][0]["content"] or "tokenizer" in r["history"][0]["content"]
