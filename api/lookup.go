@@ -16,4 +16,6 @@ var Exports = map[string]Handler{
 	"buildClipArchive":            (*Env).BuildClipArchive,
 	"version":                     (*Env).VersionInfo,
 	"extractiveSummary":           (*Env).ExtractiveSummary,
+	"providerRequest":             (*Env).ProviderRequest,
+	"providerResponse":            (*Env).ProviderResponse,
 }

@@ -112,3 +112,9 @@ func version() int32 { return run((*api.Env).VersionInfo) }
 
 //go:wasmexport extractiveSummary
 func extractiveSummary() int32 { return run((*api.Env).ExtractiveSummary) }
+
+//go:wasmexport providerRequest
+func providerRequest() int32 { return run((*api.Env).ProviderRequest) }
+
+//go:wasmexport providerResponse
+func providerResponse() int32 { return run((*api.Env).ProviderResponse) }

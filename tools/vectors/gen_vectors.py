@@ -558,6 +558,108 @@ vec("buildClipArchive", "depth must be a non-negative integer", [], {"batches": 
 vec("buildClipArchive", "end_time must be RFC 3339", [], {"batches": [dict(batch(0), end_time="noon")]},
     error=err("invalid_input", "batches[0].end_time"))
 
+
+# ---------------------------------------------------------------- providerRequest / providerResponse
+def provider_body(provider, req):
+    """SPEC §3 providerRequest, transcribed: the wire body each provider accepts."""
+    msgs = [m for m in req["messages"] if m["content"].strip() != ""]
+    if provider == "anthropic":
+        system = "\n\n".join([x for x in [req.get("system") or ""] if x] + [m["content"] for m in msgs if m["role"] == "system"])
+        turns = []
+        for m in msgs:
+            if m["role"] == "system":
+                continue
+            if turns and turns[-1]["role"] == m["role"]:
+                turns[-1]["content"] += "\n\n" + m["content"]
+            else:
+                turns.append({"role": m["role"], "content": m["content"]})
+        if not turns or turns[0]["role"] != "user":
+            turns.insert(0, {"role": "user", "content": "(conversation continues)"})
+        body = {"model": req["model"], "max_tokens": req.get("max_tokens") or 1024}
+        if system:
+            body["system"] = system
+        body["messages"] = turns
+        body["temperature"] = req.get("temperature", 0)
+        return "/v1/messages", body
+    chat = ([{"role": "system", "content": req["system"]}] if req.get("system") else []) + \
+           [{"role": m["role"], "content": m["content"]} for m in msgs]
+    if provider == "openai":
+        return "/v1/chat/completions", {"model": req["model"], "messages": chat, "max_tokens": req["max_tokens"],
+                                        "temperature": req.get("temperature", 0)}
+    return "/api/chat", {"model": req["model"], "messages": chat, "stream": False,
+                         "options": {"temperature": req.get("temperature", 0), "num_predict": req["max_tokens"]}}
+
+
+def pr_vec(name, proves, provider, req):
+    path, body = provider_body(provider, req)
+    vec("providerRequest", name, proves, {"provider": provider, "request": req}, {"url_path": path, "body": body})
+
+
+summ = summ_request(None, "Earlier: the team chose Go.", conv[:2], "claude-3-5-haiku", 256)
+pr_vec("anthropic: system-role messages lifted and joined into system after request.system",
+       ["compaction-v2.AC2.2", "compaction-v2.AC2.4"], "anthropic", summ)
+multi_sys = {"system": "Base prompt.", "model": "m", "max_tokens": 64, "temperature": 0,
+             "messages": [{"role": "system", "content": "first system"}, {"role": "user", "content": "hello"},
+                          {"role": "system", "content": "second system"}, {"role": "assistant", "content": "hi"},
+                          {"role": "user", "content": "bye"}]}
+pr_vec("anthropic: several system messages concatenated in order", ["compaction-v2.AC2.5"], "anthropic", multi_sys)
+pr_vec("openai: system first, system-role messages kept in place and in order",
+       ["compaction-v2.AC2.3", "compaction-v2.AC2.5"], "openai", multi_sys)
+pr_vec("ollama: the openai message list in /api/chat's body", ["compaction-v2.AC2.3"], "ollama", multi_sys)
+pr_vec("openai: a summarization request", ["compaction-v2.AC2.3", "compaction-v2.AC2.4"], "openai", summ)
+no_sys = {"system": "", "model": "m", "max_tokens": 5, "temperature": 0,
+          "messages": [{"role": "user", "content": "only user"}]}
+pr_vec("anthropic: request.system alone still works (backward compatible)", ["compaction-v2.AC2.4"], "anthropic",
+       dict(no_sys, system="Just the field."))
+pr_vec("openai: no system prompt, no system message", ["compaction-v2.AC2.4"], "openai", no_sys)
+awkward = {"system": "S", "model": "m", "max_tokens": 9, "temperature": 0,
+           "messages": [{"role": "assistant", "content": "I spoke first"}, {"role": "assistant", "content": "twice"},
+                        {"role": "user", "content": ""}, {"role": "user", "content": "then you"}]}
+pr_vec("anthropic: empty turns dropped, same-role turns merged, a user turn first", [], "anthropic", awkward)
+pr_vec("openai: empty messages dropped", [], "openai", awkward)
+vec("providerRequest", "unknown provider", [], {"provider": "bard", "request": no_sys}, error=err("invalid_input", "provider"))
+vec("providerRequest", "request is required", [], {"provider": "openai"}, error=err("invalid_input", "request"))
+vec("providerRequest", "tool role is not a model-request role", [],
+    {"provider": "openai", "request": dict(no_sys, messages=[{"role": "tool", "content": "x"}])},
+    error=err("invalid_input", "request.messages[0].role"))
+
+def presp(name, provider, status, body, expected, proves=None):
+    vec("providerResponse", name, proves or [], {"provider": provider, "status": status, "body": body}, expected)
+
+ok = {"content": [{"type": "text", "text": "The summary."}], "stop_reason": "end_turn",
+      "usage": {"input_tokens": 120, "output_tokens": 5}}
+presp("anthropic: a Messages API response", "anthropic", 200,
+      {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-x",
+       "content": [{"type": "text", "text": "The summary."}], "stop_reason": "end_turn", "stop_sequence": None,
+       "usage": {"input_tokens": 120, "output_tokens": 5}}, ok)
+presp("openai: a chat completion", "openai", 200,
+      {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-x",
+       "choices": [{"index": 0, "message": {"role": "assistant", "content": "The summary."}, "finish_reason": "stop"}],
+       "usage": {"prompt_tokens": 120, "completion_tokens": 5, "total_tokens": 125}}, ok)
+presp("ollama: an /api/chat response", "ollama", 200,
+      {"model": "llama3", "created_at": "2026-02-28T10:00:00Z", "message": {"role": "assistant", "content": "The summary."},
+       "done": True, "done_reason": "stop", "prompt_eval_count": 120, "eval_count": 5}, ok)
+presp("body may be a string holding the JSON", "openai", 200,
+      json.dumps({"choices": [{"message": {"role": "assistant", "content": "The summary."}, "finish_reason": "stop"}],
+                  "usage": {"prompt_tokens": 120, "completion_tokens": 5}}), ok)
+presp("anthropic 429 is rate_limited and retryable", "anthropic", 429,
+      {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}},
+      {"error": {"code": "rate_limited", "message": "Number of request tokens has exceeded your per-minute rate limit", "retryable": True}})
+presp("anthropic 529 overloaded is unavailable and retryable", "anthropic", 529,
+      {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+      {"error": {"code": "unavailable", "message": "Overloaded", "retryable": True}})
+presp("openai context length is context_overflow, not retryable", "openai", 400,
+      {"error": {"message": "This model's maximum context length is 8192 tokens.", "type": "invalid_request_error",
+                 "param": "messages", "code": "context_length_exceeded"}},
+      {"error": {"code": "context_overflow", "message": "This model's maximum context length is 8192 tokens.", "retryable": False}})
+presp("openai 401 is auth", "openai", 401,
+      {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}},
+      {"error": {"code": "auth", "message": "Incorrect API key provided.", "retryable": False}})
+presp("ollama 500 is unavailable and retryable", "ollama", 500, {"error": "model runner has unexpectedly stopped"},
+      {"error": {"code": "unavailable", "message": "model runner has unexpectedly stopped", "retryable": True}})
+vec("providerResponse", "status is required", [], {"provider": "openai", "body": {}}, error=err("invalid_input", "status"))
+vec("providerResponse", "body is required", [], {"provider": "openai", "status": 200}, error=err("invalid_input", "body"))
+
 # ---------------------------------------------------------------- version
 vec("version", "version and ABI", [], {}, {"version": "0.1.0", "abi": 1})
 
