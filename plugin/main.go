@@ -11,10 +11,17 @@
 package main
 
 import (
+	"strconv"
+
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
 	pdk "github.com/extism/go-pdk"
 )
+
+// inputLength is the Extism kernel's length of the current input.
+//
+//go:wasmimport extism:host/env input_length
+func inputLength() uint64
 
 // main is required by the wasip1 reactor build; the exports are the API.
 func main() {}
@@ -35,6 +42,12 @@ func run(h handler) (rc int32) {
 	e, err := environment()
 	if err != nil {
 		pdk.SetErrorString(err.Error())
+		return 1
+	}
+	// Refuse oversized input before copying it out of the Extism kernel.
+	if n := inputLength(); n > api.MaxInputBytes {
+		pdk.SetErrorString(core.CodeTooLarge + ": input is " + strconv.FormatUint(n, 10) +
+			" bytes; the limit is " + strconv.Itoa(api.MaxInputBytes))
 		return 1
 	}
 	out, err := h(e, pdk.Input())

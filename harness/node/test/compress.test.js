@@ -4,7 +4,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { createCompactor, MemoryStore, openaiCompatible } from '../src/index.js';
+import { createCompactor, MemoryStore, offlineLLM, openaiCompatible } from '../src/index.js';
 import { buildExports, bundledConversations, wasmPath } from './helpers/common.js';
 import { makeConversation, readConversation } from './helpers/conversation.js';
 import { compressRaw } from './helpers/harness.js';
@@ -97,6 +97,28 @@ describe('compress end to end', { skip }, () => {
       assert.match(second.result.history[0].content, /^\[Context Summary — \d+ messages compressed across \d+ compaction cycle/);
     });
   }
+
+  test('the offline LLM is the plug-in\'s own extractive summarizer when the build exports it', () => {
+    const expected = buildExports('extractiveSummary') ? 'extractiveSummary' : 'javascript';
+    assert.equal(/** @type {any} */ (c.llm).source(), expected);
+  });
+
+  test('the JavaScript extractive fallback compacts too', async () => {
+    const js = offlineLLM(); // never bound to a plug-in: the JavaScript summarizer
+    const s2 = new MemoryStore();
+    const c2 = await createCompactor({ wasmPath: wasmPath(), store: s2, llm: js });
+    try {
+      // A fresh offline LLM bound by createCompactor would use the export;
+      // this one is unbound again to force the fallback.
+      js.bindPlugin(/** @type {any} */ ({ has: () => false, callJSON: async () => { throw new Error('unused'); } }));
+      assert.equal(js.source(), 'javascript');
+      const conv = 'jsfallback';
+      s2.append(conv, makeConversation(conv, 80));
+      assertCompacted(await compressRaw(c2, conv, s2.history(conv), { config: CONFIG }), s2, conv);
+    } finally {
+      await c2.close();
+    }
+  });
 
   test('dry_run returns the commit it would send and changes nothing', async () => {
     const conv = 'dry';

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// Benchmarks of the Node host (@extism/extism over build/clipfold.wasm):
+// median time of `split` and `score` on 1k and 10k messages of ~400 bytes,
+// JSON encoding of the input and decoding of the output included; and cold
+// start (compile + instantiate + first call), measured in fresh processes.
+//
+//   node bench.mjs                 a table
+//   node bench.mjs --json          JSON on stdout
+//   node bench.mjs --json=out.json the table, and JSON written to out.json
+//   options: --sizes=1000,10000 --runs=N --cold-runs=N
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { compileWasm, createCompactor, findWasm, PluginInstance, stubHostFunctions, HOST_NAMESPACE } from './src/index.js';
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => {
+  const [k, v] = a.replace(/^--/, '').split('=');
+  return [k, v ?? true];
+}));
+
+/** The cold-start child: one measurement, printed as JSON. */
+if (args['cold-child']) {
+  const t0 = performance.now();
+  const module = await compileWasm(findWasm());
+  const t1 = performance.now();
+  const inst = new PluginInstance({ module, runInWorker: args['cold-child'] === 'worker', functions: { [HOST_NAMESPACE]: stubHostFunctions() } });
+  await inst.ready();
+  const t2 = performance.now();
+  await inst.call('version', '{}');
+  const t3 = performance.now();
+  await inst.close();
+  process.stdout.write(JSON.stringify({ compile_ms: t1 - t0, instantiate_ms: t2 - t1, first_call_ms: t3 - t2, total_ms: t3 - t0 }));
+  process.exit(0);
+}
+
+const sizes = String(args.sizes ?? '1000,10000').split(',').map(Number);
+const median = (/** @type {number[]} */ xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** n messages of about 400 bytes each, deterministic. */
+function messages(n) {
+  const words = ['migration', 'invoice', 'decision', 'error', 'postgres', 'replica', 'schema', 'budget', 'deadline', 'fix',
+    'tool', 'result', 'agreed', 'customer', 'export', 'index', 'hash', 'column', 'review', 'finance'];
+  const roles = ['user', 'assistant', 'user', 'assistant', 'tool'];
+  const out = [];
+  const base = Date.parse('2026-02-28T10:00:00.000Z');
+  for (let i = 0; i < n; i++) {
+    let text = '';
+    let j = i;
+    while (text.length < 260) { text += words[(j * 7 + text.length) % words.length] + (j % 9 === 0 ? '? ' : ' '); j++; }
+    const role = roles[i % roles.length];
+    out.push({ id: `m${i}`, conversation_id: 'bench', role: role === 'tool' ? 'user' : role, content: text.trim(),
+      created_at: new Date(base + i * 1000).toISOString() });
+  }
+  return out;
+}
+
+const wasm = findWasm();
+const c = await createCompactor({ wasmPath: wasm });
+const results = { host: 'node', node: process.version, extism: JSON.parse(readFileSync(new URL('./node_modules/@extism/extism/package.json', import.meta.url), 'utf8')).version,
+  wasm, wasm_bytes: readFileSync(wasm).length, calls: /** @type {any[]} */ ([]), cold_start: /** @type {any} */ ({}) };
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+for (const n of sizes) {
+  const msgs = messages(n);
+  const bytes = enc.encode(JSON.stringify({ messages: msgs })).length;
+  const runs = Number(args.runs ?? (n >= 10000 ? 7 : 21));
+  for (const exp of ['split', 'score']) {
+    // warm-up
+    JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify({ messages: msgs }))));
+    const times = [];
+    for (let r = 0; r < runs; r++) {
+      const t0 = performance.now();
+      const out = JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify({ messages: msgs }))));
+      times.push(performance.now() - t0);
+      if (!out) throw new Error('no output');
+    }
+    results.calls.push({ export: exp, messages: n, input_bytes: bytes, runs, median_ms: median(times), min_ms: Math.min(...times) });
+  }
+}
+await c.close();
+
+const coldRuns = Number(args['cold-runs'] ?? 5);
+const self = fileURLToPath(import.meta.url);
+for (const mode of ['main', 'worker']) {
+  const samples = [];
+  for (let i = 0; i < coldRuns; i++) {
+    const p = spawnSync(process.execPath, ['--disable-warning=ExperimentalWarning', self, `--cold-child=${mode}`], { encoding: 'utf8' });
+    if (p.status !== 0) throw new Error(`cold-start child failed: ${p.stderr}`);
+    samples.push(JSON.parse(p.stdout));
+  }
+  const m = (/** @type {string} */ k) => median(samples.map((s) => s[k]));
+  results.cold_start[mode] = { runs: coldRuns, compile_ms: m('compile_ms'), instantiate_ms: m('instantiate_ms'), first_call_ms: m('first_call_ms'), total_ms: m('total_ms') };
+}
+
+const f = (/** @type {number} */ x) => x.toFixed(1).padStart(9);
+if (args.json === true) {
+  process.stdout.write(JSON.stringify(results, null, 2) + '\n');
+} else {
+  console.log(`clipfold Node host — node ${results.node}, @extism/extism ${results.extism}, ${(results.wasm_bytes / 1e6).toFixed(1)} MB wasm`);
+  console.log('export  messages   input MB  median ms    min ms  runs');
+  for (const r of results.calls) {
+    console.log(`${r.export.padEnd(7)} ${String(r.messages).padStart(8)} ${(r.input_bytes / 1e6).toFixed(2).padStart(10)} ${f(r.median_ms)} ${f(r.min_ms)} ${String(r.runs).padStart(5)}`);
+  }
+  console.log('cold start (fresh process, median)  compile  instantiate  first call   total ms');
+  for (const [mode, s] of Object.entries(results.cold_start)) {
+    const label = mode === 'main' ? 'main thread (pure exports)' : 'worker thread (compress)';
+    console.log(`${label.padEnd(35)} ${f(s.compile_ms)} ${f(s.instantiate_ms).padStart(12)} ${f(s.first_call_ms).padStart(11)} ${f(s.total_ms).padStart(10)}`);
+  }
+  if (typeof args.json === 'string') writeFileSync(args.json, JSON.stringify(results, null, 2) + '\n');
+}
