@@ -1,0 +1,160 @@
+package api
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/clipfold/clipfold/core"
+)
+
+// Fuzz targets for every export's input decoder. The seed corpus (f.Add
+// and testdata/fuzz) runs in every `go test`; `go test -fuzz=FuzzX ./api`
+// explores further. The property: any input yields output or a *core.Error
+// with a SPEC code — never a panic.
+
+var fuzzSeeds = []string{
+	``, `{}`, `[]`, `null`, `{"messages":[]}`,
+	`{"messages":[{"role":"user","content":"hi?"}]}`,
+	`{"messages":[{"id":"1","role":"assistant","content":"","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"}}]},{"id":"2","role":"tool","tool_call_id":"c","content":"ok"}],"config":{"keep_recent":0,"chunk_size":1}}`,
+	`{"messages":[{"role":"system","content":"[Context Summary — 1 messages]"},{"role":"user","content":[{"type":"text","text":"x"}]}]}`,
+	`{"messages":[{"role":"user","content":"a","created_at":"2026-02-28T10:00:00Z","pinned":true}],"config":{"max_chunk_tokens":1}}`,
+	`{"text":"héllo"}`, `{"batches":[{"content":"c","depth":1,"start_time":"2026-02-28T10:00:00Z","end_time":"2026-02-28T11:00:00Z","message_count":3}]}`,
+	`{"batch_contents":["a","b"]}`, `{"provider":"anthropic","request":{"system":"s","messages":[{"role":"system","content":"x"}]}}`,
+	`{"provider":"openai","status":429,"body":"{\"error\":{\"message\":\"slow\"}}"}`,
+	`{"messages":[{"role":"user","content":"a"}],"config":{"chunk_size":0}}`,
+	`{"messages":[{"role":"robot"}]}`, `{"messages":[` + strings.Repeat("[", 300),
+}
+
+func checkErr(t *testing.T, err error) {
+	if err == nil {
+		return
+	}
+	var e *core.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error is not a *core.Error: %v", err)
+	}
+	switch e.Code {
+	case core.CodeInvalidJSON, core.CodeInvalidInput, core.CodeTooLarge:
+	default:
+		t.Fatalf("unexpected code %q: %v", e.Code, err)
+	}
+}
+
+func FuzzExports(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		for i := range exportNames {
+			f.Add(uint8(i), []byte(s))
+		}
+	}
+	env := DefaultEnv()
+	f.Fuzz(func(t *testing.T, which uint8, in []byte) {
+		h := Exports[exportNames[int(which)%len(exportNames)]]
+		_, err := h(env, in)
+		checkErr(t, err)
+	})
+}
+
+var exportNames = []string{"score", "split", "chunk", "estimateTokens", "shouldCompact", "buildSummarizationRequest",
+	"buildResummarizationRequest", "buildClipArchive", "providerRequest", "providerResponse", "extractiveSummary", "version"}
+
+// FuzzSplitChunkInvariants: every input message appears exactly once
+// across prior_summary / to_compress / to_keep, tool units are never
+// split, and chunking loses and duplicates nothing.
+func FuzzSplitChunkInvariants(f *testing.F) {
+	f.Add([]byte("uatuatxuaausxtta"), uint8(3), uint8(2), uint8(0))
+	f.Add([]byte("suatttauaxpu"), uint8(0), uint8(1), uint8(5))
+	f.Add([]byte("aattuu"), uint8(10), uint8(20), uint8(1))
+	f.Fuzz(func(t *testing.T, shape []byte, keep, size, tokens uint8) {
+		if len(shape) > 400 {
+			shape = shape[:400]
+		}
+		msgs := shapeMessages(shape)
+		c := core.DefaultConfig()
+		c.KeepRecent = int(keep)
+		res := core.Split(msgs, &c)
+		seen := make([]int, len(msgs))
+		if res.Prior >= 0 {
+			seen[res.Prior]++
+		}
+		for _, i := range res.ToCompress {
+			seen[i]++
+		}
+		for _, i := range res.ToKeep {
+			seen[i]++
+		}
+		for i, n := range seen {
+			if n != 1 {
+				t.Fatalf("message %d appears %d times (shape %q)", i, n, shape)
+			}
+		}
+		// No tool result is separated from its call.
+		inCompress := map[int]bool{}
+		for _, i := range res.ToCompress {
+			inCompress[i] = true
+		}
+		for i := range msgs {
+			if msgs[i].Role != core.RoleTool || msgs[i].ToolCallID == "" {
+				continue
+			}
+			for j := i - 1; j >= 0; j-- {
+				if msgs[j].HasToolCalls && len(msgs[j].ToolCalls) > 0 && msgs[j].ToolCalls[0].ID == msgs[i].ToolCallID {
+					if inCompress[i] != inCompress[j] {
+						t.Fatalf("tool result %d and its call %d were split (shape %q)", i, j, shape)
+					}
+					break
+				}
+			}
+		}
+		chunks := core.Chunk(msgs, res.ToCompress, int(size), int(tokens))
+		var flat []int
+		for _, ch := range chunks {
+			if len(ch) == 0 {
+				t.Fatal("empty chunk")
+			}
+			flat = append(flat, ch...)
+		}
+		if len(flat) != len(res.ToCompress) {
+			t.Fatalf("chunking changed the count: %d → %d", len(res.ToCompress), len(flat))
+		}
+		for k := range flat {
+			if flat[k] != res.ToCompress[k] {
+				t.Fatal("chunking reordered messages")
+			}
+		}
+	})
+}
+
+// shapeMessages builds a history from a shape string: u user, a assistant,
+// x assistant with a tool call, t tool result (answering the latest call),
+// s system, p pinned user.
+func shapeMessages(shape []byte) []core.Message {
+	var msgs []core.Message
+	call := ""
+	for i, c := range shape {
+		m := core.Message{ID: string(rune('A' + i%26)), Content: strings.Repeat("w", int(c)%37)}
+		switch c % 6 {
+		case 0:
+			m.Role = core.RoleUser
+		case 1:
+			m.Role = core.RoleAssistant
+		case 2:
+			m.Role = core.RoleAssistant
+			call = "call" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))
+			m.HasToolCalls, m.ToolCalls = true, []core.ToolCall{{ID: call, Name: "f"}}
+		case 3:
+			m.Role = core.RoleTool
+			m.ToolCallID = call
+		case 4:
+			m.Role = core.RoleSystem
+			if i == 0 {
+				m.Content = "[Context Summary — x]"
+			}
+		case 5:
+			m.Role = core.RoleUser
+			m.Pinned = true
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
