@@ -104,7 +104,11 @@ type Instance struct {
 
 // NewInstance instantiates the module.
 func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
-	p, err := r.compiled.Instance(ctx, extism.PluginInstanceConfig{})
+	// wazero's default clocks are fake (fixed walltime, nanosleep that
+	// returns at once): compress needs the real ones for its deadline,
+	// retry backoff and breaker cooldown.
+	mc := wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	p, err := r.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: instantiating the plug-in: %w", err)
 	}

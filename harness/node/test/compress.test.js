@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createCompactor, MemoryStore, offlineLLM, openaiCompatible } from '../src/index.js';
 import { buildExports, bundledConversations, wasmPath } from './helpers/common.js';
-import { makeConversation, readConversation } from './helpers/conversation.js';
+import { makeConversation, readConversation, readFacts } from './helpers/conversation.js';
 import { compressRaw } from './helpers/harness.js';
 import { rawArrayItems } from './helpers/rawjson.js';
 
@@ -74,15 +74,22 @@ describe('compress end to end', { skip }, () => {
 
   const files = bundledConversations();
   const cases = files.length > 0
-    ? files.map((f) => ({ label: f.split('/').pop(), load: () => readConversation(f) }))
-    : [{ label: 'constructed 80-message conversation', load: () => ({ conversationId: 'e2e', history: makeConversation('e2e', 80) }) }];
+    ? files.map((f) => ({ label: f.split('/').pop(), load: () => readConversation(f), facts: () => readFacts(f) }))
+    : [{ label: 'constructed 80-message conversation', load: () => ({ conversationId: 'e2e', history: makeConversation('e2e', 80) }), facts: () => [] }];
 
-  for (const { label, load } of cases) {
+  for (const { label, load, facts } of cases) {
     test(`compacts ${label}, then compacts again replacing the clip-archive`, async () => {
       const { conversationId: conv, history } = load();
       store.append(conv, history);
       const first = await compressRaw(c, conv, store.history(conv), { config: CONFIG });
       assertCompacted(first, store, conv);
+      // Planted facts stay findable: in the active history, an archived
+      // batch, or a recalled message (memory search).
+      for (const f of facts()) {
+        const hits = store.search(f.query, { conversationId: conv, limit: 1000 }).map((h) => h.text).join('\n')
+          + '\n' + store.history(conv).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+        for (const s of f.must_contain) assert.ok(hits.includes(s), `fact ${JSON.stringify(f.fact)}: ${JSON.stringify(s)} is not findable`);
+      }
 
       // More conversation, then a second compaction: the old clip-archive
       // is removed in the same commit, never duplicated.

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 export const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..', '..', '..');
 export const vectorsDir = join(repoRoot, 'testdata', 'vectors');
-export const conversationsDir = join(repoRoot, 'testdata', 'conversations');
+export const conversationsDir = process.env.CLIPFOLD_CONVERSATIONS || join(repoRoot, 'testdata', 'conversations');
 
 /** The plug-in the tests load: $CLIPFOLD_WASM or the repository's build. */
 export function wasmPath() {
@@ -60,6 +60,7 @@ export function jsonDiff(a, b, path = '$') {
 /** The conversations bundled under testdata/conversations (JSON files), if any. */
 export function bundledConversations() {
   if (!existsSync(conversationsDir)) return [];
-  return readdirSync(conversationsDir).filter((f) => f.endsWith('.json') || f.endsWith('.jsonl')).sort()
+  return readdirSync(conversationsDir)
+    .filter((f) => (f.endsWith('.json') || f.endsWith('.jsonl')) && !f.endsWith('.facts.json')).sort()
     .map((f) => join(conversationsDir, f));
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 const BASE = Date.parse('2026-02-28T10:00:00.000Z');
 const TOPICS = [
@@ -70,4 +70,17 @@ export function readConversation(path) {
   if (!Array.isArray(history)) throw new Error(`${path}: no messages`);
   conversationId ??= history.find((m) => m.conversation_id)?.conversation_id ?? 'bundled';
   return { conversationId, history };
+}
+
+/**
+ * The facts sidecar of a bundled conversation (name.facts.json), if any:
+ * [{fact, query, must_contain, message_ids}].
+ * @param {string} path the conversation file
+ * @returns {{fact: string, query: string, must_contain: string[], message_ids: string[]}[]}
+ */
+export function readFacts(path) {
+  const p = path.replace(/\.jsonl?$/, '.facts.json');
+  if (p === path || !existsSync(p)) return [];
+  const v = JSON.parse(readFileSync(p, 'utf8'));
+  return Array.isArray(v) ? v : v.facts ?? [];
 }

@@ -329,7 +329,7 @@ class SQLiteStore:
         op = c.get("operation_id") or ""
         if not conv:
             raise StoreError("commit %r: conversation_id is empty" % op)
-        ins = dict(c.get("insert_message") or {})
+        ins: Dict[str, Any] = dict(c.get("insert_message") or {})
         ins_id = ins.get("id")
         if not isinstance(ins_id, str) or not ins_id:
             raise StoreError("commit %r: insert_message.id is empty" % op)

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+)
+
+// defaultDB is the SQLite file used when neither --db nor --postgres is
+// given (and $CLIPFOLD_DB is unset).
+const defaultDB = "clipfold.db"
+
+// storeFlags are the flags choosing the archive.
+type storeFlags struct {
+	db       string
+	postgres string
+}
+
+func (sf *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&sf.db, "db", "", "SQLite database `file` (default ./clipfold.db, or $CLIPFOLD_DB)")
+	fs.StringVar(&sf.postgres, "postgres", "", "use the PostgreSQL database at this `URL` instead of SQLite (or $CLIPFOLD_POSTGRES)")
+}
+
+// archive is an open store and how to name it to a person.
+type archive struct {
+	st      store.Store
+	kind    string // "sqlite" or "postgres"
+	where   string // the file, or the URL without its password
+	flagArg string // the flags that select it again, for hints ("" for the default)
+}
+
+func (a *archive) describe() string {
+	if a.kind == "postgres" {
+		return "PostgreSQL " + a.where
+	}
+	return "SQLite " + a.where
+}
+
+func (a *archive) Close() error { return a.st.Close() }
+
+// open opens the archive. openExisting (search, show, recall) refuses to
+// create a new, empty database; openDry uses a throwaway in-memory one
+// when there is none.
+func (sf *storeFlags) open(e *env, mode openMode) (*archive, error) {
+	pg := sf.postgres
+	if pg == "" && sf.db == "" {
+		pg = e.getenv("CLIPFOLD_POSTGRES")
+	}
+	if pg != "" {
+		if sf.db != "" {
+			return nil, usagef("--db and --postgres both given: choose one archive")
+		}
+		st, err := openPostgres(e.ctx, pg)
+		if err != nil {
+			return nil, err
+		}
+		return &archive{st: st, kind: "postgres", where: redactURL(pg), flagArg: "--postgres '" + redactURL(pg) + "'"}, nil
+	}
+	path := sf.db
+	flagArg := ""
+	if path == "" {
+		path = e.getenv("CLIPFOLD_DB")
+	}
+	if path == "" {
+		path = defaultDB
+	} else if sf.db != "" {
+		flagArg = "--db " + shellQuote(path)
+	}
+	open := path
+	if path != sqlite.MemoryPath {
+		info, err := os.Stat(path)
+		switch {
+		case err == nil && info.IsDir():
+			return nil, usagef("--db %s is a directory; give a database file", path)
+		case err == nil:
+			if err := probeLock(e, path); err != nil {
+				return nil, err
+			}
+		case errors.Is(err, os.ErrNotExist) && mode == openExisting:
+			return nil, failf("no archive at %s yet: run 'clipfold compact FILE%s' first (or point --db at your database)", path, prefixSpace(flagArg))
+		case errors.Is(err, os.ErrNotExist) && mode == openDry:
+			open = sqlite.MemoryPath
+		}
+	}
+	st, err := sqlite.Open(open)
+	if err != nil {
+		if isBusy(err) {
+			return nil, lockedError(path)
+		}
+		return nil, failf("opening the SQLite database %s: %v", path, err)
+	}
+	return &archive{st: st, kind: "sqlite", where: path, flagArg: flagArg}, nil
+}
+
+func prefixSpace(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s
+}
+
+// probeLock fails fast, with advice, when another process holds the
+// database's write lock: the store itself would wait up to 30 s for it.
+// $CLIPFOLD_LOCK_TIMEOUT (a Go duration, default 5s) is how long to wait.
+func probeLock(e *env, path string) error {
+	wait := 5 * time.Second
+	if s := e.getenv("CLIPFOLD_LOCK_TIMEOUT"); s != "" {
+		if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+			wait = d
+		}
+	}
+	db, err := sql.Open("sqlite", fmt.Sprintf("%s?_pragma=busy_timeout(%d)", path, wait.Milliseconds()))
+	if err != nil {
+		return nil // the real open reports it
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(e.ctx, wait+5*time.Second)
+	defer cancel()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if isBusy(err) {
+			return lockedError(path)
+		}
+		return nil
+	}
+	_, _ = conn.ExecContext(ctx, "ROLLBACK")
+	return nil
+}
+
+func isBusy(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked") ||
+		strings.Contains(s, "SQLITE_LOCKED") || strings.Contains(s, "database busy")
+}
+
+func lockedError(path string) error {
+	return failf("the database %s is locked: another clipfold (or another program) may be running on it; "+
+		"wait for it to finish, or use another --db", path)
+}
+
+// redactURL hides a URL's password.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@+,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// appendNew appends the messages of c that the store does not hold yet
+// (by id) after the conversation's active history, and returns how many it
+// appended. Messages already compacted (in recall storage) are not
+// appended again, so compact and run can be repeated on a growing file.
+func appendNew(ctx context.Context, st store.Store, c *conversation, dryRun bool) (fresh []convMessage, err error) {
+	active, err := st.ActiveMessages(ctx, c.conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation %q: %w", c.conversationID, err)
+	}
+	stored := make(map[string]bool, len(active))
+	for _, m := range active {
+		stored[m.ID] = true
+	}
+	fresh, err = newMessages(ctx, st, c.conversationID, c.msgs, stored)
+	if err != nil || dryRun || len(fresh) == 0 {
+		return fresh, err
+	}
+	return fresh, appendMessages(ctx, st, c.conversationID, fresh)
+}
+
+// newMessages filters msgs down to the ones neither in stored (the active
+// history's ids) nor in recall storage.
+func newMessages(ctx context.Context, st store.Store, conv string, msgs []convMessage, stored map[string]bool) ([]convMessage, error) {
+	var fresh []convMessage
+	for _, m := range msgs {
+		if stored[m.ID] {
+			continue
+		}
+		r, err := st.Recall(ctx, m.ID)
+		switch {
+		case err == nil && r.ConversationID == conv:
+			continue // compacted earlier
+		case err == nil:
+			return nil, failf("message id %q is already stored for conversation %q; message ids must be unique across the archive", m.ID, r.ConversationID)
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+		fresh = append(fresh, m)
+	}
+	return fresh, nil
+}
+
+func appendMessages(ctx context.Context, st store.Store, conv string, msgs []convMessage) error {
+	sm := make([]store.Message, len(msgs))
+	for i, m := range msgs {
+		sm[i] = store.Message{ID: m.ID, ConversationID: conv, Role: m.Role, Content: m.Content, CreatedAt: m.Created, Raw: m.Raw}
+	}
+	if err := st.AppendMessages(ctx, conv, sm); err != nil {
+		var de *store.DuplicateIDError
+		if errors.As(err, &de) {
+			return failf("message id(s) %q are already stored for another conversation; message ids must be unique across the archive", de.IDs)
+		}
+		return fmt.Errorf("storing the messages: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/tidwall/gjson"
+)
+
+var compactCmd = &command{
+	name:    "compact",
+	args:    "FILE [flags]",
+	summary: "compact a conversation file and archive what was summarized",
+	help: `FILE is a conversation: a JSON array or JSON Lines ('-' reads stdin) of
+messages in clipfold's shape ({id, conversation_id, role, content, tool_calls,
+tool_call_id, created_at}), plain OpenAI chat messages, or Anthropic messages
+with content blocks. Messages without id or created_at get generated ones.
+
+The messages are stored in the archive (SQLite ./clipfold.db by default) under
+the conversation id, then the plug-in's compress runs: old messages are
+summarized by importance, the summaries archived, and replaced by one
+clip-archive message. Running compact again on the same conversation continues
+from the stored history, adding only the file's messages not stored yet.
+
+Without flags it runs offline with the extractive summarizer. With a real LLM:
+--provider anthropic|openai|openai-compat|ollama, --model, --base-url, and the
+key in ANTHROPIC_API_KEY / OPENAI_API_KEY (or --api-key-env).
+
+Examples:
+  clipfold compact testdata/conversations/debugging-session.json
+  clipfold compact chat.jsonl -o compacted.jsonl --keep-recent 10
+  clipfold compact chat.json --provider anthropic --model claude-3-5-haiku-latest
+  clipfold compact chat.json --provider ollama --model llama3.2 --base-url http://localhost:11434
+  clipfold compact chat.json --config config.toml --dry-run --json
+
+Exit status: 0 success (also when there was nothing to compact), 1 failure
+(the stored history is then untouched), 2 usage or configuration error.
+
+Environment: CLIPFOLD_DB, CLIPFOLD_POSTGRES (archive), CLIPFOLD_WASM (plug-in),
+CLIPFOLD_CACHE_DIR (compiled plug-in cache), CLIPFOLD_LOCK_TIMEOUT (how long to
+wait for a locked database, default 5s).`,
+}
+
+func init() { compactCmd.run = runCompact }
+
+func runCompact(e *env, args []string) error {
+	fs := newFlags(e, compactCmd)
+	var cf configFlags
+	cf.register(fs, true)
+	var sf storeFlags
+	sf.register(fs)
+	var pf pluginFlags
+	pf.register(fs)
+	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
+	outPath := fs.String("o", "", "write the compacted history to `FILE` in the input's format ('-': stdout, and the report goes to stderr)")
+	dry := fs.Bool("dry-run", false, "compute everything, store nothing (the report shows what would happen)")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	jsonOut := fs.Bool("json", false, "print the CompactionResult with a \"report\" object as JSON on stdout")
+	pos, err := parse(e, compactCmd, fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *jsonOut && *outPath == "-" {
+		return usagef("--json and -o - both write to stdout: give -o a file name")
+	}
+	warn := warner(e)
+	s, err := cf.resolve(warn)
+	if err != nil {
+		return err
+	}
+	client, err := s.client()
+	if err != nil {
+		return err
+	}
+	conv, err := readConversation(pos[0], e.stdin, *convFlag)
+	if err != nil {
+		return err
+	}
+	mode := openCreate
+	if *dry {
+		mode = openDry
+	}
+	a, err := sf.open(e, mode)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	ctx := e.ctx
+	fresh, err := appendNew(ctx, a.st, conv, *dry)
+	if err != nil {
+		return err
+	}
+	history, err := activeRaw(ctx, a, conv.conversationID)
+	if err != nil {
+		return err
+	}
+	if *dry {
+		for _, m := range fresh {
+			history = append(history, m.Raw)
+		}
+	}
+
+	host := &hostfuncs.Host{LLM: client, Store: a.st}
+	pl, err := loadPlugin(e, &pf, host, s.configJSON(), warn)
+	if err != nil {
+		return err
+	}
+	defer pl.Close(context.Background())
+
+	prog := newProgress(e, *quiet)
+	_, expected := pl.expectedCalls(ctx, history)
+	pl.stats.onLLM = prog.step
+	pl.stats.reset()
+	prog.begin("compacting "+conv.conversationID, expected)
+	start := time.Now()
+	res, raw, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, s.configJSON(), *dry))
+	took := time.Since(start)
+	prog.end()
+	if err != nil {
+		return err
+	}
+	st := pl.stats.snapshot()
+
+	rep := newReport(conv.conversationID, s, a, *dry)
+	rep.MessagesRead = len(conv.msgs)
+	rep.MessagesAppended = len(fresh)
+	rep.MessagesBefore = len(history)
+	rep.ExpectedLLMCalls = expected
+	rep.fill(&res, st, took)
+	if !res.Get("failed").Bool() && res.Get("messages_compressed").Int() > 0 {
+		rep.ArchiveBatches, rep.ArchiveDepth = archiveBatches(ctx, a, conv.conversationID)
+	}
+
+	failed := res.Get("failed").Bool()
+	if !failed && *outPath != "" {
+		if err := writeOutput(e, *outPath, conv.format, res.Get("history")); err != nil {
+			return err
+		}
+		if *outPath != "-" {
+			rep.Output = *outPath
+		}
+	}
+	if *jsonOut {
+		if err := writeJSONResult(e.stdout, raw, rep); err != nil {
+			return err
+		}
+	} else {
+		w := e.stdout
+		if *outPath == "-" {
+			w = e.stderr
+		}
+		if failed {
+			w = e.stderr
+		}
+		if !(*quiet && *outPath == "-") || failed {
+			rep.print(w, &res)
+		}
+	}
+	if failed {
+		return errSilent
+	}
+	return nil
+}
+
+// openMode says whether a command may create the database.
+type openMode int
+
+const (
+	openExisting openMode = iota // search, show, recall: the archive must exist
+	openCreate                   // compact, run
+	openDry                      // --dry-run: never write; an in-memory database if there is none
+)
+
+func activeRaw(ctx context.Context, a *archive, conv string) ([][]byte, error) {
+	msgs, err := a.st.ActiveMessages(ctx, conv)
+	if err != nil {
+		return nil, fmt.Errorf("reading conversation %q: %w", conv, err)
+	}
+	out := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Raw
+	}
+	return out, nil
+}
+
+func compressInput(conv string, history [][]byte, config []byte, dry bool) []byte {
+	n := 64 + len(config)
+	for _, m := range history {
+		n += len(m) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"conversation_id":`...)
+	b = strconv.AppendQuote(b, conv)
+	b = append(b, `,"history":`...)
+	b = appendArray(b, history)
+	b = append(b, `,"config":`...)
+	b = append(b, config...)
+	if dry {
+		b = append(b, `,"dry_run":true`...)
+	}
+	return append(b, '}')
+}
+
+// archiveBatches counts the conversation's live batches and their maximum
+// depth.
+func archiveBatches(ctx context.Context, a *archive, conv string) (n, depth int) {
+	blocks, err := a.st.ListBlocks(ctx, "archival", core.BatchLabelPrefix(conv))
+	if err != nil {
+		return 0, 0
+	}
+	for _, bl := range blocks {
+		if b, ok := core.ParseBatchBlock(conv, bl.Label, bl.Content); ok {
+			n++
+			if b.Depth > depth {
+				depth = b.Depth
+			}
+		}
+	}
+	return n, depth
+}
+
+func writeOutput(e *env, path, format string, history gjson.Result) error {
+	var msgs []json.RawMessage
+	for _, m := range history.Array() {
+		msgs = append(msgs, json.RawMessage(m.Raw))
+	}
+	if path == "-" {
+		return writeHistory(e.stdout, format, msgs)
+	}
+	if strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson") {
+		format = formatJSONL
+	} else if strings.HasSuffix(path, ".json") {
+		format = formatArray
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return failf("-o: %v", err)
+	}
+	if err := writeHistory(f, format, msgs); err != nil {
+		f.Close()
+		return failf("-o: writing %s: %v", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return failf("-o: writing %s: %v", path, err)
+	}
+	return nil
+}
+
+// writeJSONResult writes the CompactionResult with "report" added.
+func writeJSONResult(w io.Writer, result []byte, rep any) error {
+	r, err := marshal(rep)
+	if err != nil {
+		return err
+	}
+	res := strings.TrimRight(string(result), " \n")
+	res = strings.TrimSuffix(res, "}")
+	_, err = fmt.Fprintf(w, "%s,\"report\":%s}\n", res, r)
+	return err
+}

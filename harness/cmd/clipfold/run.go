@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/clipfold/clipfold/hostfuncs"
+)
+
+var runCmd = &command{
+	name:    "run",
+	args:    "FILE [--turns N] [flags]",
+	summary: "replay a conversation turn by turn, compacting whenever it is due (the agent loop)",
+	help: `Replays FILE as an agent would live it: one turn at a time (a user message and
+everything up to the next user message), appending each turn to the archive,
+then asking the plug-in's shouldCompact whether the history is over
+context_budget × model_max_tokens, and compacting when it says so.
+
+--model-max-tokens makes a modest conversation trigger compactions, for a demo.
+Every compact flag (--provider, --config, --chunk-size, …) applies.
+
+Examples:
+  clipfold run testdata/conversations/support-chat.json --model-max-tokens 20000
+  clipfold run chat.json --turns 50 --context-budget 0.5 --db demo.db --json`,
+}
+
+func init() { runCmd.run = runRun }
+
+type runReport struct {
+	ConversationID     string        `json:"conversation_id"`
+	Provider           string        `json:"provider"`
+	Turns              int           `json:"turns"`
+	TurnsInFile        int           `json:"turns_in_file"`
+	MessagesAppended   int           `json:"messages_appended"`
+	Compactions        int           `json:"compactions"`
+	CompactionsFailed  int           `json:"compactions_failed"`
+	FailureCodes       []string      `json:"failure_codes"`
+	Limit              int64         `json:"limit"`
+	PeakTokens         int64         `json:"peak_tokens"`
+	FinalTokens        int64         `json:"final_tokens"`
+	FinalMessages      int           `json:"final_messages"`
+	MessagesCompressed int64         `json:"messages_compressed"`
+	BatchesCreated     int64         `json:"batches_created"`
+	DepthReached       int64         `json:"depth_reached"`
+	LLMCalls           int           `json:"llm_calls"`
+	Retries            int64         `json:"retries"`
+	TotalMs            int64         `json:"total_ms"`
+	LLMMs              int64         `json:"llm_ms"`
+	PluginMs           int64         `json:"plugin_ms"`
+	Archive            archiveReport `json:"archive"`
+	SearchHint         string        `json:"search_hint"`
+}
+
+func runRun(e *env, args []string) error {
+	fs := newFlags(e, runCmd)
+	var cf configFlags
+	cf.register(fs, true)
+	cf.keyFlag(fs, "model-max-tokens", "model_max_tokens", "the model's context window in tokens (model_max_tokens, default 200000)")
+	cf.keyFlag(fs, "context-budget", "context_budget", "compact when the history exceeds this fraction of the window (context_budget, default 0.8)")
+	var sf storeFlags
+	sf.register(fs)
+	var pf pluginFlags
+	pf.register(fs)
+	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
+	turns := fs.Int("turns", 0, "replay at most `N` turns (default: all)")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout")
+	pos, err := parse(e, runCmd, fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *turns < 0 {
+		return usagef("--turns: must be an integer ≥ 0, got %d", *turns)
+	}
+	warn := warner(e)
+	s, err := cf.resolve(warn)
+	if err != nil {
+		return err
+	}
+	client, err := s.client()
+	if err != nil {
+		return err
+	}
+	conv, err := readConversation(pos[0], e.stdin, *convFlag)
+	if err != nil {
+		return err
+	}
+	a, err := sf.open(e, openCreate)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ctx := e.ctx
+
+	host := &hostfuncs.Host{LLM: client, Store: a.st}
+	pl, err := loadPlugin(e, &pf, host, s.configJSON(), warn)
+	if err != nil {
+		return err
+	}
+	defer pl.Close(context.Background())
+
+	all := splitTurns(conv.msgs)
+	n := len(all)
+	if *turns > 0 && *turns < n {
+		n = *turns
+	}
+	rep := &runReport{ConversationID: conv.conversationID, Provider: s.provider, TurnsInFile: len(all),
+		Archive: archiveReport{Backend: a.kind, Location: a.where}, FailureCodes: []string{}}
+	rep.SearchHint = "clipfold search QUERY --conversation " + shellQuote(conv.conversationID) + prefixSpace(a.flagArg)
+
+	history, err := activeRaw(ctx, a, conv.conversationID)
+	if err != nil {
+		return err
+	}
+	stored := map[string]bool{}
+	if msgs, err := a.st.ActiveMessages(ctx, conv.conversationID); err == nil {
+		for _, m := range msgs {
+			stored[m.ID] = true
+		}
+	}
+	prog := newProgress(e, *quiet)
+	pl.stats.onLLM = func(time.Duration, bool) {}
+	start := time.Now()
+	var llmTime, hostTime time.Duration
+	prog.begin("replaying "+conv.conversationID, 0)
+	if prog.bar != nil {
+		prog.bar.ChangeMax(n)
+	}
+	for t := 0; t < n; t++ {
+		fresh, err := newMessages(ctx, a.st, conv.conversationID, all[t], stored)
+		if err != nil {
+			prog.end()
+			return err
+		}
+		if len(fresh) > 0 {
+			if err := appendMessages(ctx, a.st, conv.conversationID, fresh); err != nil {
+				prog.end()
+				return err
+			}
+			for _, m := range fresh {
+				history = append(history, m.Raw)
+				stored[m.ID] = true
+			}
+			rep.MessagesAppended += len(fresh)
+		}
+		rep.Turns++
+		sc, _, err := pl.call(ctx, "shouldCompact", pl.messagesInput(history))
+		if err != nil {
+			prog.end()
+			return err
+		}
+		tokens := sc.Get("tokens").Int()
+		rep.Limit = sc.Get("limit").Int()
+		if tokens > rep.PeakTokens {
+			rep.PeakTokens = tokens
+		}
+		rep.FinalTokens = tokens
+		if sc.Get("due").Bool() {
+			pl.stats.reset()
+			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, s.configJSON(), false))
+			if err != nil {
+				prog.end()
+				return err
+			}
+			st := pl.stats.snapshot()
+			rep.LLMCalls += st.llmCalls
+			llmTime += st.llmTime
+			hostTime += st.hostTime
+			rep.Retries += res.Get("retries").Int()
+			if res.Get("failed").Bool() {
+				rep.CompactionsFailed++
+				code := res.Get("failure_code").String()
+				rep.FailureCodes = append(rep.FailureCodes, code)
+				prog.log("turn %d: compaction failed (%s): %s", t+1, code, res.Get("failure_message").String())
+			} else if res.Get("messages_compressed").Int() > 0 {
+				rep.Compactions++
+				rep.MessagesCompressed += res.Get("messages_compressed").Int()
+				rep.BatchesCreated += res.Get("batches_created").Int()
+				for _, b := range res.Get("batches").Array() {
+					if d := b.Get("depth").Int(); d > rep.DepthReached {
+						rep.DepthReached = d
+					}
+				}
+				history = history[:0]
+				for _, m := range res.Get("history").Array() {
+					history = append(history, []byte(m.Raw))
+				}
+				rep.FinalTokens = res.Get("tokens_estimate_after").Int()
+				prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", t+1,
+					commas(res.Get("tokens_estimate_before").Int()), commas(rep.FinalTokens), st.llmCalls)
+			}
+		}
+		if prog.bar != nil {
+			_ = prog.bar.Add(1)
+		}
+	}
+	prog.end()
+	total := time.Since(start)
+	rep.FinalMessages = len(history)
+	rep.TotalMs, rep.LLMMs = total.Milliseconds(), llmTime.Milliseconds()
+	plugin := total - hostTime
+	rep.PluginMs = plugin.Milliseconds()
+
+	if *jsonOut {
+		if err := printJSON(e.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		w := e.stdout
+		fmt.Fprintf(w, "Replayed %d of %d turn(s) of %s with %s in %s\n", rep.Turns, rep.TurnsInFile, rep.ConversationID, rep.Provider, roundDur(total))
+		fmt.Fprintf(w, "  compactions  %d", rep.Compactions)
+		if rep.CompactionsFailed > 0 {
+			fmt.Fprintf(w, " (+%d failed: %v)", rep.CompactionsFailed, rep.FailureCodes)
+		}
+		fmt.Fprintf(w, ", due above ~%s tokens\n", commas(rep.Limit))
+		fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
+		fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
+		fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
+		fmt.Fprintf(w, "  archive      %s\n", describeArchive(rep.Archive))
+		fmt.Fprintf(w, "Search what was compacted: %s\n", rep.SearchHint)
+	}
+	if rep.CompactionsFailed > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// splitTurns cuts messages into turns: each starts at a user message and
+// runs up to the next one. Messages before the first user message (the
+// system prompt) belong to the first turn.
+func splitTurns(msgs []convMessage) [][]convMessage {
+	var turns [][]convMessage
+	var cur []convMessage
+	seenUser := false
+	for _, m := range msgs {
+		if m.Role == "user" && seenUser && len(cur) > 0 {
+			turns = append(turns, cur)
+			cur = nil
+		}
+		if m.Role == "user" {
+			seenUser = true
+		}
+		cur = append(cur, m)
+	}
+	if len(cur) > 0 {
+		turns = append(turns, cur)
+	}
+	return turns
+}

@@ -1,0 +1,22 @@
+"""clipfold: LLM context compaction through its WebAssembly plug-in.
+
+    from clipfold import Compactor
+    with Compactor(store="chat.db") as c:
+        result = c.compress("conversation-1", messages)
+"""
+
+from .compactor import Compactor, find_wasm, normalize_messages
+from .errors import ClipfoldError
+from .llm import Anthropic, Extractive, OpenAICompatible, extractive_summary
+from .store import ConflictError, SQLiteStore, StoreError
+from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Message, ModelRequest, ModelResponse,
+                    ShouldCompactResult, SplitResult, VersionInfo)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Compactor", "find_wasm", "normalize_messages", "ClipfoldError", "Anthropic", "Extractive", "OpenAICompatible",
+    "extractive_summary", "ConflictError", "SQLiteStore", "StoreError", "Batch", "Block", "CommitRequest",
+    "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse", "ShouldCompactResult", "SplitResult",
+    "VersionInfo", "__version__",
+]

@@ -1,0 +1,371 @@
+"""Compactor: the clipfold plug-in loaded with the Extism Python SDK."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
+
+import extism
+
+from ._host import HostContext, error_bytes, host_functions
+from .errors import ClipfoldError
+from .llm import Extractive, LLMCallable
+from .store import SQLiteStore, format_time
+from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, ShouldCompactResult,
+                    SplitResult, VersionInfo)
+
+WASM_ENV = "CLIPFOLD_WASM"
+
+MessageLike = Mapping[str, Any]
+
+
+def find_wasm(start: Optional[Union[str, "os.PathLike[str]"]] = None) -> str:
+    """Locates the plug-in: $CLIPFOLD_WASM, else build/clipfold.wasm in the
+    current directory (or ``start``) or one of its parents, else the copy
+    bundled in this package (clipfold/clipfold.wasm), if any."""
+    env = os.environ.get(WASM_ENV)
+    if env:
+        return env
+    tried = []
+    for origin in ([Path(start)] if start else []) + [Path.cwd(), Path(__file__).resolve().parent]:
+        d = origin.resolve()
+        while True:
+            p = d / "build" / "clipfold.wasm"
+            if p.is_file():
+                return str(p)
+            if d.parent == d:
+                break
+            d = d.parent
+        tried.append(str(origin))
+    bundled = Path(__file__).resolve().parent / "clipfold.wasm"
+    if bundled.is_file():
+        return str(bundled)
+    raise FileNotFoundError("clipfold: build/clipfold.wasm not found above %s and no bundled copy; run `make build` "
+                            "first (or set %s)" % (", ".join(tried), WASM_ENV))
+
+
+_compiled_lock = threading.Lock()
+_compiled: Dict[str, Any] = {}
+
+
+def _compile(wasm: bytes) -> Any:
+    """One CompiledPlugin per module content, shared by every Compactor
+    (Extism caches the machine code on disk too, so only the first process
+    pays the full compilation)."""
+    key = hashlib.sha256(wasm).hexdigest()
+    with _compiled_lock:
+        c = _compiled.get(key)
+        if c is None:
+            c = extism.extism.CompiledPlugin(wasm, True, host_functions())
+            _compiled[key] = c
+        return c
+
+
+def _dumps(v: Any) -> str:
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+class _ExportCaller:
+    """Calls exports of a separate plug-in instance (used by the LLM
+    adapters from inside a host function, where the main instance is busy)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._plugin: Any = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Any:
+        if self._plugin is None:
+            self._plugin = self._make()
+        return self._plugin
+
+    def has_export(self, export: str) -> bool:
+        with self._lock:
+            return bool(self._get().function_exists(export))
+
+    def __call__(self, export: str, data: bytes) -> bytes:
+        with self._lock:
+            try:
+                return bytes(self._get().call(export, data, host_context=HostContext({})))
+            except extism.Error as e:
+                raise ClipfoldError.from_plugin_error(str(e)) from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._plugin is not None:
+                self._plugin.__del__()
+                self._plugin = None
+
+
+class Compactor:
+    """clipfold through its WebAssembly plug-in.
+
+    ``llm``: what answers ``llm_complete`` — a callable taking a ModelRequest
+    dict and returning a ModelResponse dict or ``{"error": {...}}``, or an
+    object with such a ``complete`` method (see :mod:`clipfold.llm`:
+    ``OpenAICompatible``, ``Anthropic``, ``Extractive``). Default: the
+    offline ``Extractive`` summarizer.
+
+    ``store``: an :class:`~clipfold.store.SQLiteStore`, a path to open one
+    at, or None for an in-memory one. It answers ``memory_list`` and
+    ``compaction_commit``.
+
+    ``config``: ``[summarization]`` keys sent with every call (a call's own
+    ``config`` overrides them). ``manifest_config``: plug-in-wide defaults
+    in the Extism manifest (values turned into strings).
+
+    An instance keeps the per-conversation circuit breaker between calls.
+    Calls are serialized by a lock; use one Compactor per thread for
+    parallelism.
+    """
+
+    def __init__(self, wasm_path: Optional[Union[str, "os.PathLike[str]"]] = None, *,
+                 llm: Optional[Union[LLMCallable, Any]] = None,
+                 store: Optional[Union[SQLiteStore, str, "os.PathLike[str]"]] = None,
+                 config: Optional[Config] = None,
+                 manifest_config: Optional[Mapping[str, Any]] = None,
+                 wasm: Optional[bytes] = None) -> None:
+        if wasm is None:
+            self.wasm_path: Optional[str] = os.fspath(wasm_path) if wasm_path else find_wasm()
+            with open(self.wasm_path, "rb") as f:
+                wasm = f.read()
+        else:
+            self.wasm_path = None
+        self._compiled = _compile(wasm)
+        mc = None
+        if manifest_config:
+            mc = {k: (json.dumps(v) if isinstance(v, bool) else _dumps(v) if isinstance(v, (list, dict)) else str(v))
+                  for k, v in manifest_config.items()}
+        self._manifest_config = mc
+        self._plugin: Any = extism.Plugin(self._compiled, config=mc)
+        self._lock = threading.RLock()
+        self._busy = False
+        self._owns_store = not isinstance(store, SQLiteStore)
+        self.store: SQLiteStore = store if isinstance(store, SQLiteStore) else SQLiteStore(store or ":memory:")
+        self.config: Config = dict(config or {})
+        self._aux = _ExportCaller(lambda: extism.Plugin(self._compiled, config=mc))
+        self.llm: Any = Extractive() if llm is None or llm == "extractive" else llm
+        attach = getattr(self.llm, "attach_plugin", None)
+        if callable(attach):
+            attach(self._aux)
+        self._exports: Dict[str, bool] = {}
+
+    # ------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Releases the plug-in instances (and the store, when this
+        Compactor opened it)."""
+        with self._lock:
+            if self._plugin is not None:
+                self._plugin.__del__()
+                self._plugin = None
+            self._aux.close()
+            if self._owns_store:
+                self.store.close()
+
+    def __enter__(self) -> "Compactor":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ low level
+    def has_export(self, export: str) -> bool:
+        """Whether the loaded plug-in exports ``export``."""
+        if export not in self._exports:
+            with self._lock:
+                self._exports[export] = bool(self._plugin.function_exists(export))
+        return self._exports[export]
+
+    def _llm_complete(self, data: bytes) -> bytes:
+        try:
+            req = json.loads(data)
+        except ValueError as e:
+            return error_bytes("invalid_request", "llm_complete: input is not JSON: %s" % e)
+        fn = self.llm.complete if hasattr(self.llm, "complete") else self.llm
+        out = fn(req)
+        if isinstance(out, (bytes, bytearray)):
+            return bytes(out)
+        if isinstance(out, str):  # plain text: a successful completion
+            out = {"content": [{"type": "text", "text": out}], "stop_reason": "end_turn"}
+        if not isinstance(out, dict):
+            return error_bytes("other", "llm_complete: the LLM returned %s, not a dict" % type(out).__name__)
+        return _dumps(out).encode("utf-8")
+
+    def _memory_list(self, data: bytes) -> bytes:
+        return _dumps(self.store.host_memory_list(json.loads(data))).encode("utf-8")
+
+    def _compaction_commit(self, data: bytes) -> bytes:
+        return _dumps(self.store.host_compaction_commit(json.loads(data))).encode("utf-8")
+
+    def host_handlers(self) -> Dict[str, Callable[[bytes], bytes]]:
+        """The host functions' handlers (bytes in, bytes out); override or
+        wrap them to inject faults."""
+        return {"llm_complete": self._llm_complete, "memory_list": self._memory_list,
+                "compaction_commit": self._compaction_commit}
+
+    def call(self, export: str, data: Union[bytes, str, Mapping[str, Any]],
+             handlers: Optional[Dict[str, Callable[[bytes], bytes]]] = None) -> bytes:
+        """Calls an export with raw input (bytes, text, or a dict to encode)
+        and returns its raw output. A failure the export reports raises
+        ClipfoldError with SPEC's code."""
+        if isinstance(data, Mapping):
+            data = _dumps(data)
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        with self._lock:
+            if self._plugin is None:
+                raise ClipfoldError("internal", "the Compactor is closed")
+            if self._busy:
+                raise ClipfoldError("internal", "re-entrant call: an LLM or store callback called the Compactor "
+                                    "that is calling it")
+            self._busy = True
+            try:
+                ctx = HostContext(handlers if handlers is not None else self.host_handlers())
+                return bytes(self._plugin.call(export, data, host_context=ctx))
+            except extism.Error as e:
+                raise ClipfoldError.from_plugin_error(str(e)) from None
+            finally:
+                self._busy = False
+
+    def _json(self, export: str, payload: Dict[str, Any]) -> Any:
+        return json.loads(self.call(export, {k: v for k, v in payload.items() if v is not None}))
+
+    def _config(self, config: Optional[Config]) -> Optional[Config]:
+        if not self.config and not config:
+            return None
+        c = dict(self.config)
+        c.update(config or {})
+        return c
+
+    # ------------------------------------------------------------ pure exports
+    def score(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> List[float]:
+        """Importance score of each message (SPEC §3 score)."""
+        out = self._json("score", {"messages": _plain(messages), "config": self._config(config)})
+        return [float(x) for x in out["scores"]]
+
+    def split(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> SplitResult:
+        """to_compress (score order), to_keep, prior_summary."""
+        return cast(SplitResult, self._json("split", {"messages": _plain(messages), "config": self._config(config)}))
+
+    def chunk(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> List[List[Message]]:
+        out = self._json("chunk", {"messages": _plain(messages), "config": self._config(config)})
+        return cast(List[List[Message]], out["chunks"])
+
+    def should_compact(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> ShouldCompactResult:
+        return cast(ShouldCompactResult,
+                    self._json("shouldCompact", {"messages": _plain(messages), "config": self._config(config)}))
+
+    def estimate_tokens(self, text_or_messages: Union[str, Sequence[MessageLike]]) -> int:
+        """⌈code points / 4⌉ of a text, or of all messages' contents."""
+        if isinstance(text_or_messages, str):
+            out = self._json("estimateTokens", {"text": text_or_messages})
+        else:
+            out = self._json("estimateTokens", {"messages": _plain(text_or_messages)})
+        return int(out["tokens"])
+
+    def build_summarization_request(self, messages: Sequence[MessageLike], previous_summary: Optional[str] = None,
+                                    system_prompt: Optional[str] = None, model: Optional[str] = None,
+                                    max_tokens: Optional[int] = None) -> ModelRequest:
+        return cast(ModelRequest, self._json("buildSummarizationRequest", {
+            "messages": _plain(messages), "previous_summary": previous_summary, "system_prompt": system_prompt,
+            "model": model, "max_tokens": max_tokens}))
+
+    def build_resummarization_request(self, batch_contents: Sequence[str], system_prompt: Optional[str] = None,
+                                      model: Optional[str] = None, max_tokens: Optional[int] = None) -> ModelRequest:
+        return cast(ModelRequest, self._json("buildResummarizationRequest", {
+            "batch_contents": list(batch_contents), "system_prompt": system_prompt, "model": model,
+            "max_tokens": max_tokens}))
+
+    def build_clip_archive(self, batches: Sequence[Batch], total_messages_compressed: Optional[int] = None,
+                           config: Optional[Config] = None) -> str:
+        """The clip-archive text (seed 004's format)."""
+        out = self._json("buildClipArchive", {"batches": list(batches), "config": self._config(config),
+                                              "total_messages_compressed": total_messages_compressed})
+        return str(out["content"])
+
+    def provider_request(self, provider: str, request: ModelRequest) -> Dict[str, Any]:
+        """{"url_path", "body"}: the provider's wire request (needs the export)."""
+        return cast(Dict[str, Any], self._json("providerRequest", {"provider": provider, "request": request}))
+
+    def provider_response(self, provider: str, status: int, body: Union[str, Mapping[str, Any]]) -> ModelResponse:
+        return cast(ModelResponse, self._json("providerResponse", {"provider": provider, "status": status,
+                                                                   "body": body}))
+
+    def version(self) -> VersionInfo:
+        return cast(VersionInfo, self._json("version", {}))
+
+    # ------------------------------------------------------------ compress
+    def compress(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
+                 config: Optional[Config] = None, dry_run: bool = False,
+                 now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
+                 sync_store: bool = True) -> CompactionResult:
+        """Compacts a conversation (SPEC §4) and returns the CompactionResult.
+
+        ``history``: the active history, as OpenAI-style dicts (``id`` and
+        ``created_at`` are generated when missing; the result's history
+        carries them). None: the store's active history of the conversation,
+        sent byte for byte. With ``sync_store`` (the default), messages of
+        ``history`` the store does not know yet are appended to it first, so
+        the commit can move them to recall.
+
+        A compaction that fails is not an exception: the result has
+        ``failed: True``, a ``failure_code`` and the input history unchanged.
+        ClipfoldError is raised only for invalid input."""
+        cfg = self._config(config)
+        parts = ['{"conversation_id":', _dumps(conversation_id), ',"history":']
+        if history is None:
+            raws = self.store.active_raw(conversation_id)
+        else:
+            msgs = normalize_messages(history, for_compress=True)
+            if sync_store:
+                known = self.store.known_ids([m["id"] for m in msgs])
+                new = [m for m in msgs if m["id"] not in known]
+                if new:
+                    self.store.append_messages(conversation_id, new)
+            raws = [_dumps(m) for m in msgs]
+        parts.append("[" + ",".join(raws) + "]")
+        if cfg is not None:
+            parts += [',"config":', _dumps(cfg)]
+        if dry_run:
+            parts.append(',"dry_run":true')
+        if now is not None:
+            parts += [',"now":', _dumps(format_time(now) if isinstance(now, datetime) else now)]
+        if operation_id is not None:
+            parts += [',"operation_id":', _dumps(operation_id)]
+        parts.append("}")
+        return cast(CompactionResult, json.loads(self.call("compress", "".join(parts))))
+
+
+def _plain(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:
+    return normalize_messages(messages, for_compress=False)
+
+
+def normalize_messages(messages: Sequence[MessageLike], for_compress: bool = False,
+                       now: Optional[datetime] = None) -> List[Dict[str, Any]]:
+    """Plain message dicts for the plug-in: OpenAI-style ``content: None``
+    becomes "", and for compress a missing ``id`` is generated ("msg_" +
+    random hex) and a missing ``created_at`` is set to now, a millisecond
+    apart so that array order is time order. Other fields are kept as they
+    are."""
+    out: List[Dict[str, Any]] = []
+    base = (now or datetime.now(timezone.utc)) - timedelta(milliseconds=len(messages))
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            raise ClipfoldError("invalid_input", "messages[%d]: must be a dict, got %s" % (i, type(m).__name__),
+                                "messages[%d]" % i)
+        d = dict(m)
+        if "content" in d and d["content"] is None:
+            d["content"] = ""
+        if for_compress:
+            if not d.get("id"):
+                d["id"] = "msg_" + uuid.uuid4().hex
+            if not d.get("created_at"):
+                d["created_at"] = format_time(base + timedelta(milliseconds=i))
+        out.append(d)
+    return out

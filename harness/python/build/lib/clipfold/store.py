@@ -1,0 +1,485 @@
+"""SQLiteStore: clipfold's durable memory on Python's built-in sqlite3.
+
+The tables, the SQL and the commit rules are those of the Go store
+(hostfuncs/store/sqlite, described in hostfuncs/store/SCHEMA.md), so a
+database written by one host opens in the other:
+
+- ``messages``: each conversation's active history, ordered by ``seq``,
+  the exact JSON of each message in ``raw``;
+- ``recall``: messages a compaction removed, moved here rather than
+  destroyed, searchable (``recall_fts``);
+- ``blocks``: archival blocks (batch summaries), searchable (``blocks_fts``);
+- ``schema_migrations``: the applied schema versions.
+
+``commit`` is SPEC §5's ``compaction_commit``: one ``BEGIN IMMEDIATE``
+transaction that applies everything or nothing, and answers ``conflict``
+when an id to remove or delete no longer exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import threading
+from datetime import datetime, timezone
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from contextlib import contextmanager
+
+from ._schema import MIGRATIONS
+from .types import Block, CommitRequest, Message
+
+MEMORY_PATH = ":memory:"
+BUSY_TIMEOUT_S = 30.0
+DEFAULT_SEARCH_LIMIT = 20
+MAX_SEARCH_LIMIT = 1000
+ROLES = ("user", "assistant", "system", "tool")
+
+
+class StoreError(Exception):
+    """A store operation failed; ``code`` is the host error code it maps to."""
+
+    code = "other"
+
+
+class ConflictError(StoreError):
+    """An id to remove or delete no longer exists: another compaction won."""
+
+    code = "conflict"
+
+
+class DuplicateIDError(StoreError):
+    """Message ids that already exist in the store (active or recall)."""
+
+    def __init__(self, ids: Sequence[str], where: str = "") -> None:
+        super().__init__("%smessage id(s) already stored: %s" % (where, json.dumps(list(ids))))
+        self.ids = list(ids)
+
+
+class NotFoundError(StoreError):
+    code = "not_found"
+
+
+def format_time(t: datetime) -> str:
+    """SPEC's time format: UTC, milliseconds, ``Z``."""
+    t = t.astimezone(timezone.utc)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
+
+
+def parse_time(s: str) -> datetime:
+    """Reads an RFC 3339 time (any fraction length, ``Z`` or an offset)."""
+    text = s.strip()
+    if len(text) >= 20 and text[10] in "Tt ":
+        # fromisoformat takes at most 6 fraction digits before 3.11's fix-ups
+        date, _, rest = text.partition(text[10])
+        if "." in rest:
+            whole, _, frac = rest.partition(".")
+            digits = "".join(ch for ch in frac if ch.isdigit())
+            tz = frac[len(digits):]
+            rest = whole + "." + (digits[:6].ljust(6, "0")) + tz
+        text = date + "T" + rest
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    t = datetime.fromisoformat(text)
+    if t.tzinfo is None:
+        raise ValueError("time %r has no UTC offset" % s)
+    return t.astimezone(timezone.utc)
+
+
+def normalize_time(s: Optional[str]) -> str:
+    """How an instant is stored: format_time(parse_time(s)), or "" for none."""
+    if not s:
+        return ""
+    return format_time(parse_time(s))
+
+
+def content_text(content: Any) -> str:
+    """A message's text: the string, or an array's text parts joined by "\\n"."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for p in content:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str):
+                parts.append(p["text"])
+        return "\n".join(parts)
+    return str(content)
+
+
+def go_json(value: Any) -> str:
+    """JSON as Go's encoding/json writes it with SetEscapeHTML(false):
+    compact, non-ASCII as is, U+2028/U+2029 escaped."""
+    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return s.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def marshal_message(id: str, conversation_id: str, role: str, content: str, created_at: str) -> str:
+    """The wire JSON the Go store builds for a host-made message
+    (store.MarshalMessage): id, conversation_id, role, content, created_at
+    (left out when empty), in that order."""
+    w: Dict[str, Any] = {"id": id, "conversation_id": conversation_id, "role": role, "content": content}
+    if created_at:
+        w["created_at"] = created_at
+    return go_json(w)
+
+
+def new_id(prefix: str) -> str:
+    return prefix + secrets.token_hex(12)
+
+
+def _unique(ss: Iterable[str]) -> List[str]:
+    seen: Dict[str, None] = {}
+    for s in ss:
+        seen.setdefault(s, None)
+    return list(seen)
+
+
+def _match_expr(query: str) -> str:
+    words = [w for w in query.split() if any(ch.isalnum() for ch in w)]
+    return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+MessageInput = Union[Mapping[str, Any], str, bytes]
+
+
+class SQLiteStore:
+    """The embedded store: a file (WAL mode) or ``":memory:"``.
+
+    Safe to share between threads (one connection, behind a lock); several
+    processes, Go or Python, may share one file: every write transaction is
+    ``BEGIN IMMEDIATE`` with a 30 s busy timeout, so racing commits are
+    serialized by SQLite and the loser sees ``conflict``.
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"] = MEMORY_PATH) -> None:
+        p = os.fspath(path)
+        if not p:
+            raise ValueError('sqlite: empty path (use a file path or ":memory:")')
+        self.path = p
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(p, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA busy_timeout = %d" % int(BUSY_TIMEOUT_S * 1000))
+        self._db.execute("PRAGMA foreign_keys = ON")
+        if p != MEMORY_PATH:
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+        self.migrate()
+
+    # ------------------------------------------------------------ plumbing
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            else:
+                self._db.execute("COMMIT")
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The underlying connection, for tools and tests that need SQL."""
+        return self._db
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> "SQLiteStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def migrate(self) -> int:
+        """Applies pending migrations in one IMMEDIATE transaction; returns
+        how many it applied (0 on an up-to-date database)."""
+        with self._tx() as db:
+            db.execute("""CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	applied_at TEXT NOT NULL
+)""")
+            applied = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
+            n = 0
+            for version, name, sql in MIGRATIONS:
+                if version in applied:
+                    continue
+                # executescript would COMMIT first outside autocommit mode;
+                # with isolation_level=None it runs inside our transaction.
+                for stmt in _statements(sql):
+                    db.execute(stmt)
+                db.execute("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                           (version, name, format_time(datetime.now(timezone.utc))))
+                n += 1
+            return n
+
+    # ------------------------------------------------------------ messages
+    def append_messages(self, conversation_id: str, messages: Sequence[MessageInput]) -> None:
+        """Adds messages, in order, after the conversation's active history.
+
+        Each message is a dict (stored as compact JSON) or the exact JSON
+        text/bytes to store. Ids are unique across the store, active and
+        recall: a repeated or already stored id is an error, and nothing is
+        added."""
+        rows = self._prepare_append(conversation_id, messages)
+        if not rows:
+            return
+        ids = json.dumps([r[0] for r in rows])
+        with self._tx() as db:
+            dups = [r[0] for r in db.execute(
+                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1)) "
+                "UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY 1", (ids,))]
+            if dups:
+                raise DuplicateIDError(dups, "append to %r: " % conversation_id)
+            (max_seq,) = db.execute("SELECT MAX(seq) FROM messages WHERE conversation_id = ?",
+                                    (conversation_id,)).fetchone()
+            seq = (max_seq or 0) + 1
+            db.executemany(
+                "INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(r[0], conversation_id, seq + i, r[1], r[2], r[3], r[4]) for i, r in enumerate(rows)])
+
+    def _prepare_append(self, conversation_id: str,
+                        messages: Sequence[MessageInput]) -> List[Tuple[str, str, str, str, str]]:
+        if not conversation_id:
+            raise StoreError("append: conversation id is empty")
+        out = []
+        seen: Dict[str, int] = {}
+        for i, m in enumerate(messages):
+            if isinstance(m, (bytes, bytearray)):
+                raw = bytes(m).decode("utf-8")
+                d = json.loads(raw)
+            elif isinstance(m, str):
+                raw, d = m, json.loads(m)
+            else:
+                d, raw = dict(m), ""
+            if not isinstance(d, dict):
+                raise StoreError("append: messages[%d] is not a JSON object" % i)
+            mid = d.get("id")
+            if not isinstance(mid, str) or not mid:
+                raise StoreError("append: messages[%d].id is empty" % i)
+            if mid in seen:
+                raise StoreError("append: messages[%d].id %r repeats messages[%d]" % (i, mid, seen[mid]))
+            seen[mid] = i
+            conv = d.get("conversation_id") or conversation_id
+            if conv != conversation_id:
+                raise StoreError("append: message %r belongs to conversation %r, not %r" % (mid, conv, conversation_id))
+            role = d.get("role")
+            if role not in ROLES:
+                raise StoreError("append: message %r: role %r is not user, assistant, system or tool" % (mid, role))
+            try:
+                created = normalize_time(d.get("created_at"))
+            except ValueError as e:
+                raise StoreError("append: message %r: created_at: %s" % (mid, e)) from None
+            if not raw:
+                raw = go_json(d)
+            out.append((mid, str(role), content_text(d.get("content")), created, raw))
+        return out
+
+    def active_raw(self, conversation_id: str) -> List[str]:
+        """The conversation's active history, each message's exact JSON."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT raw FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,))]
+
+    def active_messages(self, conversation_id: str) -> List[Message]:
+        """The conversation's active history, in order."""
+        return [json.loads(r) for r in self.active_raw(conversation_id)]
+
+    def known_ids(self, ids: Sequence[str]) -> Set[str]:
+        """The ids among ``ids`` the store holds, active or in recall."""
+        j = json.dumps(list(ids))
+        with self._lock:
+            return {r[0] for r in self._db.execute(
+                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1)) "
+                "UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))", (j,))}
+
+    def recall(self, message_id: str) -> Message:
+        """A message a compaction removed, as it was given."""
+        with self._lock:
+            row = self._db.execute("SELECT raw FROM recall WHERE id = ?", (message_id,)).fetchone()
+        if row is None:
+            raise NotFoundError("recall message %r: not found" % message_id)
+        msg: Message = json.loads(row[0])
+        return msg
+
+    # ------------------------------------------------------------ blocks
+    def list_blocks(self, tier: str, label_prefix: str) -> List[Block]:
+        """Blocks of tier whose label starts with label_prefix (taken
+        literally), oldest first: what memory_list answers."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, label, content FROM blocks WHERE tier = ?1 AND label >= ?2 "
+                "AND substr(label, 1, length(?2)) = ?2 ORDER BY pos", (tier, label_prefix)).fetchall()
+        return [{"id": r[0], "label": r[1], "content": r[2]} for r in rows]
+
+    def commit(self, c: CommitRequest, now: Optional[datetime] = None) -> None:
+        """Applies a compaction_commit in one transaction, or nothing.
+
+        Raises ConflictError when an id to remove or delete no longer
+        exists, StoreError for a malformed commit."""
+        conv = c.get("conversation_id") or ""
+        op = c.get("operation_id") or ""
+        if not conv:
+            raise StoreError("commit %r: conversation_id is empty" % op)
+        ins: Dict[str, Any] = dict(c.get("insert_message") or {})
+        ins_id = ins.get("id")
+        if not isinstance(ins_id, str) or not ins_id:
+            raise StoreError("commit %r: insert_message.id is empty" % op)
+        ins_conv = ins.get("conversation_id") or conv
+        if ins_conv != conv:
+            raise StoreError("commit %r: insert_message.conversation_id %r differs from conversation_id %r"
+                             % (op, ins_conv, conv))
+        role = ins.get("role") or "system"
+        if role not in ROLES:
+            raise StoreError("commit %r: insert_message.role %r is not valid" % (op, role))
+        now_t = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+        now_text = format_time(now_t)
+        try:
+            created = normalize_time(ins.get("created_at")) or now_text
+        except ValueError as e:
+            raise StoreError("commit %r: insert_message.created_at: %s" % (op, e)) from None
+        content = content_text(ins.get("content"))
+        raw = marshal_message(ins_id, conv, role, content, created)
+        remove_ids = _unique(c.get("remove_message_ids") or [])
+        delete_ids = _unique(c.get("archive_deletes") or [])
+        writes = list(c.get("archive_writes") or [])
+        for i, w in enumerate(writes):
+            if not w.get("label"):
+                raise StoreError("commit %r to %r: archive_writes[%d]: label is empty" % (op, conv, i))
+        rj, dj = json.dumps(remove_ids), json.dumps(delete_ids)
+
+        with self._tx() as db:
+            found = {r[0] for r in db.execute(
+                "SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))", (conv, rj))}
+            missing = [x for x in remove_ids if x not in found]
+            if missing:
+                raise ConflictError("conflict: conversation %r: remove_message_ids no longer exist: %s"
+                                    % (conv, json.dumps(missing)))
+            found = {r[0] for r in db.execute("SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))}
+            missing = [x for x in delete_ids if x not in found]
+            if missing:
+                raise ConflictError("conflict: conversation %r: archive_deletes no longer exist: %s"
+                                    % (conv, json.dumps(missing)))
+            taken = [r[0] for r in db.execute(
+                "SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1", (ins_id,))]
+            if taken:
+                raise DuplicateIDError(taken, "commit %r to %r: insert_message: " % (op, conv))
+            (min_seq,) = db.execute("SELECT MIN(seq) FROM messages WHERE conversation_id = ?", (conv,)).fetchone()
+            insert_seq = 0 if min_seq is None else min_seq - 1
+            if remove_ids:
+                db.execute(
+                    "INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id)\n"
+                    "SELECT id, conversation_id, seq, role, content, created_at, raw, ?3, ?4 FROM messages\n"
+                    "WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY seq",
+                    (conv, rj, now_text, op))
+                db.execute("DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
+                           (conv, rj))
+            if delete_ids:
+                db.execute("DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))
+            for w in writes:
+                db.execute(
+                    "INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)\n"
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (new_id("blk_"), w.get("tier") or "archival", w["label"], w.get("content") or "", now_text,
+                     conv, w.get("reason") or "", op))
+            db.execute("INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (ins_id, conv, insert_seq, role, content, created, raw))
+
+    # ------------------------------------------------------------ search
+    def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[Dict[str, Any]]:
+        """Ranked full-text search (bm25) over archived blocks and recalled
+        messages, best first. Any text is accepted: no character is read as
+        search syntax. Hits are dicts: kind ("batch" or "message"), id,
+        label, conversation_id, role, snippet (terms in [ ]), rank (higher
+        is better), created_at, operation_id."""
+        expr = _match_expr(query)
+        if not expr:
+            return []
+        limit = DEFAULT_SEARCH_LIMIT if limit <= 0 else min(limit, MAX_SEARCH_LIMIT)
+        with self._lock:
+            blocks = self._db.execute(
+                "SELECT b.id, b.label, COALESCE(b.conversation_id, ''), b.created_at, COALESCE(b.operation_id, ''),\n"
+                "snippet(blocks_fts, -1, '[', ']', '…', 16), -bm25(blocks_fts, 0.5, 1.0)\n"
+                "FROM blocks_fts JOIN blocks b ON b.pos = blocks_fts.rowid\n"
+                "WHERE blocks_fts MATCH ?1 AND (?2 = '' OR b.conversation_id = ?2)\n"
+                "ORDER BY bm25(blocks_fts, 0.5, 1.0), b.pos LIMIT ?3", (expr, conversation_id, limit)).fetchall()
+            msgs = self._db.execute(
+                "SELECT r.id, r.conversation_id, r.role, r.created_at, r.operation_id,\n"
+                "snippet(recall_fts, 0, '[', ']', '…', 16), -bm25(recall_fts)\n"
+                "FROM recall_fts JOIN recall r ON r.pos = recall_fts.rowid\n"
+                "WHERE recall_fts MATCH ?1 AND (?2 = '' OR r.conversation_id = ?2)\n"
+                "ORDER BY bm25(recall_fts), r.pos LIMIT ?3", (expr, conversation_id, limit)).fetchall()
+        hits: List[Dict[str, Any]] = [
+            {"kind": "batch", "id": r[0], "label": r[1], "conversation_id": r[2], "role": "", "created_at": r[3],
+             "operation_id": r[4], "snippet": r[5], "rank": r[6]} for r in blocks]
+        hits += [{"kind": "message", "id": r[0], "label": "", "conversation_id": r[1], "role": r[2],
+                  "created_at": r[3], "operation_id": r[4], "snippet": r[5], "rank": r[6]} for r in msgs]
+        hits.sort(key=lambda h: -h["rank"])
+        return hits[:limit]
+
+    # ------------------------------------------------------------ dump
+    def dump(self) -> str:
+        """Every table (schema, data and the full-text indexes' own tables)
+        as sorted lines: two dumps are equal exactly when the data is."""
+        lines: List[str] = []
+        with self._lock:
+            objs = self._db.execute(
+                "SELECT type, name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name").fetchall()
+            for typ, name, sql in objs:
+                lines.append("%s %s: %s" % (typ, name, sql))
+                if typ != "table":
+                    continue
+                cur = self._db.execute('SELECT * FROM "%s"' % name.replace('"', '""'))
+                cols = [d[0] for d in cur.description]
+                rows = sorted(" ".join("%s=%r" % (c, v) for c, v in zip(cols, row)) for row in cur)
+                lines.extend("  " + r for r in rows)
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ host functions
+    def host_memory_list(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        """memory_list (SPEC §5): {"tier","label_prefix"} → {"blocks":[…]}."""
+        tier = request.get("tier") or "archival"
+        prefix = request.get("label_prefix")
+        if not isinstance(tier, str) or not isinstance(prefix, str):
+            return {"error": {"code": "invalid_request", "message": "memory_list: tier and label_prefix must be strings",
+                              "retryable": False}}
+        return {"blocks": self.list_blocks(tier, prefix)}
+
+    def host_compaction_commit(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        """compaction_commit (SPEC §5): {"ok":true} or an error object,
+        ``conflict`` when another compaction won."""
+        try:
+            self.commit(request)  # type: ignore[arg-type]
+        except ConflictError as e:
+            return {"error": {"code": "conflict", "message": str(e), "retryable": False}}
+        except sqlite3.OperationalError as e:
+            busy = "locked" in str(e) or "busy" in str(e)
+            return {"error": {"code": "unavailable" if busy else "other", "message": "commit: %s" % e,
+                              "retryable": busy}}
+        except (StoreError, sqlite3.Error, ValueError, TypeError, KeyError) as e:
+            return {"error": {"code": "other", "message": str(e), "retryable": False}}
+        return {"ok": True}
+
+
+def _statements(script: str) -> List[str]:
+    """Splits a script into statements (triggers keep their inner ';')."""
+    out, cur = [], ""
+    for line in script.splitlines(True):
+        cur += line
+        if sqlite3.complete_statement(cur):
+            stmt = cur.strip()
+            if stmt:
+                out.append(stmt)
+            cur = ""
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+

@@ -1,0 +1,159 @@
+"""Typed shapes of clipfold's wire types (SPEC §2, §4), as TypedDicts.
+
+They describe the plain dicts the API takes and returns; nothing is
+converted, so every message keeps its unknown fields.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, List, Optional, Union
+
+if sys.version_info >= (3, 11):
+    from typing import Literal, NotRequired, TypedDict
+else:  # pragma: no cover
+    from typing_extensions import Literal, NotRequired, TypedDict
+
+Role = Literal["user", "assistant", "system", "tool"]
+
+
+class ContentPart(TypedDict, total=False):
+    type: str
+    text: str
+
+
+Content = Union[str, List[ContentPart], List[Dict[str, Any]], None]
+
+
+class Message(TypedDict, total=False):
+    """A conversation message; OpenAI-style dicts fit as they are."""
+
+    id: str
+    conversation_id: str
+    role: Role
+    content: Content
+    tool_calls: Any
+    tool_call_id: str
+    created_at: str
+    pinned: bool
+    name: str
+
+
+class Batch(TypedDict):
+    """One summary (SPEC §2)."""
+
+    content: str
+    depth: int
+    start_time: str
+    end_time: str
+    message_count: int
+    source_message_ids: List[str]
+    operation_id: NotRequired[str]
+    method: NotRequired[str]
+
+
+class ModelMessage(TypedDict):
+    role: str
+    content: Union[str, List[ContentPart]]
+
+
+class ModelRequest(TypedDict, total=False):
+    system: str
+    messages: List[ModelMessage]
+    model: str
+    max_tokens: int
+    temperature: float
+    timeout_ms: int
+
+
+class Usage(TypedDict, total=False):
+    input_tokens: int
+    output_tokens: int
+
+
+class ModelResponse(TypedDict, total=False):
+    content: List[ContentPart]
+    stop_reason: str
+    usage: Usage
+
+
+class HostError(TypedDict, total=False):
+    code: str
+    message: str
+    retryable: bool
+
+
+class ErrorResponse(TypedDict):
+    error: HostError
+
+
+class SplitResult(TypedDict):
+    to_compress: List[Message]
+    to_keep: List[Message]
+    prior_summary: Optional[Message]
+
+
+class ShouldCompactResult(TypedDict):
+    due: bool
+    tokens: int
+    limit: int
+
+
+class VersionInfo(TypedDict):
+    version: str
+    abi: int
+
+
+class ArchiveWrite(TypedDict, total=False):
+    label: str
+    content: str
+    tier: str
+    reason: str
+
+
+class CommitRequest(TypedDict, total=False):
+    conversation_id: str
+    operation_id: str
+    archive_writes: List[ArchiveWrite]
+    archive_deletes: List[str]
+    remove_message_ids: List[str]
+    insert_message: Message
+
+
+class Block(TypedDict):
+    id: str
+    label: str
+    content: str
+
+
+class CompactionResult(TypedDict):
+    """What ``compress`` returns (SPEC §4)."""
+
+    history: List[Message]
+    batches_created: int
+    messages_compressed: int
+    tokens_estimate_before: int
+    tokens_estimate_after: int
+    failed: bool
+    failure_code: Optional[str]
+    failure_message: Optional[str]
+    operation_id: str
+    llm_calls: int
+    batches: List[Batch]
+    warnings: List[str]
+    consecutive_failures: int
+    commit: NotRequired[CommitRequest]
+
+
+class ProviderWireRequest(TypedDict):
+    url_path: str
+    body: Dict[str, Any]
+
+
+Config = Dict[str, Any]
+
+__all__ = [
+    "Role", "ContentPart", "Content", "Message", "Batch", "ModelMessage", "ModelRequest", "Usage",
+    "ModelResponse", "HostError", "ErrorResponse", "SplitResult", "ShouldCompactResult", "VersionInfo",
+    "ArchiveWrite", "CommitRequest", "Block", "CompactionResult", "ProviderWireRequest", "Config",
+]

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the Python host's test suite: creates harness/python/.venv when
+# needed, installs the package with its test extras, runs pytest.
+# Needs build/clipfold.wasm (make build) or CLIPFOLD_WASM.
+# Exit status: pytest's, except that "no tests collected" (5) is a failure.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+venv="${CLIPFOLD_PY_VENV:-$here/.venv}"
+python="${PYTHON:-python3}"
+
+if [ ! -x "$venv/bin/python" ]; then
+	"$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$here[test]"
+
+cd "$here"
+set +e
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then
+	echo "run_tests.sh: pytest collected no tests; that is a failure" >&2
+	exit 1
+fi
+exit "$rc"

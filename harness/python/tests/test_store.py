@@ -1,0 +1,176 @@
+"""SQLiteStore: the Go store's schema, the all-or-nothing commit with the
+conflict rule, recall and search, and files shared with the Go store."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from clipfold import SQLiteStore
+from clipfold._schema import MIGRATIONS
+from clipfold.store import ConflictError
+
+from conftest import REPO
+
+GO_MIGRATIONS = REPO / "hostfuncs" / "store" / "sqlite" / "migrations.go"
+
+
+def msg(i: int, conv: str = "c1", **kw: Any) -> Dict[str, Any]:
+    m = {"id": "m%d" % i, "conversation_id": conv, "role": "user" if i % 2 == 0 else "assistant",
+         "content": "message %d about the tokenizer" % i, "created_at": "2026-02-28T10:00:%02d.000Z" % i}
+    m.update(kw)
+    return m
+
+
+def commit(**kw: Any) -> Dict[str, Any]:
+    c = {"conversation_id": "c1", "operation_id": "op_1",
+         "archive_writes": [{"label": "compaction-batch-c1-2026-02-28T10:00:03.000Z", "tier": "archival",
+                             "reason": "compaction", "content": '{"conversation_id":"c1"}\nsummary of the tokenizer'}],
+         "archive_deletes": [], "remove_message_ids": ["m0", "m1", "m2"],
+         "insert_message": {"id": "clip1", "conversation_id": "c1", "role": "system",
+                            "content": "[Context Summary — 3 messages compressed]", "created_at": "2026-02-28T10:05:00.000Z"}}
+    c.update(kw)
+    return c
+
+
+def test_schema_is_the_go_stores() -> None:
+    if not GO_MIGRATIONS.is_file():
+        pytest.skip("no Go store in this checkout")
+    src = GO_MIGRATIONS.read_text()
+    versions = re.findall(r"\{(\d+), \"", src)
+    assert [int(v) for v in versions] == [v for v, _, _ in MIGRATIONS], "the Go store has migrations Python lacks"
+    m = re.search(r'\{1, "([^"]*)", `(.*?)`\},', src, re.S)
+    body = re.search(r"const batchBodyNew = `(.*?)`", src, re.S)
+    assert m and body
+    assert MIGRATIONS[0][1] == m.group(1)
+    assert MIGRATIONS[0][2] == m.group(2).replace("` + batchBodyNew + `", body.group(1))
+
+
+def test_migrate_is_idempotent(tmp_path: Path) -> None:
+    p = str(tmp_path / "a.db")
+    with SQLiteStore(p) as s:
+        assert s.migrate() == 0
+        assert s.connection.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+    with SQLiteStore(p) as s:
+        assert s.migrate() == 0
+
+
+def test_commit_moves_messages_and_inserts_first() -> None:
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(i) for i in range(5)])
+    raw_before = s.active_raw("c1")
+    s.commit(commit())
+    active = s.active_messages("c1")
+    assert [m["id"] for m in active] == ["clip1", "m3", "m4"]
+    assert s.active_raw("c1")[0] == ('{"id":"clip1","conversation_id":"c1","role":"system",'
+                                     '"content":"[Context Summary — 3 messages compressed]","created_at":"2026-02-28T10:05:00.000Z"}')
+    assert s.active_raw("c1")[1:] == raw_before[3:]
+    assert s.recall("m1") == msg(1)
+    blocks = s.list_blocks("archival", "compaction-batch-c1-")
+    assert len(blocks) == 1 and blocks[0]["id"].startswith("blk_")
+    hits = s.search("tokenizer")
+    kinds = sorted(h["kind"] for h in hits)
+    assert kinds == ["batch", "message", "message", "message"]
+    assert any("[tokenizer]" in h["snippet"] for h in hits)
+    # archive delete by id + a second commit
+    s.commit(commit(operation_id="op_2", archive_deletes=[blocks[0]["id"]], archive_writes=[],
+                    remove_message_ids=["clip1", "m3"], insert_message={"id": "clip2", "content": "x"}))
+    assert [m["id"] for m in s.active_messages("c1")] == ["clip2", "m4"]
+    assert s.list_blocks("archival", "compaction-batch-c1-") == []
+
+
+@pytest.mark.parametrize("bad", [
+    {"remove_message_ids": ["m0", "gone"]},
+    {"archive_deletes": ["blk_missing"]},
+    {"remove_message_ids": ["x9"]},  # exists, but in another conversation
+])
+def test_conflict_changes_nothing(bad: Dict[str, Any]) -> None:
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(i) for i in range(5)])
+    s.append_messages("c2", [msg(9, "c2", id="x9")])
+    before = s.dump()
+    with pytest.raises(ConflictError):
+        s.commit(commit(**bad))
+    assert s.dump() == before
+    out = s.host_compaction_commit(commit(**bad))
+    assert out["error"]["code"] == "conflict" and out["error"]["retryable"] is False
+    assert s.dump() == before
+
+
+def test_failure_half_way_rolls_back() -> None:
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(i) for i in range(5)])
+    before = s.dump()
+    # the insert's id is taken: detected after the checks, inside the transaction
+    out = s.host_compaction_commit(commit(insert_message={"id": "m4", "content": "dup"}))
+    assert out["error"]["code"] == "other"
+    assert s.dump() == before
+    out = s.host_compaction_commit(commit(archive_writes=[{"label": "", "content": "x"}]))
+    assert "error" in out and s.dump() == before
+
+
+def test_append_rejects_duplicates_and_bad_roles() -> None:
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(0)])
+    before = s.dump()
+    for bad in ([msg(1), msg(0)], [msg(1), msg(1)], [msg(2, role="robot")], [msg(3, conv="other")]):
+        with pytest.raises(Exception):
+            s.append_messages("c1", bad)
+        assert s.dump() == before
+
+
+def test_label_prefix_is_literal_and_per_conversation() -> None:
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(i) for i in range(5)])
+    s.append_messages("c1-x", [msg(i, "c1-x", id="y%d" % i) for i in range(3)])
+    s.commit(commit())
+    s.commit(commit(conversation_id="c1-x", remove_message_ids=["y0"],
+                    archive_writes=[{"label": "compaction-batch-c1-x-2026", "content": "x"}],
+                    insert_message={"id": "clipx", "content": "x"}))
+    assert len(s.list_blocks("archival", "compaction-batch-c1-")) == 2  # prefix match, as SPEC says
+    assert len(s.list_blocks("archival", "compaction-batch-c1-x-")) == 1
+    assert s.list_blocks("archival", "compaction-batch-c1_") == []
+    assert s.list_blocks("archival", "compaction-batch-c%") == []
+    assert s.host_memory_list({"tier": "archival", "label_prefix": "compaction-batch-c1-x-"})["blocks"][0]["content"] == "x"
+
+
+def go_available() -> bool:
+    return shutil.which("go") is not None and (REPO / "hostfuncs" / "store" / "sqlite" / "sqlite.go").is_file()
+
+
+def gointerop(*args: str) -> str:
+    env = dict(os.environ, GOFLAGS="-mod=mod")
+    r = subprocess.run(["go", "run", "./harness/python/tests/testdata/gointerop", *args], cwd=REPO,
+                       capture_output=True, text=True, timeout=540, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.mark.skipif(not go_available(), reason="needs the go toolchain and the Go store (hostfuncs/store/sqlite)")
+def test_go_store_reads_python_file_and_python_reads_go_writes(tmp_path: Path) -> None:
+    db = str(tmp_path / "shared.db")
+    with SQLiteStore(db) as s:
+        s.append_messages("c1", [msg(i, x_extra={"é": [1, 2.5]}) for i in range(5)])
+        s.commit(commit())
+        py_active = s.active_raw("c1")
+        py_blocks = s.list_blocks("archival", "compaction-batch-c1-")
+    out = json.loads(gointerop("read", db, "c1", "compaction-batch-c1-", "m0", "m2"))
+    assert [json.dumps(m, ensure_ascii=False, separators=(",", ":")) for m in out["active"]] == py_active
+    assert out["blocks"] == py_blocks
+    assert out["recall"]["m2"] == msg(2, x_extra={"é": [1, 2.5]})
+    assert out["search_hits"] >= 1
+    gointerop("write", db, "c7")
+    with SQLiteStore(db) as s:
+        assert [m["id"] for m in s.active_messages("c7")] == ["gclip", "g3"]
+        assert s.recall("g1")["content"] == "go message 1 about the tokenizer"
+        assert s.list_blocks("archival", "compaction-batch-c7-")[0]["content"] == "go summary of the tokenizer"
+        assert s.migrate() == 0
+        # and Python commits on the file Go wrote
+        s.commit(commit(conversation_id="c7", remove_message_ids=["gclip"], archive_writes=[],
+                        insert_message={"id": "pyclip", "content": "again"}))
+        assert [m["id"] for m in s.active_messages("c7")] == ["pyclip", "g3"]
