@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the system packages the test suites need on a fresh Debian
+# machine. Idempotent: a second run installs nothing.
+#  - PostgreSQL server (the PostgreSQL store suite runs against a real one)
+#  - python3-venv (the Python host's suite builds its own virtualenv)
+# Go, Node.js and Python are expected on the machine (the project's kind
+# provides them). TinyGo and its LLVM come from scripts/install-tinygo.sh,
+# called by `make build-tinygo`.
+set -euo pipefail
+
+need=()
+have_pg() {
+  command -v initdb >/dev/null 2>&1 || compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
+}
+have_pg || need+=(postgresql)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+if ((${#need[@]})); then
+  echo "ci-setup: installing ${need[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+for tool in go node npm python3; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "ci-setup: $tool is required but not installed" >&2; exit 1; }
+done
+echo "ci-setup: ok ($(go version | cut -d' ' -f3), node $(node --version), $(python3 --version))" >&2
