@@ -34,3 +34,7 @@ test-go: build
 
 clean:
 	rm -rf build
+
+## demo: the README's first command — compact a bundled conversation offline
+demo: build
+	$(GO) run ./harness/cmd/clipfold compact testdata/conversations/debugging-session.json
