@@ -69,6 +69,9 @@ export class PluginInstance {
         useWasi: true,
         runInWorker,
         functions: all,
+        // @extism/extism 1.0.3 reads the config map from the options only
+        // (the manifest's is ignored): pass it in both.
+        config: config ?? {},
         logger,
         enableWasiOutput: false,
       });

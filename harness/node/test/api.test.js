@@ -1,0 +1,100 @@
+// The createCompactor API: manifest config, logging, errors, memory reuse.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createCompactor, ClipfoldError, manifestConfig } from '../src/index.js';
+import { buildExports, wasmPath } from './helpers/common.js';
+import { makeConversation } from './helpers/conversation.js';
+import { assertHistoryUnchanged, compressRaw, controllableLLM, controllableStore } from './helpers/harness.js';
+
+describe('createCompactor', () => {
+  /** @type {[string, string][]} */
+  const logs = [];
+  /** @type {Awaited<ReturnType<typeof createCompactor>>} */
+  let c;
+  before(async () => {
+    c = await createCompactor({ wasmPath: wasmPath(), config: { keep_recent: 2, no_such_key: 1 }, onLog: (l, m) => logs.push([l, m]) });
+  });
+  after(async () => { await c?.close(); });
+
+  test('manifestConfig turns values into strings, lists into JSON', () => {
+    assert.deepEqual(manifestConfig({ keep_recent: 2, pin_system: false, important_keywords: ['a', 'b'], prompt: null }),
+      { keep_recent: '2', pin_system: 'false', important_keywords: '["a","b"]' });
+  });
+
+  test('the manifest config is the default; a call config overrides it', async () => {
+    const h = makeConversation('cfg', 12);
+    assert.equal((await c.split(h)).to_keep.filter((/** @type {any} */ m) => m.role !== 'system').length, 2);
+    assert.equal((await c.split(h, { keep_recent: 4 })).to_keep.filter((/** @type {any} */ m) => m.role !== 'system').length, 4);
+  });
+
+  test('pure exports answer through the API', async () => {
+    assert.deepEqual(await c.estimateTokens('abcdefgh'), { tokens: 2 });
+    assert.equal((await c.version()).abi, 1);
+    assert.ok(c.exports.includes('compress') || !buildExports('compress'));
+    assert.equal((await c.chunk(makeConversation('ch', 30), { chunk_size: 7 })).chunks[0].length, 7);
+  });
+
+  test('errors are ClipfoldErrors with code, field and message', async () => {
+    await assert.rejects(c.callRaw('score', '{"messages": ['), (/** @type {any} */ e) =>
+      e instanceof ClipfoldError && e.code === 'invalid_json' && e.message.startsWith('invalid_json: '));
+    await assert.rejects(c.score(/** @type {any} */ ([{ role: 'user', content: 'a' }, { role: 'x', content: 'b' }])), (/** @type {any} */ e) =>
+      e instanceof ClipfoldError && e.code === 'invalid_input' && e.field === 'messages[1].role' && e.message.startsWith('invalid_input: messages[1].role: '));
+    await assert.rejects(c.callRaw('noSuchExport', '{}'), (/** @type {any} */ e) => e instanceof ClipfoldError && e.code === 'internal');
+    // The instance still answers after errors.
+    assert.equal((await c.score([{ role: 'user', content: 'a' }])).scores.length, 1);
+  });
+
+  test('the plug-in\'s warnings reach onLog', async () => {
+    await c.split(makeConversation('w', 12), /** @type {any} */ ({ no_such_key: 1 }));
+    assert.ok(logs.some(([l, m]) => l === 'warn' && m.includes('no_such_key')), JSON.stringify(logs));
+  });
+
+  test('memory does not grow with the number of calls', async () => {
+    setFlagsFromString('--expose_gc');
+    const gc = runInNewContext('gc');
+    const input = JSON.stringify({ messages: makeConversation('mem', 400) });
+    for (let i = 0; i < 20; i++) await c.callRaw('split', input);
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 100; i++) await c.callRaw('split', input);
+    gc();
+    const grown = process.memoryUsage().arrayBuffers - before;
+    // 100 calls × (input + output ≈ 2 × 0.2 MB) would be ~40 MB if blocks were kept.
+    assert.ok(grown < 16e6, `array buffers grew by ${(grown / 1e6).toFixed(1)} MB`);
+  });
+});
+
+describe('deadline', { skip: buildExports('compress') ? false : 'compress not built yet' }, () => {
+  test('every llm request carries timeout_ms within compaction_timeout, and nothing outlives the deadline', async () => {
+    const llm = controllableLLM();
+    const st = controllableStore();
+    const c = await createCompactor({ wasmPath: wasmPath(), llm: llm.llm, store: st.api });
+    try {
+      /** @type {number[]} */
+      const seen = [];
+      // A server that never answers: the adapter gives up at timeout_ms.
+      llm.plan = async (_n, req) => {
+        seen.push(req.timeout_ms);
+        await new Promise((r) => setTimeout(r, req.timeout_ms));
+        return { error: { code: 'timeout', message: 'no answer', retryable: true } };
+      };
+      const conv = 'deadline';
+      const history = makeConversation(conv, 60);
+      st.store.append(conv, history);
+      const snapshot = st.store.snapshot();
+      const t0 = performance.now();
+      const run = await compressRaw(c, conv, history, { config: { keep_recent: 6, chunk_size: 10, compaction_timeout: 400, backoff_base_ms: 1 } });
+      const ms = performance.now() - t0;
+      assert.equal(run.result.failed, true);
+      assert.ok(['llm_timeout', 'deadline_exceeded'].includes(run.result.failure_code), run.result.failure_code);
+      assert.ok(seen.length > 0 && seen.every((t) => t > 0 && t <= 400), JSON.stringify(seen));
+      assert.ok(ms < 400 + 1500, `took ${ms} ms`);
+      assertHistoryUnchanged(run.input, run.out);
+      assert.deepEqual(st.store.snapshot(), snapshot);
+    } finally {
+      await c.close();
+    }
+  });
+});
