@@ -1,0 +1,125 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/postgres"
+	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
+)
+
+// urlEnv names the server the tests use; scripts/start-postgres.sh starts
+// one and prints it. Unset, the tests skip — except under CI=true, where
+// a skipped PostgreSQL suite would hide a broken store, so they fail.
+const urlEnv = "CLIPFOLD_TEST_POSTGRES_URL"
+
+func serverURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv(urlEnv)
+	if u != "" {
+		return u
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not set and CI=true: start a server with `eval \"$(scripts/start-postgres.sh)\"`; the PostgreSQL store must not go untested in CI", urlEnv)
+	}
+	t.Skipf("%s is not set: skipping the PostgreSQL store tests (run `eval \"$(scripts/start-postgres.sh)\"` to enable them)", urlEnv)
+	return ""
+}
+
+// withSearchPath returns base with search_path set to schema, in either
+// connection-string syntax pgx accepts.
+func withSearchPath(t *testing.T, base, schema string) string {
+	t.Helper()
+	if strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://") {
+		u, err := url.Parse(base)
+		require.NoError(t, err)
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	return base + " search_path=" + schema
+}
+
+// freshSchema creates an empty schema for one test and drops it after, so
+// tests stay isolated and can run against a shared server.
+func freshSchema(t *testing.T) (schemaURL string) {
+	t.Helper()
+	ctx := context.Background()
+	base := serverURL(t)
+	var b [6]byte
+	_, err := rand.Read(b[:])
+	require.NoError(t, err)
+	schema := "clipfold_test_" + hex.EncodeToString(b[:])
+	conn, err := pgx.Connect(ctx, base)
+	require.NoError(t, err, "connecting to %s", urlEnv)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `CREATE SCHEMA `+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, base)
+		if !assert.NoError(t, err) {
+			return
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, `DROP SCHEMA `+pgx.Identifier{schema}.Sanitize()+` CASCADE`)
+		assert.NoError(t, err)
+	})
+	return withSearchPath(t, base, schema)
+}
+
+func openOrFail(t *testing.T, u string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), u)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	serverURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openOrFail(t, freshSchema(t))
+	})
+}
+
+// Reopening applies no migration and keeps the data.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	u := freshSchema(t)
+	s, err := postgres.Open(ctx, u)
+	require.NoError(t, err)
+	require.NoError(t, s.AppendMessages(ctx, "c1", []store.Message{{ID: "m1", Role: "user", Content: "x"}}))
+	before, err := s.Dump(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s = openOrFail(t, u)
+	after, err := s.Dump(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "reopening must not change the database")
+	versions, err := s.QueryInt(ctx, `SELECT COUNT(*) FROM schema_migrations`)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, versions)
+}
+
+func TestOpenErrors(t *testing.T) {
+	base := serverURL(t)
+	ctx := context.Background()
+	_, err := postgres.Open(ctx, "postgres://%zz")
+	assert.Error(t, err)
+	_, err = postgres.Open(ctx, withSearchPath(t, base, "clipfold_no_such_schema"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "schema")
+}

@@ -1,0 +1,621 @@
+// Package sqlite is clipfold's embedded store: SQLite through
+// modernc.org/sqlite (pure Go, no cgo), in a file or in memory.
+//
+// Concurrency: every transaction begins IMMEDIATE (it takes the write lock
+// up front) and connections wait up to busyTimeout for it, so racing
+// commits are serialized by SQLite itself and each loser sees the winner's
+// result — a missing id, hence core.ErrConflict — instead of a
+// SQLITE_BUSY failure half-way. The same holds across processes sharing
+// one file (for instance the Python host).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/hostfuncs/store"
+
+	sqlite3 "modernc.org/sqlite"
+	sqlitelib "modernc.org/sqlite/lib"
+)
+
+// busyTimeout is how long a connection waits for another writer. Commits
+// are short; this is generous so eight racing goroutines (or processes)
+// all get their turn instead of failing with SQLITE_BUSY.
+const busyTimeout = 30 * time.Second
+
+// MemoryPath is the path that opens a private in-memory database.
+const MemoryPath = ":memory:"
+
+// Store is the SQLite implementation of store.Store.
+type Store struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+var (
+	_ store.Store    = (*Store)(nil)
+	_ store.Dumper   = (*Store)(nil)
+	_ store.Migrator = (*Store)(nil)
+)
+
+// Open opens (creating when needed) the database at path, a file or
+// MemoryPath, and applies pending migrations.
+//
+// A file is put in WAL mode so readers never block the writer. An
+// in-memory database lives in one connection (SQLite gives each connection
+// its own :memory: database), so the pool is capped at one: every caller
+// sees the same data and writers queue in the pool instead of in SQLite.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty path (use a file path or \":memory:\")")
+	}
+	params := []string{
+		"_txlock=immediate",
+		fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()),
+		"_pragma=foreign_keys(1)",
+	}
+	memory := path == MemoryPath
+	if !memory {
+		if strings.ContainsAny(path, "?#") {
+			return nil, fmt.Errorf("sqlite: open %q: the path may not contain '?' or '#'", path)
+		}
+		params = append(params, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)")
+	}
+	db, err := sql.Open("sqlite", path+"?"+strings.Join(params, "&"))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	if memory {
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+	}
+	s := &Store{db: db, now: time.Now}
+	if _, err := s.Migrate(context.Background()); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// DB exposes the underlying handle, for tools and tests that need SQL.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// Migrate applies the migrations not yet recorded in schema_migrations and
+// returns how many it applied; on an up-to-date database it changes
+// nothing. It runs in one IMMEDIATE transaction, so two processes opening
+// a new file at once cannot both apply the same step.
+func (s *Store) Migrate(ctx context.Context) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	applied_at TEXT NOT NULL
+)`); err != nil {
+		return 0, fmt.Errorf("migrate: creating schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return 0, fmt.Errorf("migrate: reading schema_migrations: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("migrate: reading schema_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Close(); err != nil {
+		return 0, fmt.Errorf("migrate: reading schema_migrations: %w", err)
+	}
+	n := 0
+	for _, m := range migrations {
+		if applied[m.version] {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return 0, fmt.Errorf("migrate: applying version %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.version, m.name, core.FormatTime(s.now())); err != nil {
+			return 0, fmt.Errorf("migrate: recording version %d: %w", m.version, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil // nothing written; the deferred rollback ends the transaction
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("migrate: commit: %w", err)
+	}
+	return n, nil
+}
+
+// jsonArray encodes ids for `IN (SELECT value FROM json_each(?))`: one
+// parameter however many ids, so no SQLite variable limit applies.
+func jsonArray(ids []string) (string, error) {
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return "", fmt.Errorf("encoding ids: %w", err)
+	}
+	return string(b), nil
+}
+
+// AppendMessages implements store.Store.
+func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs []store.Message) error {
+	msgs, err := store.PrepareAppend(conversationID, msgs)
+	if err != nil {
+		return err
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	ids := make([]string, len(msgs))
+	for i := range msgs {
+		ids[i] = msgs[i].ID
+	}
+	idsJSON, err := jsonArray(ids)
+	if err != nil {
+		return fmt.Errorf("append to %q: %w", conversationID, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("append to %q: begin: %w", conversationID, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1))
+UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, idsJSON)
+	if err != nil {
+		return fmt.Errorf("append to %q: checking ids: %w", conversationID, err)
+	}
+	if len(dups) > 0 {
+		return fmt.Errorf("append to %q: %w", conversationID, &store.DuplicateIDError{IDs: dups})
+	}
+	var maxSeq sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(seq) FROM messages WHERE conversation_id = ?`, conversationID).Scan(&maxSeq); err != nil {
+		return fmt.Errorf("append to %q: reading last position: %w", conversationID, err)
+	}
+	seq := maxSeq.Int64 + 1
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("append to %q: %w", conversationID, err)
+	}
+	defer stmt.Close()
+	for i := range msgs {
+		m := &msgs[i]
+		if _, err := stmt.ExecContext(ctx, m.ID, conversationID, seq+int64(i), m.Role, m.Content, store.FormatTime(m.CreatedAt), string(m.Raw)); err != nil {
+			return fmt.Errorf("append to %q: inserting message %q: %w", conversationID, m.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("append to %q: commit: %w", conversationID, err)
+	}
+	return nil
+}
+
+// ActiveMessages implements store.Store.
+func (s *Store) ActiveMessages(ctx context.Context, conversationID string) ([]store.Message, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, conversation_id, role, content, created_at, raw
+FROM messages WHERE conversation_id = ? ORDER BY seq`, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("active messages of %q: %w", conversationID, err)
+	}
+	defer rows.Close()
+	var out []store.Message
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, fmt.Errorf("active messages of %q: %w", conversationID, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("active messages of %q: %w", conversationID, err)
+	}
+	return out, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanMessage(r scanner) (store.Message, error) {
+	var m store.Message
+	var created, raw string
+	if err := r.Scan(&m.ID, &m.ConversationID, &m.Role, &m.Content, &created, &raw); err != nil {
+		return store.Message{}, err
+	}
+	t, err := store.ParseTime(created)
+	if err != nil {
+		return store.Message{}, fmt.Errorf("message %q: %w", m.ID, err)
+	}
+	m.CreatedAt = t
+	m.Raw = json.RawMessage(raw)
+	return m, nil
+}
+
+// ListBlocks implements store.Store. The prefix is compared with substr,
+// never LIKE, so '%' and '_' in a conversation id are plain characters;
+// `label >= prefix` lets the (tier, label) index skip what sorts before.
+func (s *Store) ListBlocks(ctx context.Context, tier, labelPrefix string) ([]core.Block, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, label, content FROM blocks
+WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, tier, labelPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list blocks %q/%q: %w", tier, labelPrefix, err)
+	}
+	defer rows.Close()
+	var out []core.Block
+	for rows.Next() {
+		var b core.Block
+		if err := rows.Scan(&b.ID, &b.Label, &b.Content); err != nil {
+			return nil, fmt.Errorf("list blocks %q/%q: %w", tier, labelPrefix, err)
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list blocks %q/%q: %w", tier, labelPrefix, err)
+	}
+	return out, nil
+}
+
+// Commit implements store.Store (SPEC §5 compaction_commit). Existence is
+// checked before anything is written, inside the IMMEDIATE transaction, so
+// a loser of a race changes nothing and reports core.ErrConflict.
+func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
+	if c == nil {
+		return errors.New("commit: nil commit")
+	}
+	if c.ConversationID == "" {
+		return fmt.Errorf("commit %q: conversation_id is empty", c.OperationID)
+	}
+	now := s.now().UTC()
+	insert, err := store.InsertAsMessage(c, now)
+	if err != nil {
+		return err
+	}
+	removeIDs := store.UniqueStrings(c.RemoveMessageIDs)
+	deleteIDs := store.UniqueStrings(c.ArchiveDeletes)
+	removeJSON, err := jsonArray(removeIDs)
+	if err != nil {
+		return fmt.Errorf("commit %q: %w", c.OperationID, err)
+	}
+	deleteJSON, err := jsonArray(deleteIDs)
+	if err != nil {
+		return fmt.Errorf("commit %q: %w", c.OperationID, err)
+	}
+	fail := func(what string, err error) error {
+		return fmt.Errorf("commit %q to %q: %s: %w", c.OperationID, c.ConversationID, what, err)
+	}
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail("begin", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+
+	found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+		c.ConversationID, removeJSON)
+	if err != nil {
+		return fail("checking remove_message_ids", err)
+	}
+	if missing := minus(removeIDs, found); len(missing) > 0 {
+		return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
+	}
+	found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
+	if err != nil {
+		return fail("checking archive_deletes", err)
+	}
+	if missing := minus(deleteIDs, found); len(missing) > 0 {
+		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
+	}
+	taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1`, insert.ID)
+	if err != nil {
+		return fail("checking insert_message.id", err)
+	}
+	if len(taken) > 0 {
+		return fail("insert_message", &store.DuplicateIDError{IDs: taken})
+	}
+
+	// The clip-archive goes before every message that stays; computing the
+	// position before the removal keeps it below the removed ones too.
+	var minSeq sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MIN(seq) FROM messages WHERE conversation_id = ?`, c.ConversationID).Scan(&minSeq); err != nil {
+		return fail("reading first position", err)
+	}
+	insertSeq := int64(0)
+	if minSeq.Valid {
+		insertSeq = minSeq.Int64 - 1
+	}
+
+	nowText := core.FormatTime(now)
+	if len(removeIDs) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id)
+SELECT id, conversation_id, seq, role, content, created_at, raw, ?3, ?4 FROM messages
+WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY seq`,
+			c.ConversationID, removeJSON, nowText, c.OperationID); err != nil {
+			return fail("moving removed messages to recall", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+			c.ConversationID, removeJSON); err != nil {
+			return fail("removing messages", err)
+		}
+	}
+	if len(deleteIDs) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON); err != nil {
+			return fail("deleting archive blocks", err)
+		}
+	}
+	for i, w := range c.ArchiveWrites {
+		tier := w.Tier
+		if tier == "" {
+			tier = "archival"
+		}
+		if w.Label == "" {
+			return fail(fmt.Sprintf("archive_writes[%d]", i), errors.New("label is empty"))
+		}
+		id, err := store.NewID("blk_")
+		if err != nil {
+			return fail(fmt.Sprintf("archive_writes[%d]", i), err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, tier, w.Label, w.Content, nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
+			return fail(fmt.Sprintf("archive_writes[%d] (%q)", i, w.Label), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
+		return fail(fmt.Sprintf("inserting message %q", insert.ID), err)
+	}
+	if err := tx.Commit(); err != nil {
+		if isBusy(err) {
+			return fail("commit (database busy)", err)
+		}
+		return fail("commit", err)
+	}
+	return nil
+}
+
+func isBusy(err error) bool {
+	var e *sqlite3.Error
+	return errors.As(err, &e) && (e.Code()&0xff == sqlitelib.SQLITE_BUSY || e.Code()&0xff == sqlitelib.SQLITE_LOCKED)
+}
+
+// minus returns the elements of want not in got, in want's order.
+func minus(want, got []string) []string {
+	have := make(map[string]bool, len(got))
+	for _, g := range got {
+		have[g] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !have[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Recall implements store.Store.
+func (s *Store) Recall(ctx context.Context, messageID string) (store.Message, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT id, conversation_id, role, content, created_at, raw FROM recall WHERE id = ?`, messageID)
+	m, err := scanMessage(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, err)
+	}
+	return m, nil
+}
+
+// matchExpr turns the query's words into an FTS5 expression in which each
+// word is a quoted string (its '"' doubled): FTS5 tokenizes inside the
+// quotes, so no character the user types is read as query syntax. Words
+// are joined by spaces, FTS5's implicit AND.
+func matchExpr(query string) string {
+	words := store.QueryWords(query)
+	for i, w := range words {
+		words[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+	}
+	return strings.Join(words, " ")
+}
+
+// Search implements store.Store: bm25 over blocks (the label weighs half
+// as much as the summary) and over recalled messages, merged by rank.
+func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	expr := matchExpr(query)
+	if expr == "" {
+		return nil, nil
+	}
+	limit := store.ClampLimit(opts.Limit)
+	hits, err := s.searchBlocks(ctx, expr, opts.ConversationID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: archived blocks: %w", query, err)
+	}
+	msgs, err := s.searchRecall(ctx, expr, opts.ConversationID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: recalled messages: %w", query, err)
+	}
+	hits = append(hits, msgs...)
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Rank > hits[j].Rank })
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, nil
+}
+
+func (s *Store) searchBlocks(ctx context.Context, expr, conversationID string, limit int) ([]store.Hit, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT b.id, b.label, COALESCE(b.conversation_id, ''), b.content, b.created_at,
+	COALESCE(b.operation_id, ''), snippet(blocks_fts, -1, '[', ']', '…', 16), -bm25(blocks_fts, 0.5, 1.0)
+FROM blocks_fts JOIN blocks b ON b.pos = blocks_fts.rowid
+WHERE blocks_fts MATCH ?1 AND (?2 = '' OR b.conversation_id = ?2)
+ORDER BY bm25(blocks_fts, 0.5, 1.0), b.pos LIMIT ?3`, expr, conversationID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Hit
+	for rows.Next() {
+		h := store.Hit{Kind: store.HitBatch}
+		var content, created string
+		if err := rows.Scan(&h.ID, &h.Label, &h.ConversationID, &content, &created, &h.OperationID, &h.Snippet, &h.Rank); err != nil {
+			return nil, err
+		}
+		if h.CreatedAt, err = store.ParseTime(created); err != nil {
+			return nil, fmt.Errorf("block %q: %w", h.ID, err)
+		}
+		h.Batch = store.ParseBatch(h.ConversationID, h.Label, content)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) searchRecall(ctx context.Context, expr, conversationID string, limit int) ([]store.Hit, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.conversation_id, r.role, r.created_at, r.operation_id,
+	snippet(recall_fts, 0, '[', ']', '…', 16), -bm25(recall_fts)
+FROM recall_fts JOIN recall r ON r.pos = recall_fts.rowid
+WHERE recall_fts MATCH ?1 AND (?2 = '' OR r.conversation_id = ?2)
+ORDER BY bm25(recall_fts), r.pos LIMIT ?3`, expr, conversationID, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Hit
+	for rows.Next() {
+		h := store.Hit{Kind: store.HitMessage}
+		var created string
+		if err := rows.Scan(&h.ID, &h.ConversationID, &h.Role, &created, &h.OperationID, &h.Snippet, &h.Rank); err != nil {
+			return nil, err
+		}
+		if h.CreatedAt, err = store.ParseTime(created); err != nil {
+			return nil, fmt.Errorf("message %q: %w", h.ID, err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// Dump prints every table of the database — including the schema and the
+// full-text indexes' own tables — as sorted lines, so two dumps are equal
+// exactly when the stored data is.
+func (s *Store) Dump(ctx context.Context) (string, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return "", fmt.Errorf("dump: %w", err)
+	}
+	defer conn.Close()
+	var b strings.Builder
+	type obj struct{ typ, name, sql string }
+	var objs []obj
+	rows, err := conn.QueryContext(ctx, `SELECT type, name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name`)
+	if err != nil {
+		return "", fmt.Errorf("dump: listing tables: %w", err)
+	}
+	for rows.Next() {
+		var o obj
+		if err := rows.Scan(&o.typ, &o.name, &o.sql); err != nil {
+			rows.Close()
+			return "", fmt.Errorf("dump: listing tables: %w", err)
+		}
+		objs = append(objs, o)
+	}
+	if err := rows.Close(); err != nil {
+		return "", fmt.Errorf("dump: listing tables: %w", err)
+	}
+	for _, o := range objs {
+		fmt.Fprintf(&b, "%s %s: %s\n", o.typ, o.name, o.sql)
+		if o.typ != "table" {
+			continue
+		}
+		lines, err := dumpTable(ctx, conn, o.name)
+		if err != nil {
+			return "", fmt.Errorf("dump: table %s: %w", o.name, err)
+		}
+		for _, l := range lines {
+			b.WriteString("  ")
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String(), nil
+}
+
+func dumpTable(ctx context.Context, conn *sql.Conn, name string) ([]string, error) {
+	rows, err := conn.QueryContext(ctx, `SELECT * FROM "`+strings.ReplaceAll(name, `"`, `""`)+`"`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		parts := make([]string, len(cols))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case []byte:
+				parts[i] = fmt.Sprintf("%s=x'%x'", cols[i], v)
+			default:
+				parts[i] = fmt.Sprintf("%s=%#v", cols[i], v)
+			}
+		}
+		lines = append(lines, strings.Join(parts, " "))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Strings(lines)
+	return lines, nil
+}

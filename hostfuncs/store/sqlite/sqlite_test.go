@@ -1,0 +1,132 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
+)
+
+func openOrFail(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	return s
+}
+
+func TestConformanceFile(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openOrFail(t, filepath.Join(t.TempDir(), "clipfold.db"))
+	})
+}
+
+func TestConformanceMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return openOrFail(t, sqlite.MemoryPath)
+	})
+}
+
+// Two :memory: stores are two databases: nothing leaks between them.
+func TestMemoryStoresAreSeparate(t *testing.T) {
+	ctx := context.Background()
+	a := openOrFail(t, sqlite.MemoryPath)
+	b := openOrFail(t, sqlite.MemoryPath)
+	require.NoError(t, a.AppendMessages(ctx, "c1", []store.Message{{ID: "m1", Role: "user", Content: "x"}}))
+	got, err := b.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	assert.Empty(t, got)
+}
+
+// Reopening a file applies no migration and keeps the data; the file is
+// in WAL mode so readers do not block the writer.
+func TestReopenFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "clipfold.db")
+	s, err := sqlite.Open(path)
+	require.NoError(t, err)
+	require.NoError(t, s.AppendMessages(ctx, "c1", []store.Message{{ID: "m1", Role: "user", Content: "x"}}))
+	before, err := s.Dump(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s = openOrFail(t, path)
+	after, err := s.Dump(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "reopening must not change the database")
+	var versions int
+	require.NoError(t, s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&versions))
+	assert.Equal(t, 1, versions)
+	var mode string
+	require.NoError(t, s.DB().QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	assert.Equal(t, "wal", mode)
+}
+
+func TestOpenRejectsBadPaths(t *testing.T) {
+	for _, p := range []string{"", "a?b.db", "a#b.db"} {
+		_, err := sqlite.Open(p)
+		assert.Error(t, err, "path %q", p)
+	}
+	_, err := sqlite.Open(filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
+	assert.Error(t, err)
+}
+
+// Two handles on one file stand in for two processes (say the Go and the
+// Python host): racing commits through both still let exactly one win,
+// and the losers see a conflict, not SQLITE_BUSY.
+func TestConcurrentCommitsAcrossHandles(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "shared.db")
+	handles := []*sqlite.Store{openOrFail(t, path), openOrFail(t, path)}
+	var msgs []store.Message
+	for i := 1; i <= 6; i++ {
+		msgs = append(msgs, store.Message{ID: fmt.Sprintf("m%d", i), Role: "user", Content: "x"})
+	}
+	require.NoError(t, handles[0].AppendMessages(ctx, "c1", msgs))
+
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			errs[i] = handles[i%2].Commit(ctx, &core.Commit{
+				ConversationID: "c1", OperationID: fmt.Sprintf("op%d", i),
+				ArchiveWrites:    []core.ArchiveWrite{{Label: core.BatchLabelPrefix("c1") + fmt.Sprint(i), Content: "s", Tier: "archival"}},
+				RemoveMessageIDs: []string{"m1", "m2", "m3"},
+				Insert:           core.InsertMessage{ID: fmt.Sprintf("ca%d", i), Content: "[Context Summary]"},
+			})
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	ok, conflicts := 0, 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, core.ErrConflict):
+			conflicts++
+		default:
+			t.Errorf("commit %d: %v", i, err)
+		}
+	}
+	assert.Equal(t, 1, ok)
+	assert.Equal(t, n-1, conflicts)
+	blocks, err := handles[1].ListBlocks(ctx, "archival", core.BatchLabelPrefix("c1"))
+	require.NoError(t, err)
+	assert.Len(t, blocks, 1)
+}

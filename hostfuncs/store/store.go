@@ -1,0 +1,378 @@
+// Package store is the Go host's durable memory for clipfold: the active
+// history of each conversation, the archival blocks the plug-in lists and
+// writes (memory_list, compaction_commit of SPEC §5), and recall storage,
+// where every message a compaction removes is moved rather than destroyed,
+// so every summary can be traced back to the words it summarizes.
+//
+// Two implementations share one logical schema (see SCHEMA.md):
+// hostfuncs/store/sqlite (the embedded default, a file or :memory:) and
+// hostfuncs/store/postgres. hostfuncs/store/storetest is the conformance
+// suite both must pass; a third implementation should run it too.
+package store
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clipfold/clipfold/core"
+)
+
+// Store is what a Go host needs from a database. Every method is safe for
+// concurrent use; Commit in particular must let exactly one of several
+// racing compactions of the same conversation win.
+type Store interface {
+	// AppendMessages adds msgs, in order, after the conversation's active
+	// history. Message ids are unique across the whole store (active and
+	// recall): a duplicate id is an error naming it, and nothing is added.
+	AppendMessages(ctx context.Context, conversationID string, msgs []Message) error
+
+	// ActiveMessages returns the conversation's active history in order.
+	ActiveMessages(ctx context.Context, conversationID string) ([]Message, error)
+
+	// ListBlocks returns the blocks of tier whose label starts with
+	// labelPrefix, taken literally (no wildcard characters), oldest first.
+	// It backs the memory_list host function.
+	ListBlocks(ctx context.Context, tier, labelPrefix string) ([]core.Block, error)
+
+	// Commit applies c in one transaction (SPEC §5 compaction_commit):
+	// archive writes, archive deletes, the move of every removed message
+	// into recall storage, and the insert of c.Insert at the start of the
+	// active history. If an id to remove or delete no longer exists, it
+	// changes nothing and returns an error matching core.ErrConflict.
+	Commit(ctx context.Context, c *core.Commit) error
+
+	// Recall returns a message a commit removed, with its raw JSON intact,
+	// or an error matching ErrNotFound.
+	Recall(ctx context.Context, messageID string) (Message, error)
+
+	// Search is ranked full-text search over archived blocks and recalled
+	// messages, best hit first. Any query string is accepted: search
+	// syntax characters are treated as plain text.
+	Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error)
+
+	// Close releases the database.
+	Close() error
+}
+
+// Message is one stored conversation message.
+type Message struct {
+	ID             string
+	ConversationID string
+	// Role is the wire spelling: user, assistant, system or tool.
+	Role string
+	// Content is the message's text, what search indexes.
+	Content string
+	// CreatedAt is zero when the message had no created_at.
+	CreatedAt time.Time
+	// Raw is the exact JSON the message was given as. It is what a host
+	// hands back to the plug-in, so it is stored and returned unchanged.
+	Raw json.RawMessage
+}
+
+// SearchOptions narrows a Search.
+type SearchOptions struct {
+	// ConversationID, when set, keeps only hits of that conversation.
+	ConversationID string
+	// Limit caps the number of hits; <= 0 means DefaultSearchLimit.
+	Limit int
+}
+
+// DefaultSearchLimit is the number of hits a Search returns when
+// SearchOptions.Limit is not set.
+const DefaultSearchLimit = 20
+
+// MaxSearchLimit bounds SearchOptions.Limit so one query cannot ask for an
+// unbounded result.
+const MaxSearchLimit = 1000
+
+// HitKind says what a search hit is.
+type HitKind string
+
+// Hit kinds.
+const (
+	HitBatch   HitKind = "batch"   // an archival block (usually a batch summary)
+	HitMessage HitKind = "message" // a message in recall storage
+)
+
+// Hit is one search result.
+type Hit struct {
+	Kind HitKind
+	// ID is the block id (HitBatch) or the message id (HitMessage).
+	ID string
+	// Label is the block's label; empty for messages.
+	Label string
+	// ConversationID is the conversation the hit belongs to; empty for a
+	// block written without one.
+	ConversationID string
+	// Role is the message's role; empty for blocks.
+	Role string
+	// Snippet is a short excerpt around the matched terms, the terms
+	// wrapped in [ and ].
+	Snippet string
+	// Rank orders hits: higher is better. Its scale is the backend's
+	// (negated bm25 for SQLite, ts_rank for PostgreSQL).
+	Rank float64
+	// CreatedAt is when the block was written or the message was created.
+	CreatedAt time.Time
+	// OperationID is the compaction that wrote the block or removed the
+	// message, when known.
+	OperationID string
+	// Batch is the block's parsed batch metadata (depth, start/end time,
+	// source message ids, …) when its content carries it; nil otherwise
+	// and for messages. Batch.Content is the summary without the metadata
+	// line.
+	Batch *core.Batch
+}
+
+// ErrNotFound is returned (wrapped) when a looked-up record does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is core.ErrConflict, re-exported so callers of this package
+// need not import core to test for it with errors.Is.
+var ErrConflict = core.ErrConflict
+
+// Dumper is implemented by stores that can print their whole content
+// deterministically. The conformance suite uses it to prove that a failed
+// commit leaves the database exactly as it was.
+type Dumper interface {
+	Dump(ctx context.Context) (string, error)
+}
+
+// Migrator is implemented by stores with a versioned schema. Open applies
+// the migrations; calling Migrate again must be a no-op that reports zero
+// applied, which the conformance suite checks.
+type Migrator interface {
+	Migrate(ctx context.Context) (applied int, err error)
+}
+
+// NewID returns a fresh random identifier with prefix, e.g. "blk_9f…".
+// Random rather than sequential so two hosts writing one database, or a
+// database restored from a copy, never mint the same id.
+func NewID(prefix string) (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("new id: reading random bytes: %w", err)
+	}
+	return prefix + hex.EncodeToString(b[:]), nil
+}
+
+// wireMessage is the JSON shape of a message built by the host (the
+// clip-archive, or a message appended without Raw). Field order is the
+// order the fields are written in.
+type wireMessage struct {
+	ID             string `json:"id"`
+	ConversationID string `json:"conversation_id"`
+	Role           string `json:"role"`
+	Content        string `json:"content"`
+	CreatedAt      string `json:"created_at,omitempty"`
+}
+
+// MarshalMessage builds the wire JSON of a message from its fields:
+// {"id","conversation_id","role","content","created_at"}, created_at in
+// core.FormatTime and left out when zero. HTML characters are not escaped
+// so the content reads back exactly as written.
+func MarshalMessage(m *Message) (json.RawMessage, error) {
+	w := wireMessage{ID: m.ID, ConversationID: m.ConversationID, Role: m.Role, Content: m.Content}
+	if !m.CreatedAt.IsZero() {
+		w.CreatedAt = core.FormatTime(m.CreatedAt)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&w); err != nil {
+		return nil, fmt.Errorf("encoding message %q: %w", m.ID, err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// InsertAsMessage turns a commit's clip-archive into the Message to store:
+// the conversation is the commit's, the role "system" unless set, the
+// created_at the insert's (or now, when it has none), and Raw built by
+// MarshalMessage.
+func InsertAsMessage(c *core.Commit, now time.Time) (Message, error) {
+	in := c.Insert
+	if in.ID == "" {
+		return Message{}, fmt.Errorf("commit %q: insert_message.id is empty", c.OperationID)
+	}
+	conv := in.ConversationID
+	if conv == "" {
+		conv = c.ConversationID
+	}
+	if conv != c.ConversationID {
+		return Message{}, fmt.Errorf("commit %q: insert_message.conversation_id %q differs from conversation_id %q",
+			c.OperationID, conv, c.ConversationID)
+	}
+	role := "system"
+	if in.Role != core.RoleInvalid {
+		role = in.Role.String()
+	}
+	created := in.CreatedAt
+	if created.IsZero() {
+		created = now
+	}
+	m := Message{ID: in.ID, ConversationID: conv, Role: role, Content: in.Content, CreatedAt: created.UTC().Truncate(time.Millisecond)}
+	raw, err := MarshalMessage(&m)
+	if err != nil {
+		return Message{}, err
+	}
+	m.Raw = raw
+	return m, nil
+}
+
+// PrepareAppend validates msgs for AppendMessages and fills the gaps: the
+// conversation id (which must match when set), Raw when empty (built by
+// MarshalMessage). It rejects empty or repeated ids, unknown roles and Raw
+// that is not JSON, naming the message. Both backends call it so they
+// accept and refuse exactly the same input.
+func PrepareAppend(conversationID string, msgs []Message) ([]Message, error) {
+	if conversationID == "" {
+		return nil, errors.New("append: conversation id is empty")
+	}
+	out := make([]Message, len(msgs))
+	seen := make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		if m.ID == "" {
+			return nil, fmt.Errorf("append: messages[%d].id is empty", i)
+		}
+		if j, dup := seen[m.ID]; dup {
+			return nil, fmt.Errorf("append: messages[%d].id %q repeats messages[%d]", i, m.ID, j)
+		}
+		seen[m.ID] = i
+		if m.ConversationID == "" {
+			m.ConversationID = conversationID
+		} else if m.ConversationID != conversationID {
+			return nil, fmt.Errorf("append: message %q belongs to conversation %q, not %q", m.ID, m.ConversationID, conversationID)
+		}
+		if _, ok := core.ParseRole(m.Role); !ok {
+			return nil, fmt.Errorf("append: message %q: role %q is not user, assistant, system or tool", m.ID, m.Role)
+		}
+		if !m.CreatedAt.IsZero() {
+			m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Millisecond)
+		}
+		if len(m.Raw) == 0 {
+			raw, err := MarshalMessage(&m)
+			if err != nil {
+				return nil, err
+			}
+			m.Raw = raw
+		} else if !json.Valid(m.Raw) {
+			return nil, fmt.Errorf("append: message %q: raw is not valid JSON", m.ID)
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// DuplicateIDError reports message ids that already exist in the store.
+type DuplicateIDError struct {
+	IDs []string
+}
+
+func (e *DuplicateIDError) Error() string {
+	return fmt.Sprintf("message id(s) already stored: %q", e.IDs)
+}
+
+// ConflictError wraps core.ErrConflict with what was missing, so the log
+// says which id another compaction took first.
+func ConflictError(conversationID, what string, missing []string) error {
+	return fmt.Errorf("%w: conversation %q: %s no longer exist: %q", core.ErrConflict, conversationID, what, missing)
+}
+
+// UniqueStrings returns ss without repeats, first occurrence kept, so a
+// commit naming an id twice is not mistaken for a missing id.
+func UniqueStrings(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := make([]string, 0, len(ss))
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FormatTime is how every instant is stored: core.FormatTime, or "" for the
+// zero time (a message without created_at).
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return core.FormatTime(t)
+}
+
+// ParseTime reads a stored instant back; "" is the zero time.
+func ParseTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := core.ParseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// ParseBatch reads a block's batch metadata for a search hit. The
+// conversation is taken from the metadata line itself (falling back to
+// the block's conversation for legacy headers), since a hit is shown for
+// whatever conversation wrote it.
+func ParseBatch(blockConversationID, label, content string) *core.Batch {
+	conv := blockConversationID
+	if len(content) > 0 && content[0] == '{' {
+		line, _, _ := strings.Cut(content, "\n")
+		var meta struct {
+			ConversationID string `json:"conversation_id"`
+		}
+		if err := json.Unmarshal([]byte(line), &meta); err == nil {
+			conv = meta.ConversationID
+		}
+	}
+	b, ok := core.ParseBatchBlock(conv, label, content)
+	if !ok {
+		return nil
+	}
+	return &b
+}
+
+// QueryWords splits a user's search query into words, dropping the ones
+// with no letter or digit. Backends search for the words as plain text
+// (SQLite: each word a quoted FTS5 string; PostgreSQL: plainto_tsquery),
+// so quotes, '-', '*', ':' and parentheses can never be read as search
+// syntax and make a query fail. Control characters (NUL ends a C string in
+// SQLite and is refused by PostgreSQL) and invalid UTF-8 become spaces.
+func QueryWords(q string) []string {
+	q = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(q, " "))
+	var words []string
+	for _, w := range strings.Fields(q) {
+		if strings.IndexFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// ClampLimit applies DefaultSearchLimit and MaxSearchLimit.
+func ClampLimit(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultSearchLimit
+	case n > MaxSearchLimit:
+		return MaxSearchLimit
+	}
+	return n
+}

@@ -1,0 +1,617 @@
+// Package storetest is the conformance suite every store.Store must pass.
+// The SQLite and PostgreSQL stores run it from their own tests; a new
+// backend proves it keeps the contract of SPEC §5 by running it too:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
+//	}
+//
+// open must return a new, empty store for every call (each subtest gets its
+// own) and arrange for it to be closed, e.g. with t.Cleanup. The store must
+// also implement store.Dumper and store.Migrator.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/hostfuncs/store"
+)
+
+// Opener returns a fresh, empty store for one test.
+type Opener func(t *testing.T) store.Store
+
+// Run runs every conformance test against stores made by open.
+func Run(t *testing.T, open Opener) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, open Opener)
+	}{
+		{"AppendAndActiveOrder", testAppendAndActiveOrder},
+		{"AppendRejects", testAppendRejects},
+		{"CommitAppliesEverything", testCommitAppliesEverything},
+		{"CommitConflictChangesNothing", testCommitConflictChangesNothing},
+		{"CommitDuplicateInsertID", testCommitDuplicateInsertID},
+		{"ListBlocksLiteralPrefix", testListBlocksLiteralPrefix},
+		{"RecallExactRaw", testRecallExactRaw},
+		{"SearchRanking", testSearchRanking},
+		{"SearchHostileQueries", testSearchHostileQueries},
+		{"ConcurrentCommits", testConcurrentCommits},
+		{"MigrateIsIdempotent", testMigrateIsIdempotent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
+	}
+}
+
+var base = time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)
+
+// msg builds a message whose Raw is hand-written JSON with an unusual
+// layout and an unknown field, so a store that re-encodes instead of
+// keeping the bytes is caught.
+func msg(conv, id, role, content string, minute int) store.Message {
+	created := base.Add(time.Duration(minute) * time.Minute)
+	c, _ := json.Marshal(content)
+	raw := fmt.Sprintf(`{ "id":%q,"conversation_id":%q, "role":%q,"content":%s,"created_at":%q,"x_extra":{"n":[1, 2]} }`,
+		id, conv, role, c, core.FormatTime(created))
+	return store.Message{ID: id, ConversationID: conv, Role: role, Content: content, CreatedAt: created, Raw: json.RawMessage(raw)}
+}
+
+// seed appends n user messages <conv>-m1..<conv>-mn with distinct content.
+func seed(t *testing.T, s store.Store, conv string, n int) []store.Message {
+	t.Helper()
+	msgs := make([]store.Message, n)
+	for i := range msgs {
+		msgs[i] = msg(conv, fmt.Sprintf("%s-m%d", conv, i+1), "user", fmt.Sprintf("message number %d of %s", i+1, conv), i)
+	}
+	require.NoError(t, s.AppendMessages(context.Background(), conv, msgs))
+	return msgs
+}
+
+func ids(msgs []store.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.ID
+	}
+	return out
+}
+
+func blockLabels(bs []core.Block) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Label
+	}
+	return out
+}
+
+func batchContent(conv, op, summary string, sources ...string) string {
+	return core.FormatBatchBlock(conv, &core.Batch{
+		Content: summary, Depth: 0, Start: base, End: base.Add(time.Hour),
+		MessageCount: len(sources), SourceMessageIDs: sources, OperationID: op, Method: core.MethodLLM,
+	})
+}
+
+func clipArchive(conv, id string) core.InsertMessage {
+	return core.InsertMessage{
+		ID: id, ConversationID: conv, Role: core.RoleSystem,
+		Content: "[Context Summary — 2 messages compressed across 1 compaction cycle(s)]", CreatedAt: base.Add(24 * time.Hour),
+	}
+}
+
+// writeBlocks commits archive writes with the given labels into conv,
+// removing nothing (a commit always inserts a clip-archive; its id is
+// derived from the first label).
+func writeBlocks(t *testing.T, s store.Store, conv string, labels ...string) {
+	t.Helper()
+	c := &core.Commit{ConversationID: conv, OperationID: "op-" + labels[0], Insert: clipArchive(conv, "ca-"+labels[0])}
+	for _, l := range labels {
+		c.ArchiveWrites = append(c.ArchiveWrites, core.ArchiveWrite{Label: l, Content: batchContent(conv, c.OperationID, "summary of "+l), Tier: "archival", Reason: "test"})
+	}
+	require.NoError(t, s.Commit(context.Background(), c))
+}
+
+func dump(t *testing.T, s store.Store) string {
+	t.Helper()
+	d, ok := s.(store.Dumper)
+	require.True(t, ok, "%T must implement store.Dumper for the conformance suite", s)
+	out, err := d.Dump(context.Background())
+	require.NoError(t, err)
+	return out
+}
+
+func testAppendAndActiveOrder(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	first := seed(t, s, "c1", 3)
+	more := []store.Message{msg("c1", "c1-m4", "assistant", "four", 3), msg("c1", "c1-m5", "tool", "five", 4)}
+	require.NoError(t, s.AppendMessages(ctx, "c1", more))
+	seed(t, s, "c2", 2)
+
+	got, err := s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	want := append(append([]store.Message{}, first...), more...)
+	require.Equal(t, ids(want), ids(got))
+	for i := range want {
+		assert.Equal(t, string(want[i].Raw), string(got[i].Raw), "raw of %s", want[i].ID)
+		assert.Equal(t, want[i].Role, got[i].Role)
+		assert.Equal(t, want[i].Content, got[i].Content)
+		assert.True(t, want[i].CreatedAt.Equal(got[i].CreatedAt), "created_at of %s: %v vs %v", want[i].ID, want[i].CreatedAt, got[i].CreatedAt)
+		assert.Equal(t, "c1", got[i].ConversationID)
+	}
+
+	// A message given without Raw is stored with Raw built from its fields.
+	require.NoError(t, s.AppendMessages(ctx, "c3", []store.Message{{ID: "c3-m1", Role: "user", Content: "a <b> & c", CreatedAt: base}}))
+	got, err = s.ActiveMessages(ctx, "c3")
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.JSONEq(t, `{"id":"c3-m1","conversation_id":"c3","role":"user","content":"a <b> & c","created_at":"2026-02-28T10:00:00.000Z"}`, string(got[0].Raw))
+
+	none, err := s.ActiveMessages(ctx, "nobody")
+	require.NoError(t, err)
+	assert.Empty(t, none)
+}
+
+func testAppendRejects(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 2)
+	seed(t, s, "c2", 1)
+	cases := []struct {
+		name    string
+		conv    string
+		msgs    []store.Message
+		mention string
+	}{
+		{"duplicate of a stored id", "c1", []store.Message{msg("c1", "c1-new", "user", "x", 9), msg("c1", "c1-m2", "user", "x", 9)}, "c1-m2"},
+		{"duplicate of another conversation's id", "c1", []store.Message{msg("c1", "c2-m1", "user", "x", 9)}, "c2-m1"},
+		{"duplicate within the call", "c1", []store.Message{msg("c1", "dup", "user", "x", 9), msg("c1", "dup", "user", "y", 9)}, "dup"},
+		{"invalid role", "c1", []store.Message{msg("c1", "bad-role", "robot", "x", 9)}, "bad-role"},
+		{"empty id", "c1", []store.Message{{Role: "user", Content: "x"}}, "id"},
+		{"raw not JSON", "c1", []store.Message{{ID: "bad-raw", Role: "user", Raw: json.RawMessage("{nope")}}, "bad-raw"},
+		{"other conversation", "c1", []store.Message{msg("c2", "c2-x", "user", "x", 9)}, "c2-x"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dump(t, s)
+			err := s.AppendMessages(ctx, tc.conv, tc.msgs)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.mention)
+			assert.False(t, errors.Is(err, core.ErrConflict))
+			assert.Equal(t, before, dump(t, s), "a rejected append must change nothing")
+		})
+	}
+	// A removed message's id stays taken: it lives on in recall.
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"}, Insert: clipArchive("c1", "ca1")}))
+	err := s.AppendMessages(ctx, "c1", []store.Message{msg("c1", "c1-m1", "user", "again", 9)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "c1-m1")
+}
+
+func testCommitAppliesEverything(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	orig := seed(t, s, "c1", 5)
+	seed(t, s, "c2", 2)
+	label1 := core.BatchLabelPrefix("c1") + "2026-02-28T10:01:00.000Z"
+	content1 := batchContent("c1", "op1", "alpha summary", "c1-m1", "c1-m2")
+	require.NoError(t, s.Commit(ctx, &core.Commit{
+		ConversationID:   "c1",
+		OperationID:      "op1",
+		ArchiveWrites:    []core.ArchiveWrite{{Label: label1, Content: content1, Tier: "archival", Reason: "compaction"}},
+		RemoveMessageIDs: []string{"c1-m1", "c1-m2"},
+		Insert:           clipArchive("c1", "ca1"),
+	}))
+
+	active, err := s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"ca1", "c1-m3", "c1-m4", "c1-m5"}, ids(active))
+	ca := active[0]
+	assert.Equal(t, "system", ca.Role)
+	assert.Equal(t, clipArchive("c1", "ca1").Content, ca.Content)
+	assert.Equal(t, `{"id":"ca1","conversation_id":"c1","role":"system","content":"[Context Summary — 2 messages compressed across 1 compaction cycle(s)]","created_at":"2026-03-01T10:00:00.000Z"}`,
+		string(ca.Raw), "the clip-archive's raw JSON is built from its fields")
+
+	for _, m := range orig[:2] {
+		r, err := s.Recall(ctx, m.ID)
+		require.NoError(t, err, "removed message %s must be in recall", m.ID)
+		assert.Equal(t, string(m.Raw), string(r.Raw))
+	}
+	blocks, err := s.ListBlocks(ctx, "archival", core.BatchLabelPrefix("c1"))
+	require.NoError(t, err)
+	require.Len(t, blocks, 1)
+	assert.Equal(t, label1, blocks[0].Label)
+	assert.Equal(t, content1, blocks[0].Content)
+	assert.NotEmpty(t, blocks[0].ID)
+
+	// Second compaction: replaces the clip-archive, re-summarizes the old
+	// batch into a new one (deleting it) and adds another.
+	label2 := core.BatchLabelPrefix("c1") + "2026-02-28T10:02:00.000Z"
+	label3 := core.BatchLabelPrefix("c1") + "2026-02-28T10:03:00.000Z"
+	require.NoError(t, s.Commit(ctx, &core.Commit{
+		ConversationID: "c1",
+		OperationID:    "op2",
+		ArchiveWrites: []core.ArchiveWrite{
+			{Label: label3, Content: batchContent("c1", "op2", "gamma", "c1-m3"), Tier: "archival"},
+			{Label: label2, Content: batchContent("c1", "op2", "beta resummary", "c1-m1", "c1-m2"), Tier: "archival"},
+		},
+		ArchiveDeletes:   []string{blocks[0].ID},
+		RemoveMessageIDs: []string{"ca1", "c1-m3", "ca1"}, // a repeated id is not a conflict
+		Insert:           clipArchive("c1", "ca2"),
+	}))
+	active, err = s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"ca2", "c1-m4", "c1-m5"}, ids(active))
+	r, err := s.Recall(ctx, "ca1")
+	require.NoError(t, err)
+	assert.Equal(t, string(ca.Raw), string(r.Raw), "the old clip-archive is kept in recall too")
+
+	blocks, err = s.ListBlocks(ctx, "archival", core.BatchLabelPrefix("c1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{label3, label2}, blockLabels(blocks), "blocks come in creation order")
+
+	// New messages go after the clip-archive and the kept ones.
+	require.NoError(t, s.AppendMessages(ctx, "c1", []store.Message{msg("c1", "c1-m6", "user", "six", 6)}))
+	active, err = s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ca2", "c1-m4", "c1-m5", "c1-m6"}, ids(active))
+
+	// The other conversation was not touched.
+	other, err := s.ActiveMessages(ctx, "c2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c2-m1", "c2-m2"}, ids(other))
+
+	// A commit that removes everything still leaves the clip-archive.
+	require.NoError(t, s.Commit(ctx, &core.Commit{
+		ConversationID: "c2", OperationID: "op3", RemoveMessageIDs: []string{"c2-m1", "c2-m2"}, Insert: clipArchive("c2", "ca3"),
+	}))
+	other, err = s.ActiveMessages(ctx, "c2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ca3"}, ids(other))
+}
+
+func testCommitConflictChangesNothing(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 4)
+	seed(t, s, "c2", 1)
+	writeBlocks(t, s, "c1", core.BatchLabelPrefix("c1")+"2026-02-28T10:00:00.000Z")
+	blocks, err := s.ListBlocks(ctx, "archival", core.BatchLabelPrefix("c1"))
+	require.NoError(t, err)
+	require.Len(t, blocks, 1)
+	// c1-m1 goes to recall: removing it again must conflict.
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op0", RemoveMessageIDs: []string{"c1-m1"}, Insert: clipArchive("c1", "ca0")}))
+
+	write := []core.ArchiveWrite{{Label: core.BatchLabelPrefix("c1") + "2026-02-28T11:00:00.000Z", Content: batchContent("c1", "opX", "never", "c1-m2"), Tier: "archival"}}
+	cases := []struct {
+		name    string
+		remove  []string
+		deletes []string
+		missing string
+	}{
+		{"unknown remove id", []string{"c1-m2", "nope"}, nil, "nope"},
+		{"already removed id", []string{"c1-m1", "c1-m2"}, nil, "c1-m1"},
+		{"another conversation's id", []string{"c1-m2", "c2-m1"}, nil, "c2-m1"},
+		{"unknown delete id", []string{"c1-m2"}, []string{blocks[0].ID, "blk_missing"}, "blk_missing"},
+		{"only a missing delete", nil, []string{"blk_missing"}, "blk_missing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dump(t, s)
+			err := s.Commit(ctx, &core.Commit{
+				ConversationID: "c1", OperationID: "opX", ArchiveWrites: write,
+				ArchiveDeletes: tc.deletes, RemoveMessageIDs: tc.remove, Insert: clipArchive("c1", "caX"),
+			})
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, core.ErrConflict), "want ErrConflict, got %v", err)
+			assert.True(t, errors.Is(err, store.ErrConflict))
+			assert.Contains(t, err.Error(), tc.missing, "the error names the missing id")
+			assert.Equal(t, before, dump(t, s), "a conflicting commit must change nothing")
+		})
+	}
+}
+
+func testCommitDuplicateInsertID(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 3)
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"}, Insert: clipArchive("c1", "ca1")}))
+	for _, id := range []string{"c1-m2", "c1-m1", "ca1"} { // active, in recall, the current clip-archive
+		before := dump(t, s)
+		err := s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op2", RemoveMessageIDs: []string{"ca1"}, Insert: clipArchive("c1", id)})
+		require.Error(t, err, "insert id %s", id)
+		assert.False(t, errors.Is(err, core.ErrConflict), "a reused insert id is a caller error, not a conflict")
+		assert.Contains(t, err.Error(), id)
+		assert.Equal(t, before, dump(t, s))
+	}
+	before := dump(t, s)
+	err := s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op3", Insert: clipArchive("c2", "ca9")})
+	require.Error(t, err, "an insert for another conversation is refused")
+	assert.Equal(t, before, dump(t, s))
+}
+
+func testListBlocksLiteralPrefix(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	p := core.BatchLabelPrefix
+	ts := "2026-02-28T10:00:00.000Z"
+	// Written out of label order: listing must follow creation order.
+	writeBlocks(t, s, "c1", p("c1")+"2026-03-01T00:00:00.000Z", p("c1-x")+ts, p("c1")+ts)
+	writeBlocks(t, s, "c%", p("c%")+ts)
+	writeBlocks(t, s, "cX", p("cX")+ts, p("c_")+ts, p("c_1")+ts, p("cA1")+ts, p("c1x")+ts)
+
+	cases := []struct {
+		prefix string
+		want   []string
+	}{
+		{p("c1"), []string{p("c1") + "2026-03-01T00:00:00.000Z", p("c1-x") + ts, p("c1") + ts}},
+		{p("c1-x"), []string{p("c1-x") + ts}},
+		{p("c%"), []string{p("c%") + ts}},
+		{p("c_"), []string{p("c_") + ts}},
+		{p("c_1"), []string{p("c_1") + ts}},
+		{"compaction-batch-c_", []string{p("c_") + ts, p("c_1") + ts}},
+		{"compaction-batch-%", nil},
+		{"compaction-batch-c1x", []string{p("c1x") + ts}},
+		{p("nobody"), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.prefix, func(t *testing.T) {
+			got, err := s.ListBlocks(ctx, "archival", tc.prefix)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, nilIfEmpty(blockLabels(got)))
+		})
+	}
+	got, err := s.ListBlocks(ctx, "core", p("c1"))
+	require.NoError(t, err)
+	assert.Empty(t, got, "another tier lists nothing")
+	got, err = s.ListBlocks(ctx, "archival", "")
+	require.NoError(t, err)
+	assert.Len(t, got, 9, "the empty prefix lists every block of the tier")
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func testRecallExactRaw(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	raws := []string{
+		`{"id":"r1","conversation_id":"c1","role":"user","content":"héllo <b>&amp;</b> \u00e9 😀","created_at":"2026-02-28T10:00:00Z"}`,
+		"{\n  \"id\": \"r2\",\n  \"role\": \"assistant\",\n  \"content\": [{\"type\":\"text\",\"text\":\"parts\"}],\n  \"tool_calls\": [{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}],\n  \"unknown\": 1.50\n}",
+		`{"id":"r3","role":"tool","tool_call_id":"call_1","content":"result","pinned":false,"meta":null}`,
+	}
+	msgs := []store.Message{
+		{ID: "r1", Role: "user", Content: "héllo <b>&amp;</b> é 😀", CreatedAt: base, Raw: json.RawMessage(raws[0])},
+		{ID: "r2", Role: "assistant", Content: "parts", Raw: json.RawMessage(raws[1])},
+		{ID: "r3", Role: "tool", Content: "result", Raw: json.RawMessage(raws[2])},
+	}
+	require.NoError(t, s.AppendMessages(ctx, "c1", msgs))
+	_, err := s.Recall(ctx, "r1")
+	require.ErrorIs(t, err, store.ErrNotFound, "an active message is not in recall")
+
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"r1", "r2", "r3"}, Insert: clipArchive("c1", "ca1")}))
+	for i, m := range msgs {
+		got, err := s.Recall(ctx, m.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []byte(raws[i]), []byte(got.Raw), "raw bytes of %s", m.ID)
+		assert.Equal(t, m.Role, got.Role)
+		assert.Equal(t, m.Content, got.Content)
+		assert.Equal(t, "c1", got.ConversationID)
+	}
+	got, err := s.Recall(ctx, "r1")
+	require.NoError(t, err)
+	assert.True(t, base.Equal(got.CreatedAt))
+
+	_, err = s.Recall(ctx, "missing")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	assert.Contains(t, err.Error(), "missing")
+}
+
+func testSearchRanking(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 6)
+	require.NoError(t, s.AppendMessages(ctx, "c1", []store.Message{
+		msg("c1", "c1-x1", "user", "please tune the xylophone before the concert", 10),
+		msg("c1", "c1-x2", "assistant", "the database migration is done", 11),
+	}))
+	seed(t, s, "c2", 1)
+	filler := strings.Repeat("the weather was pleasant and people talked about lunch plans and weekend trips ", 20)
+	target := core.BatchLabelPrefix("c1") + "2026-02-28T10:05:00.000Z"
+	start := base.Add(2 * time.Minute)
+	end := base.Add(5 * time.Minute)
+	targetContent := core.FormatBatchBlock("c1", &core.Batch{
+		Content: "Kubernetes deployment failed: the kubernetes pods crashed; we decided to roll back the kubernetes cluster.",
+		Start:   start, End: end, MessageCount: 2, SourceMessageIDs: []string{"c1-m1", "c1-m2"}, OperationID: "op1", Method: core.MethodLLM,
+	})
+	require.NoError(t, s.Commit(ctx, &core.Commit{
+		ConversationID: "c1", OperationID: "op1",
+		ArchiveWrites: []core.ArchiveWrite{
+			{Label: core.BatchLabelPrefix("c1") + "2026-02-28T10:01:00.000Z", Content: batchContent("c1", "op1", "lunch menu and coffee preferences", "c1-m3"), Tier: "archival"},
+			{Label: core.BatchLabelPrefix("c1") + "2026-02-28T10:02:00.000Z", Content: batchContent("c1", "op1", filler+" someone once mentioned kubernetes "+filler, "c1-m4"), Tier: "archival"},
+			{Label: target, Content: targetContent, Tier: "archival"},
+		},
+		RemoveMessageIDs: []string{"c1-m1", "c1-m2", "c1-m3", "c1-m4", "c1-x1"},
+		Insert:           clipArchive("c1", "ca1"),
+	}))
+	writeBlocks(t, s, "c2", core.BatchLabelPrefix("c2")+"2026-02-28T10:00:00.000Z") // "summary of …", no kubernetes
+
+	hits, err := s.Search(ctx, "kubernetes", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 2, "both blocks mentioning kubernetes, nothing else: %+v", hits)
+	top := hits[0]
+	assert.Equal(t, store.HitBatch, top.Kind)
+	assert.Equal(t, target, top.Label)
+	assert.Equal(t, "c1", top.ConversationID)
+	assert.Equal(t, "op1", top.OperationID)
+	assert.NotEmpty(t, top.ID)
+	assert.Greater(t, top.Rank, hits[1].Rank)
+	assert.Contains(t, strings.ToLower(top.Snippet), "kubernetes")
+	require.NotNil(t, top.Batch, "batch metadata is parsed")
+	assert.True(t, start.Equal(top.Batch.Start))
+	assert.True(t, end.Equal(top.Batch.End))
+	assert.Equal(t, []string{"c1-m1", "c1-m2"}, top.Batch.SourceMessageIDs)
+	assert.Contains(t, top.Batch.Content, "roll back")
+
+	// Recalled messages are found; active ones are not (they are in the context already).
+	hits, err = s.Search(ctx, "xylophone", store.SearchOptions{ConversationID: "c1"})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, store.HitMessage, hits[0].Kind)
+	assert.Equal(t, "c1-x1", hits[0].ID)
+	assert.Equal(t, "user", hits[0].Role)
+	assert.Equal(t, "c1", hits[0].ConversationID)
+	assert.Equal(t, "op1", hits[0].OperationID)
+	assert.Nil(t, hits[0].Batch)
+	assert.True(t, base.Add(10*time.Minute).Equal(hits[0].CreatedAt))
+	hits, err = s.Search(ctx, "migration", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, hits, "an active message is not in recall storage")
+
+	// Conversation filter and limit.
+	hits, err = s.Search(ctx, "summary", store.SearchOptions{ConversationID: "c2"})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	for _, h := range hits {
+		assert.Equal(t, "c2", h.ConversationID)
+	}
+	hits, err = s.Search(ctx, "kubernetes", store.SearchOptions{ConversationID: "c2"})
+	require.NoError(t, err)
+	assert.Empty(t, hits)
+	hits, err = s.Search(ctx, "message number", store.SearchOptions{Limit: 2})
+	require.NoError(t, err)
+	assert.Len(t, hits, 2, "three recalled messages match, the limit is 2")
+	for _, h := range hits {
+		assert.Equal(t, store.HitMessage, h.Kind)
+	}
+	// Every word must match.
+	hits, err = s.Search(ctx, "kubernetes xylophone", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, hits)
+}
+
+func testSearchHostileQueries(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 2)
+	require.NoError(t, s.Commit(ctx, &core.Commit{
+		ConversationID: "c1", OperationID: "op1",
+		ArchiveWrites:    []core.ArchiveWrite{{Label: core.BatchLabelPrefix("c1") + "x", Content: batchContent("c1", "op1", "error: the deploy-script failed (exit 1) at step:3", "c1-m1"), Tier: "archival"}},
+		RemoveMessageIDs: []string{"c1-m1"},
+		Insert:           clipArchive("c1", "ca1"),
+	}))
+	queries := []string{
+		``, ` `, `"`, `""`, `"deploy`, `deploy"`, `-`, `--`, `-deploy`, `deploy -script`, `*`, `deploy*`, `*deploy`,
+		`:`, `step:3`, `label:deploy`, `body:error`, `(`, `)`, `(deploy`, `deploy)`, `()`, `NOT`, `AND`, `OR`, `deploy AND`,
+		`OR deploy`, `NEAR(deploy script)`, `NEAR`, `^deploy`, `+deploy`, `'`, `deploy's`, `'; DROP TABLE messages; --`,
+		`%`, `_`, `%_%`, `\`, `\"`, `{`, `}`, `[`, `]`, `<->`, `!`, `&`, `|`, `!deploy & (script | error)`, `deploy:*`,
+		`😀`, "tab\tnewline\nnul\x00", "bad utf8 \xff\xfe deploy", strings.Repeat("deploy ", 200), strings.Repeat("(", 500), `e.g.`, `a.b.c`, `1-2`,
+	}
+	for _, q := range queries {
+		hits, err := s.Search(ctx, q, store.SearchOptions{})
+		require.NoError(t, err, "query %q", q)
+		for _, h := range hits {
+			assert.NotEmpty(t, h.ID, "query %q", q)
+		}
+	}
+	for _, q := range []string{`"deploy script"`, `deploy-script`, `(deploy)`, `error:`, `-error`, `step:3`} {
+		hits, err := s.Search(ctx, q, store.SearchOptions{})
+		require.NoError(t, err, "query %q", q)
+		assert.NotEmpty(t, hits, "query %q is searched as plain words", q)
+	}
+}
+
+func testConcurrentCommits(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	orig := seed(t, s, "c1", 10)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	startGun := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-startGun
+			op := fmt.Sprintf("op%d", i)
+			errs[i] = s.Commit(ctx, &core.Commit{
+				ConversationID: "c1",
+				OperationID:    op,
+				ArchiveWrites: []core.ArchiveWrite{{
+					Label: core.BatchLabelPrefix("c1") + fmt.Sprintf("2026-02-28T10:0%d:00.000Z", i), Tier: "archival",
+					Content: batchContent("c1", op, "summary by "+op, "c1-m1", "c1-m2", "c1-m3", "c1-m4", "c1-m5"),
+				}},
+				RemoveMessageIDs: []string{"c1-m1", "c1-m2", "c1-m3", "c1-m4", "c1-m5"},
+				Insert:           clipArchive("c1", fmt.Sprintf("ca%d", i)),
+			})
+		}(i)
+	}
+	close(startGun)
+	wg.Wait()
+
+	winner := -1
+	conflicts := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			require.Equal(t, -1, winner, "two commits won: %d and %d", winner, i)
+			winner = i
+		case errors.Is(err, core.ErrConflict):
+			conflicts++
+		default:
+			t.Errorf("commit %d: want success or ErrConflict, got %v", i, err)
+		}
+	}
+	require.NotEqual(t, -1, winner, "no commit won: %v", errs)
+	assert.Equal(t, n-1, conflicts)
+
+	active, err := s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, []string{fmt.Sprintf("ca%d", winner), "c1-m6", "c1-m7", "c1-m8", "c1-m9", "c1-m10"}, ids(active))
+	activeIDs := map[string]bool{}
+	for _, m := range active {
+		activeIDs[m.ID] = true
+	}
+	for _, m := range orig {
+		if activeIDs[m.ID] {
+			continue
+		}
+		r, err := s.Recall(ctx, m.ID)
+		require.NoError(t, err, "message %s is neither active nor in recall", m.ID)
+		assert.Equal(t, string(m.Raw), string(r.Raw))
+	}
+	blocks, err := s.ListBlocks(ctx, "archival", core.BatchLabelPrefix("c1"))
+	require.NoError(t, err)
+	require.Len(t, blocks, 1, "only the winner's batch is archived")
+	assert.Contains(t, blocks[0].Content, fmt.Sprintf("summary by op%d", winner))
+}
+
+func testMigrateIsIdempotent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 2)
+	m, ok := s.(store.Migrator)
+	require.True(t, ok, "%T must implement store.Migrator for the conformance suite", s)
+	before := dump(t, s)
+	for i := 0; i < 2; i++ {
+		n, err := m.Migrate(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "an up-to-date schema applies nothing")
+	}
+	assert.Equal(t, before, dump(t, s))
+}
