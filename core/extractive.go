@@ -25,9 +25,13 @@ import (
 //     "deadline", "budget", …), questions and identifiers (paths, URLs,
 //     versions, numbers, CamelCase/snake_case names, error codes, ticket
 //     ids, quoted strings) raise it; acknowledgements and greetings
-//     ("thanks", "sounds good", "ok") are dropped outright. Later messages
-//     get a small recency bonus, and every further sentence taken from the
-//     same message a small penalty, so one long tool dump cannot fill the
+//     ("thanks", "sounds good", "ok") are dropped outright. What the user
+//     says weighs most, tool output least (it counts through its errors
+//     and identifiers); lines of source code, the assistant restating the
+//     previous message, and near-duplicates that differ only in numbers
+//     ("attempt 1", "attempt 2") are marked down. Later messages get a
+//     small recency bonus, and every further sentence taken from the same
+//     message a small penalty, so one long tool dump cannot fill the
 //     summary.
 //   - Sentences of the previous summary and of summary batches carry a
 //     strong weight, because facts must survive repeated fold-in
@@ -38,14 +42,16 @@ import (
 //     kept once. A huge sentence is cut at a word boundary with "…".
 //   - The chosen sentences come out in their original order, grouped per
 //     message, one line per message with light attribution ("User: …",
-//     "Assistant: …", "Tool: …", "Tool call: …"). Lines of a previous
-//     summary that carry such a label keep it, so the format is stable
+//     "Assistant: …", "Tool: …", "Tool call: …"); lines of a tool output
+//     are joined with " | ". Lines of a previous summary that carry such a
+//     label keep it and are cut at " | " again, so the format is stable
 //     across folds.
 //
 // Length: the result's EstimateTokens is at most req.MaxTokens (1024 when
-// MaxTokens ≤ 0), and at most about half the input's when the input is
-// long (an extractive summary that keeps everything would not compact
-// anything). The result is non-empty whenever the request has any text
+// MaxTokens ≤ 0), and the new text is cut to about half when it is long
+// (an extractive summary that keeps everything would not compact
+// anything); the previous summary is not halved again, so the summary can
+// grow fold after fold up to MaxTokens. The result is non-empty whenever the request has any text
 // other than the directive: an empty summary is a failure to the pipeline.
 // Text is counted and cut by code points; invalid UTF-8 is replaced by
 // U+FFFD, so the output is always valid UTF-8.
@@ -66,9 +72,11 @@ func ExtractiveSummary(req *ModelRequest) string {
 	if budget/4 != maxTokens { // overflow on an absurd MaxTokens
 		budget = int(^uint(0) >> 2)
 	}
-	// Compress even when MaxTokens is generous: keep about half of a long
-	// input (a summary that keeps everything compacts nothing).
-	budget = min(budget, max(extractiveMinRunes, ex.inputRunes/extractiveRatioDiv))
+	// Compress even when MaxTokens is generous: keep about half of long new
+	// text (a summary that keeps everything compacts nothing). The previous
+	// summary is already condensed, so it is not halved again: the summary
+	// may grow, fold after fold, up to MaxTokens.
+	budget = min(budget, ex.priorRunes+max(extractiveMinRunes, ex.newRunes/extractiveRatioDiv))
 	ex.score()
 	ex.selectSentences(budget)
 	return ex.render(budget)
@@ -85,10 +93,13 @@ const (
 	extractiveMinRunes = 1024
 	// extractiveNewShare: the part of the budget reserved first for new
 	// messages when a previous summary competes with them.
-	extractiveNewShare = 0.4
+	extractiveNewShare = 0.15
 	// extractiveSentenceMax: the longest a single sentence may be, in code
 	// points, before it is cut (a stack trace on one line, a JSON dump).
 	extractiveSentenceMax = 320
+	// extractiveRestateWords bounds the content words remembered per
+	// source for restatement detection.
+	extractiveRestateWords = 64
 	// extractivePriorWeight is added to every previous-summary sentence.
 	extractivePriorWeight = 3.0
 )
@@ -108,29 +119,42 @@ const (
 type exSource struct {
 	label string // "User", …; "" for unlabelled previous-summary lines
 	kind  uint8
-	msg   int // index of the request message, for the recency bonus
+	// speaker is the kind the base weight comes from: kind itself, or for
+	// a previous-summary line the kind its label names, so a tool dump
+	// that made it into a summary does not outweigh what the user said.
+	speaker uint8
+	msg     int // index of the request message, for the recency bonus
 }
 
 // exSent is one candidate sentence.
 type exSent struct {
-	text     string // trimmed, valid UTF-8, not yet whitespace-collapsed
-	src      int32
-	runes    int32 // code points after whitespace collapsing
-	cost     int32 // code points it takes in the output (cut, plus separator)
-	score    float64
-	filler   bool
-	dup      bool
-	chosen   bool
-	repeats  uint8
-	hash     uint64
-	features exFeatures
+	text   string // trimmed, valid UTF-8, not yet whitespace-collapsed
+	src    int32
+	runes  int32 // code points after whitespace collapsing
+	cost   int32 // code points it takes in the output (cut, plus separator)
+	score  float64
+	filler bool
+	dup    bool
+	chosen bool
+	// informative: the sentence has some signal (keyword, question,
+	// identifier); only such new sentences use the reserved share.
+	informative bool
+	repeats     uint8
+	hash        uint64
+	features    exFeatures
 }
 
 type extractor struct {
-	srcs       []exSource
-	sents      []exSent
-	inputRunes int
-	lowerBuf   [32]byte
+	// words holds the content-word hashes of the sentence scan just read;
+	// prevWords and curWords those of the previous and the current source
+	// (bounded), for restatement detection.
+	words, prevWords, curWords []uint64
+	wordsSrc                   int32
+	srcs                       []exSource
+	sents                      []exSent
+	priorRunes                 int // code points of previous-summary sentences
+	newRunes                   int // code points of the other sentences
+	lowerBuf                   [32]byte
 }
 
 // collect turns the request's messages into sources and sentences.
@@ -187,7 +211,22 @@ func isDirective(m *ModelMessage) bool {
 }
 
 func (ex *extractor) newSource(label string, kind uint8, msg int) int32 {
-	ex.srcs = append(ex.srcs, exSource{label: label, kind: kind, msg: msg})
+	speaker := kind
+	if kind == exPrior {
+		switch label {
+		case "Assistant":
+			speaker = exAssistant
+		case "Tool":
+			speaker = exTool
+		case "Tool call":
+			speaker = exToolCall
+		case "System":
+			speaker = exSystem
+		default:
+			speaker = exUser
+		}
+	}
+	ex.srcs = append(ex.srcs, exSource{label: label, kind: kind, speaker: speaker, msg: msg})
 	return int32(len(ex.srcs) - 1)
 }
 
@@ -245,6 +284,12 @@ func (ex *extractor) addSummary(c string, msg int) {
 				break
 			}
 		}
+		if label == "Tool call" { // JSON arguments: not prose, one sentence
+			if hasAlnum(line) {
+				ex.addSentence(line, ex.newSource(label, exPrior, msg))
+			}
+			return
+		}
 		src := int32(-1)
 		forEachSentence(line, func(s string) {
 			if src < 0 {
@@ -257,7 +302,11 @@ func (ex *extractor) addSummary(c string, msg int) {
 
 func (ex *extractor) addSentence(s string, src int32) {
 	n := collapsedRunes(s)
-	ex.inputRunes += n
+	if ex.srcs[src].kind == exPrior {
+		ex.priorRunes += n
+	} else {
+		ex.newRunes += n
+	}
 	ex.sents = append(ex.sents, exSent{text: s, src: src, runes: int32(min(n, 1<<30))})
 }
 
@@ -288,7 +337,8 @@ func forEachLine(s string, f func(string)) {
 }
 
 // forEachSentence calls f with every sentence of one line that holds a
-// letter or a digit. A sentence ends at '.', '!' or '?' (a run of them,
+// letter or a digit. " | " always separates (render writes it between
+// lines that have no full stop). A sentence ends at '.', '!' or '?' (a run of them,
 // with closing quotes and brackets) followed by a space, unless the word
 // before is a common abbreviation or a single letter ("e.g.", "Dr.",
 // "J. Smith"), and right after a CJK full stop, exclamation or question
@@ -304,6 +354,13 @@ func forEachSentence(line string, f func(string)) {
 	}
 	for i := 0; i < len(line); {
 		c := line[i]
+		if c == '|' && i > 0 && line[i-1] == ' ' && i+1 < len(line) && line[i+1] == ' ' {
+			// " | " separates lines that a previous fold put on one line.
+			emit(i)
+			start = i + 1
+			i++
+			continue
+		}
 		if c == '.' || c == '!' || c == '?' {
 			j := i + 1
 			for j < len(line) && (line[j] == '.' || line[j] == '!' || line[j] == '?' || line[j] == '"' || line[j] == '\'' || line[j] == ')' || line[j] == ']') {
@@ -404,31 +461,42 @@ func isLower(c byte) bool       { return c >= 'a' && c <= 'z' }
 // exFeatures are what one scan of a sentence finds.
 type exFeatures struct {
 	decision, errorish, constraint, rationale, action, question bool
-	idents                                                      int // strong identifiers
-	weak                                                        int // acronyms, proper nouns
+	code                                                        bool // looks like source code
+	idents                                                      int  // identifier points
+	weak                                                        int  // acronyms, proper nouns
 	words                                                       int
 	nonFiller                                                   int // words that are not filler
 }
 
 // Weights of the sentence features.
 const (
-	wDecision   = 4.0
-	wError      = 3.0
-	wConstraint = 3.0
-	wQuestion   = 2.0
-	wRationale  = 1.0
-	wAction     = 1.0
-	wIdent      = 1.2
-	wIdentMax   = 4.0
-	wWeak       = 0.4
-	wWeakMax    = 1.2
-	wRecency    = 1.0
-	wRankStep   = 0.6 // penalty per earlier-chosen sentence of the same message
-	wRankMax    = 3.0
-	wRepeat     = 0.5 // bonus per repetition of a sentence, …
-	wRepeatMax  = 1.5 // … capped
-	wNear       = 1.5 // penalty per earlier near-duplicate, …
-	wNearMax    = 4.5 // … capped
+	wDecision = 4.0
+	// Base weights by speaker: what the user says (constraints,
+	// preferences, decisions) matters most; tool output matters through
+	// its errors and identifiers only, and the assistant usually says
+	// what it meant.
+	wUserBase      = 2.0
+	wAssistantBase = 1.2
+	wToolBase      = -0.5
+	wToolCallBase  = -0.6
+	wError         = 3.0
+	wConstraint    = 3.0
+	wQuestion      = 1.5
+	wRationale     = 1.0
+	wAction        = 1.0
+	wIdent         = 0.8 // per identifier point (strong ones have 2)
+	wIdentMax      = 5.0
+	wWeak          = 0.4
+	wWeakMax       = 1.2
+	wRecency       = 1.0
+	wRankStep      = 0.6 // penalty per earlier-chosen sentence of the same message
+	wRankMax       = 3.0
+	wRepeat        = 0.5 // bonus per repetition of a sentence, …
+	wRepeatMax     = 1.5 // … capped
+	wRestate       = 3.0 // penalty for restating the previous message
+	wCode          = 2.0 // penalty for a line of source code
+	wNear          = 1.5 // penalty per earlier near-duplicate, …
+	wNearMax       = 4.5 // … capped
 )
 
 // score computes every sentence's features, hash and score, marks
@@ -459,17 +527,39 @@ func (ex *extractor) score() {
 		s.filler = f.nonFiller == 0 && !f.decision && !f.errorish && !f.constraint &&
 			!f.rationale && !f.action && f.idents == 0 && src.kind != exPrior
 		var v float64
-		switch src.kind {
+		switch src.speaker {
 		case exUser, exSystem:
-			v = 1.0
+			v = wUserBase
 		case exAssistant:
-			v = 0.8
+			v = wAssistantBase
 		case exTool:
-			v = 0.3
+			v = wToolBase
 		case exToolCall:
-			v = 0.2
-		case exPrior:
-			v = 1.0 + extractivePriorWeight
+			v = wToolCallBase
+		}
+		if src.kind == exPrior {
+			v += extractivePriorWeight
+		}
+		if f.code {
+			// Source code is dense with names, "err" and quotes but is
+			// rarely what a summary needs: what the code does is said in
+			// prose around it.
+			f.decision, f.constraint, f.errorish, f.rationale, f.action, f.question = false, false, false, false, false, false
+			f.idents = min(f.idents, 2)
+			v -= wCode
+		}
+		if src.speaker == exToolCall {
+			// Arguments are data, not speech: "decision" in a ticket body
+			// is not a decision. Only identifiers and errors count.
+			f.decision, f.constraint, f.rationale, f.action, f.question = false, false, false, false, false
+		}
+		s.informative = f.decision || f.errorish || f.constraint || f.question || f.rationale ||
+			f.action || f.idents > 0
+		if restated := ex.restates(s.src); restated {
+			// The assistant echoing what the user just said (or the
+			// reverse) adds nothing the first statement does not have.
+			v -= wRestate
+			s.informative = false
 		}
 		if f.decision {
 			v += wDecision
@@ -481,7 +571,17 @@ func (ex *extractor) score() {
 			v += wConstraint
 		}
 		if f.question {
-			v += wQuestion
+			// A substantial question asked by the user is an open issue; a
+			// short one ("Still there?") or the assistant's own clarifying
+			// question is worth less.
+			q := wQuestion
+			if f.nonFiller < 3 {
+				q /= 2
+			}
+			if src.speaker == exAssistant {
+				q /= 2
+			}
+			v += q
 		}
 		if f.rationale {
 			v += wRationale
@@ -495,7 +595,7 @@ func (ex *extractor) score() {
 			v -= 1.5
 		}
 		cut := min(int(s.runes), extractiveSentenceMax)
-		s.cost = int32(cut + 1)
+		s.cost = int32(cut + 3) // and its separator, " " or " | "
 		// Long sentences cost more of the budget: a mild penalty.
 		v -= float64(cut) / 400
 		v -= min(float64(nearCount)*wNear, wNearMax)
@@ -503,6 +603,49 @@ func (ex *extractor) score() {
 	}
 	ex.recency()
 	ex.rankPenalty()
+}
+
+// restates reports whether the sentence just scanned (its content words
+// are in ex.words) is speech (user, assistant, system, or such lines of a
+// previous summary) that mostly repeats the source before src (speech or a
+// tool result, "Policy: X" then "X"): at least 4 content words, 70% of
+// them found there. Only the first
+// extractiveRestateWords content words of a source are remembered, which
+// bounds the work per sentence.
+func (ex *extractor) restates(src int32) bool {
+	if src != ex.wordsSrc {
+		if src == ex.wordsSrc+1 {
+			ex.prevWords, ex.curWords = ex.curWords, ex.prevWords[:0]
+		} else {
+			ex.prevWords, ex.curWords = ex.prevWords[:0], ex.curWords[:0]
+		}
+		ex.wordsSrc = src
+	}
+	sp := ex.srcs[src].speaker
+	if sp == exToolCall {
+		ex.curWords = ex.curWords[:0]
+		ex.prevWords = ex.prevWords[:0]
+		return false
+	}
+	speech := sp == exUser || sp == exAssistant || sp == exSystem
+	found := 0
+	if src > 0 && len(ex.prevWords) > 0 && len(ex.words) >= 4 {
+		for _, w := range ex.words {
+			for _, p := range ex.prevWords {
+				if w == p {
+					found++
+					break
+				}
+			}
+		}
+	}
+	for _, w := range ex.words {
+		if len(ex.curWords) >= extractiveRestateWords {
+			break
+		}
+		ex.curWords = append(ex.curWords, w)
+	}
+	return speech && len(ex.words) >= 4 && found*10 >= len(ex.words)*7
 }
 
 // recency adds up to wRecency by the message's position among the new
@@ -572,10 +715,11 @@ func (ex *extractor) cmp(a, b int32) int {
 }
 
 // selectSentences marks the sentences to keep within budget code points.
-// Pass 1 takes previous-summary sentences, best first, leaving
-// extractiveNewShare of the budget (or less, if the new sentences need
-// less) to pass 2, which takes new sentences; pass 3 fills what is left
-// with the remaining previous-summary sentences. Label overhead is charged
+// Pass 1 reserves up to extractiveNewShare of the budget for the best
+// informative new sentences (those with any signal: a keyword, a question,
+// an identifier), so a previous summary cannot crowd out everything new;
+// pass 2 ranks everything left together — previous-summary sentences with
+// their strong weight — and fills the budget. Label overhead is charged
 // when a source's first sentence is taken, so the total charged is never
 // less than what render writes.
 func (ex *extractor) selectSentences(budget int) {
@@ -587,7 +731,7 @@ func (ex *extractor) selectSentences(budget int) {
 			continue
 		}
 		order = append(order, int32(i))
-		if ex.srcs[s.src].kind != exPrior {
+		if s.informative && ex.srcs[s.src].kind != exPrior {
 			newTotal += int(s.cost) + utf8.RuneCountInString(ex.srcs[s.src].label) + 3
 		}
 	}
@@ -606,15 +750,10 @@ func (ex *extractor) selectSentences(budget int) {
 			opened[s.src] = true
 		}
 	}
-	priorCap := budget - min(int(float64(budget)*extractiveNewShare), newTotal)
+	reserve := min(int(float64(budget)*extractiveNewShare), newTotal)
 	for _, k := range order {
-		if ex.srcs[ex.sents[k].src].kind == exPrior {
-			take(k, priorCap)
-		}
-	}
-	for _, k := range order {
-		if ex.srcs[ex.sents[k].src].kind != exPrior {
-			take(k, budget)
+		if s := &ex.sents[k]; s.informative && ex.srcs[s.src].kind != exPrior {
+			take(k, reserve)
 		}
 	}
 	for _, k := range order {
@@ -632,6 +771,7 @@ func (ex *extractor) render(budget int) string {
 	var b strings.Builder
 	b.Grow(budget + budget/2)
 	cur := int32(-1)
+	prev := 0
 	for i := range ex.sents {
 		s := &ex.sents[i]
 		if !s.chosen {
@@ -646,10 +786,15 @@ func (ex *extractor) render(budget int) string {
 				b.WriteString(l)
 				b.WriteString(": ")
 			}
-		} else {
+		} else if endsSentence(ex.sents[prev].text) {
 			b.WriteByte(' ')
+		} else {
+			// Lines of a tool output or a list have no full stop: keep
+			// them apart, so a later fold can cut them again.
+			b.WriteString(" | ")
 		}
 		writeCollapsed(&b, s.text, extractiveSentenceMax)
+		prev = i
 	}
 	if b.Len() > 0 {
 		return b.String()
@@ -676,6 +821,27 @@ func (ex *extractor) render(budget int) string {
 	}
 	writeCollapsed(&b, s.text, room)
 	return b.String()
+}
+
+// endsSentence reports whether s ends like a sentence, so the next one can
+// follow after a plain space. A sentence cut by writeCollapsed ends with
+// "…", which counts.
+func endsSentence(s string) bool {
+	if len(s) > extractiveSentenceMax { // may be cut: ends with "…"
+		return true
+	}
+	for len(s) > 0 {
+		r, w := utf8.DecodeLastRuneInString(s)
+		switch r {
+		case '"', '\'', ')', ']', '”', '’':
+			s = s[:len(s)-w]
+			continue
+		case '.', '!', '?', '…', '。', '！', '？', ':', ';':
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // writeCollapsed writes s with whitespace runs collapsed to one space,
@@ -748,12 +914,13 @@ func writeCollapsed(b *strings.Builder, s string, max int) {
 // numbers ("attempt 1", "attempt 2").
 func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 	const prime = 1099511628211
+	ex.words = ex.words[:0]
 	h = 14695981039346656037
 	hl = h
 	var prev uint32 // class of the previous word
 	tokStart, wordStart := -1, -1
 	firstTok := true
-	quotes := 0
+	quotes, codePunct := 0, 0
 	endWord := func(i int) {
 		if wordStart >= 0 {
 			prev = ex.classify(s[wordStart:i], prev, &f)
@@ -814,6 +981,8 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 			f.question = true
 		case '"', '`':
 			quotes++
+		case '{', '}', ';', '=', '(', ')', '&', '*', '[', ']', '<', '>':
+			codePunct++
 		}
 		if tokStart < 0 {
 			tokStart = i
@@ -827,6 +996,7 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 	if quotes >= 2 {
 		f.idents++
 	}
+	f.code = codePunct >= 3 && codePunct*25 >= len(s) || strings.Contains(s, ":=")
 	return f, h, hl
 }
 
@@ -947,6 +1117,13 @@ func (ex *extractor) classify(w string, prev uint32, f *exFeatures) uint32 {
 	}
 	if cls&cwFiller == 0 {
 		f.nonFiller++
+		if len(w) >= 3 && cls == 0 {
+			h := uint64(14695981039346656037)
+			for i := 0; i < len(w); i++ {
+				h = (h ^ uint64(w[i]|0x20*b2u(isUpper(w[i])))) * 1099511628211
+			}
+			ex.words = append(ex.words, h)
+		}
 	}
 	return cls
 }
@@ -962,7 +1139,7 @@ func exWordClass(w string) uint32 {
 		"chose", "chosen", "settled", "approved", "approve", "finalized", "finalised", "confirmed", "we'll":
 		return cwDecision
 	// errors, failures, bugs, fixes
-	case "error", "errors", "err", "fail", "fails", "failed", "failing", "failure", "failures",
+	case "error", "errors", "fail", "fails", "failed", "failing", "failure", "failures",
 		"bug", "bugs", "fix", "fixed", "fixes", "fixing", "hotfix", "crash", "crashed", "crashes",
 		"crashing", "exception", "exceptions", "panic", "panicked", "traceback", "timeout", "timeouts",
 		"refused", "broken", "regression", "outage", "incident", "denied", "invalid", "leak", "leaks",
@@ -985,7 +1162,7 @@ func exWordClass(w string) uint32 {
 		return cwRationale | cwCause
 	// pending work
 	case "todo", "pending", "blocked", "blocker", "blockers", "remaining", "unresolved", "follow-up",
-		"followup", "escalate", "escalated", "escalation", "plan", "planned", "milestone", "next":
+		"followup", "escalate", "escalated", "escalation", "planned", "milestone":
 		return cwAction
 	// phrase parts
 	case "we":
@@ -1085,14 +1262,18 @@ func checkToken(t string, first bool, f *exFeatures) {
 			}
 		}
 	}
+	// Strong identifiers (2 points) are the ones a reader would search
+	// for later; medium ones (1 point) are names and numbers.
 	switch {
-	case url, at, snake, lowerUpper, dotExt:
-		f.idents++
-	case digits > 0 && uppers > 0:
+	case url, at:
+		f.idents += 2
+	case digits > 0 && uppers > 0 && len(t) >= 4 && (digits >= 3 || strings.IndexByte(t, '-') > 0 || t[0] == '#'):
 		f.idents += 2 // codes and ids: E1234, ABC-123, ACC-778812, #A-99812
-	case digits > 0 && (len(t) >= 2 || letters > 0):
+	case slash && letters > 0 && (t[0] == '/' || t[0] == '.' || t[0] == '~' || strings.Count(t, "/") >= 2 || dotExt):
+		f.idents += 2 // paths
+	case snake, lowerUpper, dotExt:
 		f.idents++
-	case slash && letters > 0 && (t[0] == '/' || t[0] == '.' || t[0] == '~' || strings.Count(t, "/") >= 2):
+	case digits > 0 && (len(t) >= 2 || letters > 0):
 		f.idents++
 	case letters >= 2 && uppers == letters && letters >= 3:
 		f.weak++
