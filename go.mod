@@ -2,7 +2,10 @@ module github.com/clipfold/clipfold
 
 go 1.26.8
 
-require github.com/tidwall/gjson v1.20.0
+require (
+	github.com/tidwall/gjson v1.20.0
+	modernc.org/sqlite v1.61.1
+)
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
@@ -36,5 +39,4 @@ require (
 	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.61.1 // indirect
 )

@@ -48,6 +48,10 @@ type Scoring struct {
 	// lower-cases a keyword per message.
 	Keywords []string
 	lower    []string
+	// byFirst[b] has bit k set when lower[k] starts with byte b (for the
+	// first 64 keywords; the rest are searched the slow way).
+	byFirst          [256]uint64
+	nonASCIIKeywords bool
 }
 
 // DefaultKeywords is the default important_keywords list.
@@ -72,7 +76,9 @@ func DefaultScoring() Scoring {
 // SetKeywords replaces the important keywords.
 func (s *Scoring) SetKeywords(kw []string) {
 	s.Keywords = append([]string(nil), kw...)
-	s.lower = s.lower[:0]
+	s.lower = nil
+	s.byFirst = [256]uint64{}
+	s.nonASCIIKeywords = len(kw) > 64
 	seen := make(map[string]bool, len(kw))
 	for _, k := range kw {
 		l := strings.ToLower(k)
@@ -80,6 +86,12 @@ func (s *Scoring) SetKeywords(kw []string) {
 			continue
 		}
 		seen[l] = true
+		if !isASCII(l) {
+			s.nonASCIIKeywords = true
+		}
+		if len(s.lower) < 64 {
+			s.byFirst[l[0]] |= 1 << len(s.lower)
+		}
 		s.lower = append(s.lower, l)
 	}
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"math"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -32,65 +33,68 @@ func Score(m *Message, index, total int, s *Scoring) float64 {
 		score += s.ToolCallBonus
 	}
 	if len(s.lower) > 0 && c != "" {
-		score += s.KeywordBonus * float64(countKeywords(c, s.lower))
+		score += s.KeywordBonus * float64(countKeywords(c, s))
 	}
 	score += math.Min(float64(utf8.RuneCountInString(c))/100*s.ContentLengthWeight, 3.0)
 	return score
 }
 
 // countKeywords counts how many of the lower-cased keywords occur in c,
-// case-insensitively. ASCII content (the common case) is searched without
-// allocating a lower-cased copy.
-func countKeywords(c string, lower []string) int {
-	ascii := true
-	for i := 0; i < len(c); i++ {
-		if c[i] >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	if !ascii {
+// case-insensitively. ASCII content (the common case) is searched in one
+// pass without allocating: at each byte only the keywords starting with
+// that (lower-cased) byte are compared, and the scan stops once every
+// keyword has been found.
+func countKeywords(c string, s *Scoring) int {
+	if s.nonASCIIKeywords || !isASCII(c) {
 		lc := strings.ToLower(c)
 		n := 0
-		for _, k := range lower {
+		for _, k := range s.lower {
 			if strings.Contains(lc, k) {
 				n++
 			}
 		}
 		return n
 	}
-	n := 0
-	for _, k := range lower {
-		if containsFoldASCII(c, k) {
-			n++
+	var found uint64
+	n, want := 0, len(s.lower)
+	for i := 0; i < len(c); i++ {
+		cand := s.byFirst[lowerASCII(c[i])]
+		for cand != 0 {
+			k := bits.TrailingZeros64(cand)
+			cand &= cand - 1
+			if found&(1<<k) != 0 {
+				continue
+			}
+			kw := s.lower[k]
+			if len(kw) <= len(c)-i && equalFoldASCII(c[i:i+len(kw)], kw) {
+				found |= 1 << k
+				if n++; n == want {
+					return n
+				}
+			}
 		}
 	}
 	return n
 }
 
-// containsFoldASCII reports whether the ASCII string s contains the
-// lower-case needle k, ignoring ASCII case in s.
-func containsFoldASCII(s, k string) bool {
-	if len(k) == 0 {
-		return true
-	}
-	if len(k) > len(s) {
-		return false
-	}
-	first := k[0]
-	for i := 0; i+len(k) <= len(s); i++ {
-		if lowerASCII(s[i]) != first {
-			continue
-		}
-		j := 1
-		for j < len(k) && lowerASCII(s[i+j]) == k[j] {
-			j++
-		}
-		if j == len(k) {
-			return true
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// equalFoldASCII reports whether s equals the lower-case k, ignoring
+// ASCII case in s.
+func equalFoldASCII(s, k string) bool {
+	for j := 0; j < len(k); j++ {
+		if lowerASCII(s[j]) != k[j] {
+			return false
+		}
+	}
+	return true
 }
 
 func lowerASCII(b byte) byte {

@@ -1,0 +1,100 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/stretchr/testify/require"
+)
+
+// benchHistory is n messages of ~400 bytes each, JSON-encoded as the
+// input of split/score.
+func benchHistory(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	base := time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)
+	words := "the deploy failed because the config had a typo; we agreed to add validation and a test for it before Friday "
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		role := [...]string{"user", "assistant"}[i%2]
+		content := words[:(i*7)%len(words)] + words
+		content = content[:min(len(content), 280)]
+		if i%10 == 3 {
+			content += " — any idea?"
+		}
+		fmt.Fprintf(&b, `{"id":"m%d","conversation_id":"bench","role":%q,"content":%q,"created_at":%q}`,
+			i, role, content, core.FormatTime(base.Add(time.Duration(i)*time.Second)))
+	}
+	b.WriteString(`],"config":{"keep_recent":20}}`)
+	return []byte(b.String())
+}
+
+var benchSizes = []int{1_000, 10_000, 100_000}
+
+// BenchmarkSplit and BenchmarkScore compare the same api function natively
+// and through the .wasm (JSON decode and encode included on both sides).
+func BenchmarkSplit(b *testing.B) { benchExport(b, "split") }
+func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
+
+func benchExport(b *testing.B, export string) {
+	inst := newInstance(b)
+	env := api.DefaultEnv()
+	h := api.Exports[export]
+	for _, n := range benchSizes {
+		in := benchHistory(n)
+		b.Run(fmt.Sprintf("native/n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := h(env, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("wasm/n=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := inst.Call(context.Background(), export, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCompressOverhead measures compress on a 2,000-message history
+// with an LLM that answers at once: everything but model time.
+func BenchmarkCompressOverhead(b *testing.B) {
+	hist := conversation("cb", 2000)
+	in := compressInput(b, "cb", hist, map[string]any{"dry_run": true,
+		"config": map[string]any{"chunk_size": 20, "keep_recent": 20}})
+	host := &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)}
+	b.Run("native", func(b *testing.B) {
+		env := api.DefaultEnv()
+		for i := 0; i < b.N; i++ {
+			out, err := env.Compress(in, host, api.SystemClock{})
+			require.NoError(b, err)
+			var r struct{ Failed bool }
+			_ = json.Unmarshal(out[len(out)-200:], &r)
+		}
+	})
+	b.Run("wasm", func(b *testing.B) {
+		c := newWasmCompressor(b, host)
+		for i := 0; i < b.N; i++ {
+			res := c.compress(b, in)
+			if res.Get("failed").Bool() {
+				b.Fatal(res.Get("failure_message").String())
+			}
+		}
+	})
+}
