@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -210,6 +212,37 @@ func TestBreaker(t *testing.T) {
 			res = call(t0.Add(3*time.Second+61*time.Second+61*time.Second), fault{})
 			require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
 			require.Equal(t, int64(0), res.Get("consecutive_failures").Int())
+		})
+	}
+}
+
+// TestFaultInjectionSQLite runs the same matrix through the .wasm against
+// the real SQLite store: a failed compaction leaves every table
+// byte-identical (the store's full dump).
+func TestFaultInjectionSQLite(t *testing.T) {
+	ctx := context.Background()
+	clean := nativeCompressor{api.DefaultEnv(), &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(conversation("cs", 40))}}.
+		compress(t, compressInput(t, "cs", conversation("cs", 40), nil))
+	fh := &faultHost{}
+	c := newWasmCompressor(t, fh)
+	open := stores(t)["sqlite"]
+	for i, fc := range faultMatrix(int(clean.Get("llm_calls").Int())) {
+		if fc.want == "" {
+			continue
+		}
+		t.Run(fmt.Sprintf("%s_%d/%s/persist=%v", fc.f.fn, fc.f.at, fc.f.kind, fc.f.persist), func(t *testing.T) {
+			cid := fmt.Sprintf("cs%d", i)
+			h := conversation(cid, 40)
+			s := open(t)
+			require.NoError(t, s.AppendMessages(ctx, cid, toStoreMessages(t, h)))
+			before, err := s.(store.Dumper).Dump(ctx)
+			require.NoError(t, err)
+			fh.reset(&hostfuncs.Host{LLM: &scriptLLM{}, Store: s}, fc.f)
+			res := c.compress(t, compressInput(t, cid, h, nil))
+			require.Equal(t, fc.want, res.Get("failure_code").String(), res.Get("failure_message").String())
+			after, err := s.(store.Dumper).Dump(ctx)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "the SQLite store changed on a failed compaction")
 		})
 	}
 }
