@@ -26,11 +26,18 @@ vectors:
 	python3 tools/vectors/gen_vectors.py
 
 ## test: every suite, against the standard build (and the TinyGo build when present)
-test: build test-go
+test: build test-go test-python
 
+# The PostgreSQL store and harness tests run against a real server started
+# from Debian's package (scripts/start-postgres.sh is idempotent).
 test-go: build
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
+	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
+
+## test-python: the Python host's suite in a virtualenv made on the fly
+test-python: build
+	bash harness/python/run_tests.sh
 
 clean:
 	rm -rf build
