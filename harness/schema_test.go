@@ -165,7 +165,9 @@ func TestSchemaRealTraffic(t *testing.T) {
 // faultHostFixed answers every llm_complete with one fault.
 type faultHostFixed struct{ kind string }
 
-func (f *faultHostFixed) CallHost(name string, in []byte) ([]byte, error) { return faultOutput(f.kind), nil }
+func (f *faultHostFixed) CallHost(name string, in []byte) ([]byte, error) {
+	return faultOutput(f.kind), nil
+}
 
 func compressInputMessages(hist []json.RawMessage) []byte {
 	parts := make([][]byte, len(hist))
