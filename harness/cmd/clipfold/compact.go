@@ -161,9 +161,7 @@ func runCompact(e *env, args []string) error {
 		if failed {
 			w = e.stderr
 		}
-		if !(*quiet && *outPath == "-") || failed {
-			rep.print(w, &res)
-		}
+		rep.print(w, &res)
 	}
 	if failed {
 		return errSilent

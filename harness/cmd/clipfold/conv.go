@@ -100,7 +100,7 @@ func readConversation(path string, stdin io.Reader, convID string) (*conversatio
 	case '[':
 		c.format = formatArray
 		if err := json.Unmarshal(data, &raws); err != nil {
-			return nil, jsonError(name, data, 0, 1, err)
+			return nil, jsonError(name, data, 1, err)
 		}
 	case '{':
 		c.format = formatJSONL
@@ -198,7 +198,7 @@ func splitJSONL(name string, data []byte) ([]json.RawMessage, []int, error) {
 		if t := bytes.TrimSpace(line); len(t) > 0 {
 			var v json.RawMessage
 			if err := json.Unmarshal(line, &v); err != nil {
-				return nil, nil, jsonError(name, line, 0, n, err)
+				return nil, nil, jsonError(name, line, n, err)
 			}
 			raws = append(raws, v)
 			lines = append(lines, n)
@@ -210,7 +210,7 @@ func splitJSONL(name string, data []byte) ([]json.RawMessage, []int, error) {
 
 // jsonError locates an encoding/json error as line:col. data is the text
 // that was parsed, starting on line firstLine.
-func jsonError(name string, data []byte, _ int, firstLine int, err error) error {
+func jsonError(name string, data []byte, firstLine int, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -511,8 +511,17 @@ func (c *conversation) convert(raws []json.RawMessage, lines []int, convID strin
 // original turn); thinking blocks are dropped.
 func (c *conversation) convertAnthropic(role string, bs []block, convID string, last *time.Time) error {
 	c.converted++
+	type function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type toolCall struct {
+		ID       string   `json:"id"`
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
 	var texts []string
-	var calls []map[string]any
+	var calls []toolCall
 	add := func(role, content string, extra ...field) {
 		id := genID(convID, len(c.msgs))
 		t := nextTime(last, len(c.msgs))
@@ -536,8 +545,7 @@ func (c *conversation) convertAnthropic(role string, bs []block, convID string, 
 					args = buf.String()
 				}
 			}
-			calls = append(calls, map[string]any{"id": b.ID, "type": "function",
-				"function": map[string]any{"name": b.Name, "arguments": args}})
+			calls = append(calls, toolCall{ID: b.ID, Type: "function", Function: function{Name: b.Name, Arguments: args}})
 		case "tool_result":
 			content := textOf(b.Content)
 			if b.IsError {

@@ -62,15 +62,20 @@ func (pf *pluginFlags) locate(e *env) (wasm []byte, source string, err error) {
 		"build it with 'make build' (then 'make' embeds it), or pass --wasm PATH / set CLIPFOLD_WASM")
 }
 
-// stats counts what the host did during one plug-in call.
-type stats struct {
-	mu        sync.Mutex
+// hostStats is what the host did during plug-in calls.
+type hostStats struct {
 	llmCalls  int
 	llmFailed int
 	llmTime   time.Duration
 	hostTime  time.Duration // every host function, the LLM included
 	storeTime time.Duration
-	onLLM     func(took time.Duration, failed bool)
+}
+
+// stats counts hostStats as host functions are called (OnCall).
+type stats struct {
+	mu sync.Mutex
+	hostStats
+	onLLM func(took time.Duration, failed bool)
 }
 
 func (s *stats) observe(name string, took time.Duration, failed bool) {
@@ -95,14 +100,14 @@ func (s *stats) observe(name string, took time.Duration, failed bool) {
 
 func (s *stats) reset() {
 	s.mu.Lock()
-	s.llmCalls, s.llmFailed, s.llmTime, s.hostTime, s.storeTime = 0, 0, 0, 0, 0
+	s.hostStats = hostStats{}
 	s.mu.Unlock()
 }
 
-func (s *stats) snapshot() stats {
+func (s *stats) snapshot() hostStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return stats{llmCalls: s.llmCalls, llmFailed: s.llmFailed, llmTime: s.llmTime, hostTime: s.hostTime, storeTime: s.storeTime}
+	return s.hostStats
 }
 
 // plugin is one loaded plug-in instance and its host.

@@ -24,6 +24,9 @@ type progress struct {
 	what  string
 	total int
 	done  int
+	// lastLog is when the last plain line was written: lines are
+	// throttled to one per decile of the expected calls or per 2 s.
+	lastLog time.Time
 }
 
 func newProgress(e *env, quiet bool) *progress {
@@ -79,6 +82,11 @@ func (p *progress) step(took time.Duration, failed bool) {
 	if p.tty {
 		return
 	}
+	decile := p.total > 0 && p.done*10/p.total != (p.done-1)*10/p.total
+	if !failed && p.done > 1 && !decile && time.Since(p.lastLog) < 2*time.Second {
+		return
+	}
+	p.lastLog = time.Now()
 	status := "done"
 	if failed {
 		status = "failed"

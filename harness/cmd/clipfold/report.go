@@ -57,7 +57,7 @@ func newReport(conv string, s *settings, a *archive, dry bool) *report {
 }
 
 // fill takes the numbers of one compress call.
-func (r *report) fill(res *gjson.Result, st stats, took time.Duration) {
+func (r *report) fill(res *gjson.Result, st hostStats, took time.Duration) {
 	r.MessagesAfter = len(res.Get("history").Array())
 	r.TokensBefore = res.Get("tokens_estimate_before").Int()
 	r.TokensAfter = res.Get("tokens_estimate_after").Int()

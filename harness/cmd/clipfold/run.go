@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold/hostfuncs"
@@ -20,36 +22,40 @@ context_budget × model_max_tokens, and compacting when it says so.
 --model-max-tokens makes a modest conversation trigger compactions, for a demo.
 Every compact flag (--provider, --config, --chunk-size, …) applies.
 
+Exit status: 0 when the replay finished (a compaction that could not shrink the
+history, no_gain, leaves it valid and is only reported), 1 when a compaction
+failed otherwise (LLM, store), 2 usage or configuration error.
+
 Examples:
-  clipfold run testdata/conversations/support-chat.json --model-max-tokens 20000
+  clipfold run testdata/conversations/debugging-session.json --model-max-tokens 20000
   clipfold run chat.json --turns 50 --context-budget 0.5 --db demo.db --json`,
 }
 
 func init() { runCmd.run = runRun }
 
 type runReport struct {
-	ConversationID     string        `json:"conversation_id"`
-	Provider           string        `json:"provider"`
-	Turns              int           `json:"turns"`
-	TurnsInFile        int           `json:"turns_in_file"`
-	MessagesAppended   int           `json:"messages_appended"`
-	Compactions        int           `json:"compactions"`
-	CompactionsFailed  int           `json:"compactions_failed"`
-	FailureCodes       []string      `json:"failure_codes"`
-	Limit              int64         `json:"limit"`
-	PeakTokens         int64         `json:"peak_tokens"`
-	FinalTokens        int64         `json:"final_tokens"`
-	FinalMessages      int           `json:"final_messages"`
-	MessagesCompressed int64         `json:"messages_compressed"`
-	BatchesCreated     int64         `json:"batches_created"`
-	DepthReached       int64         `json:"depth_reached"`
-	LLMCalls           int           `json:"llm_calls"`
-	Retries            int64         `json:"retries"`
-	TotalMs            int64         `json:"total_ms"`
-	LLMMs              int64         `json:"llm_ms"`
-	PluginMs           int64         `json:"plugin_ms"`
-	Archive            archiveReport `json:"archive"`
-	SearchHint         string        `json:"search_hint"`
+	ConversationID     string         `json:"conversation_id"`
+	Provider           string         `json:"provider"`
+	Turns              int            `json:"turns"`
+	TurnsInFile        int            `json:"turns_in_file"`
+	MessagesAppended   int            `json:"messages_appended"`
+	Compactions        int            `json:"compactions"`
+	CompactionsFailed  int            `json:"compactions_failed"`
+	FailureCodes       map[string]int `json:"failure_codes"`
+	Limit              int64          `json:"limit"`
+	PeakTokens         int64          `json:"peak_tokens"`
+	FinalTokens        int64          `json:"final_tokens"`
+	FinalMessages      int            `json:"final_messages"`
+	MessagesCompressed int64          `json:"messages_compressed"`
+	BatchesCreated     int64          `json:"batches_created"`
+	DepthReached       int64          `json:"depth_reached"`
+	LLMCalls           int            `json:"llm_calls"`
+	Retries            int64          `json:"retries"`
+	TotalMs            int64          `json:"total_ms"`
+	LLMMs              int64          `json:"llm_ms"`
+	PluginMs           int64          `json:"plugin_ms"`
+	Archive            archiveReport  `json:"archive"`
+	SearchHint         string         `json:"search_hint"`
 }
 
 func runRun(e *env, args []string) error {
@@ -106,7 +112,7 @@ func runRun(e *env, args []string) error {
 		n = *turns
 	}
 	rep := &runReport{ConversationID: conv.conversationID, Provider: s.provider, TurnsInFile: len(all),
-		Archive: archiveReport{Backend: a.kind, Location: a.where}, FailureCodes: []string{}}
+		Archive: archiveReport{Backend: a.kind, Location: a.where}, FailureCodes: map[string]int{}}
 	rep.SearchHint = "clipfold search QUERY --conversation " + shellQuote(conv.conversationID) + prefixSpace(a.flagArg)
 
 	history, err := activeRaw(ctx, a, conv.conversationID)
@@ -171,8 +177,10 @@ func runRun(e *env, args []string) error {
 			if res.Get("failed").Bool() {
 				rep.CompactionsFailed++
 				code := res.Get("failure_code").String()
-				rep.FailureCodes = append(rep.FailureCodes, code)
-				prog.log("turn %d: compaction failed (%s): %s", t+1, code, res.Get("failure_message").String())
+				rep.FailureCodes[code]++
+				if rep.FailureCodes[code] == 1 {
+					prog.log("turn %d: compaction failed (%s): %s", t+1, code, res.Get("failure_message").String())
+				}
 			} else if res.Get("messages_compressed").Int() > 0 {
 				rep.Compactions++
 				rep.MessagesCompressed += res.Get("messages_compressed").Int()
@@ -211,19 +219,41 @@ func runRun(e *env, args []string) error {
 		fmt.Fprintf(w, "Replayed %d of %d turn(s) of %s with %s in %s\n", rep.Turns, rep.TurnsInFile, rep.ConversationID, rep.Provider, roundDur(total))
 		fmt.Fprintf(w, "  compactions  %d", rep.Compactions)
 		if rep.CompactionsFailed > 0 {
-			fmt.Fprintf(w, " (+%d failed: %v)", rep.CompactionsFailed, rep.FailureCodes)
+			fmt.Fprintf(w, " (+%d failed: %s)", rep.CompactionsFailed, countList(rep.FailureCodes))
 		}
 		fmt.Fprintf(w, ", due above ~%s tokens\n", commas(rep.Limit))
 		fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
 		fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
 		fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
 		fmt.Fprintf(w, "  archive      %s\n", describeArchive(rep.Archive))
+		if rep.FailureCodes["no_gain"] > 0 {
+			fmt.Fprintln(w, "  no_gain: the archive alone nearly fills the budget; raise --model-max-tokens or lower --max-summary-tokens.")
+		}
 		fmt.Fprintf(w, "Search what was compacted: %s\n", rep.SearchHint)
 	}
-	if rep.CompactionsFailed > 0 {
-		return errSilent
+	// A compaction that could not shrink the history (no_gain), and the
+	// breaker that opens after it, leave a valid history: the loop goes
+	// on. Anything else (the LLM, the store) is a failure.
+	for code := range rep.FailureCodes {
+		if code != "no_gain" && code != "breaker_open" {
+			return errSilent
+		}
 	}
 	return nil
+}
+
+// countList prints {"a":2,"b":1} as "a ×2, b ×1", in a stable order.
+func countList(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // splitTurns cuts messages into turns: each starts at a user message and

@@ -1,0 +1,667 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/cli")
+
+// bin is the clipfold binary TestMain builds once.
+var bin string
+
+const (
+	repoRoot  = "../../.."
+	cliData   = repoRoot + "/testdata/cli"
+	convsData = repoRoot + "/testdata/conversations"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "clipfold-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		if err := ensureEmbeddedWasm(); err != nil {
+			fmt.Fprintln(os.Stderr, "clipfold CLI tests:", err)
+			return 1
+		}
+		bin = filepath.Join(dir, "clipfold")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "clipfold CLI tests: building the binary:", err)
+			return 1
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// ensureEmbeddedWasm makes sure embedded/clipfold.wasm exists (the
+// Makefile copies it before building; a plain `go test` copies
+// build/clipfold.wasm, or refreshes an older copy).
+func ensureEmbeddedWasm() error {
+	dst := filepath.Join("embedded", "clipfold.wasm")
+	src := filepath.Join(repoRoot, "build", "clipfold.wasm")
+	si, srcErr := os.Stat(src)
+	di, dstErr := os.Stat(dst)
+	switch {
+	case srcErr != nil && dstErr != nil:
+		return fmt.Errorf("no plug-in to embed: neither %s nor %s exists; run `make build` first", dst, src)
+	case srcErr != nil:
+		return nil // only the embedded copy: use it
+	case dstErr == nil && !si.ModTime().After(di.ModTime()):
+		return nil // the copy is up to date
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
+
+// result is one run of the binary.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// clipfold runs the binary in dir with extra environment variables
+// ("K=V"); stdin is empty.
+func clipfold(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = cleanEnv(env)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running clipfold %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// clip shortens long output in failure messages.
+func clip(s string) string {
+	if len(s) > 3000 {
+		return s[:1500] + "\n[…]\n" + s[len(s)-1500:]
+	}
+	return s
+}
+
+func cleanEnv(extra []string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "CLIPFOLD_DB", "CLIPFOLD_POSTGRES", "CLIPFOLD_WASM", "CLIPFOLD_LOCK_TIMEOUT",
+			"ANTHROPIC_API_KEY", "OPENAI_API_KEY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// ok runs clipfold and requires exit 0.
+func ok(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	r := clipfold(t, dir, nil, args...)
+	require.Equal(t, 0, r.code, "clipfold %v\nstdout:\n%s\nstderr:\n%s", args, clip(r.stdout), r.stderr)
+	return r
+}
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	require.NoError(t, err)
+	return a
+}
+
+// conversationFile returns a bundled conversation, waiting for nobody: a
+// test that needs one skips when it is missing.
+func conversationFile(t *testing.T, name string) string {
+	t.Helper()
+	p := abs(t, filepath.Join(convsData, name+".json"))
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not generated yet", p)
+	}
+	return p
+}
+
+var (
+	opRe       = regexp.MustCompile(`op_[0-9a-z]+`)
+	durationRe = regexp.MustCompile(`"(total_ms|llm_ms|store_ms|plugin_ms|llm_time_ms)":\d+`)
+)
+
+// normalize removes what changes from run to run: operation ids (and the
+// clip-archive ids made from them), durations and the temporary directory.
+func normalize(s, tmp string) string {
+	s = strings.ReplaceAll(s, tmp, "$TMP")
+	s = opRe.ReplaceAllString(s, "op_ID")
+	s = durationRe.ReplaceAllString(s, `"$1":0`)
+	return s
+}
+
+// golden compares got with testdata/cli/name (rewritten with -update).
+// JSON is compared indented, so diffs are readable.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if json.Valid([]byte(got)) {
+		require.NoError(t, json.Indent(&buf, []byte(got), "", "  "))
+		buf.WriteByte('\n')
+		got = buf.String()
+	}
+	path := filepath.Join(cliData, name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file; run: go test ./harness/cmd/clipfold -run %s -update", t.Name())
+	if string(want) != got {
+		t.Fatalf("golden %s differs at %s\nIf the change is intended, run: go test ./harness/cmd/clipfold -run '%s' -update",
+			name, firstDiff(string(want), got), t.Name())
+	}
+}
+
+// firstDiff describes the first differing line of two texts.
+func firstDiff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, clip(w), clip(g))
+		}
+	}
+	return "(no line differs)"
+}
+
+func TestHelp(t *testing.T) {
+	dir := t.TempDir()
+	r := clipfold(t, dir, nil)
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "Usage: clipfold <command>")
+	r = ok(t, dir, "--help")
+	for _, c := range commands {
+		require.Contains(t, r.stdout, c.name)
+		h := ok(t, dir, c.name, "--help")
+		require.Contains(t, h.stdout, "Usage: clipfold "+c.name)
+		require.Contains(t, h.stdout, "Examples:")
+		require.Contains(t, h.stdout, "clipfold "+c.name+" ")
+		require.Equal(t, h.stdout, ok(t, dir, "help", c.name).stdout)
+	}
+	r = clipfold(t, dir, nil, "frobnicate")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `unknown command "frobnicate"`)
+	r = clipfold(t, dir, nil, "compact", "--no-such-flag", "x.json")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "no-such-flag")
+	require.Contains(t, r.stderr, "clipfold compact --help")
+	r = clipfold(t, dir, nil, "compact")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "missing argument")
+}
+
+func TestVersion(t *testing.T) {
+	r := ok(t, t.TempDir(), "version")
+	require.Regexp(t, `(?m)^clipfold 0\.1\.0 `, r.stdout)
+	require.Regexp(t, `(?m)^plug-in  \d+\.\d+\.\d+, ABI 1 \(embedded in the binary\)`, r.stdout)
+	j := gjson.Parse(ok(t, t.TempDir(), "version", "--json").stdout)
+	require.Equal(t, "embedded", j.Get("plugin_source").String())
+	require.Equal(t, int64(1), j.Get("plugin.abi").Int())
+	// --wasm loads another file.
+	wasm := abs(t, filepath.Join("embedded", "clipfold.wasm"))
+	j = gjson.Parse(ok(t, t.TempDir(), "version", "--json", "--wasm", wasm).stdout)
+	require.Equal(t, wasm, j.Get("plugin_source").String())
+	r = clipfold(t, t.TempDir(), nil, "version", "--wasm", "/nonexistent/x.wasm")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "/nonexistent/x.wasm does not exist")
+}
+
+// TestCompactGolden pins the --json output of compact (progress off) on
+// the OpenAI and Anthropic fixtures.
+func TestCompactGolden(t *testing.T) {
+	for _, tc := range []struct{ name, file string }{
+		{"compact-openai.golden.json", "openai.json"},
+		{"compact-anthropic.golden.json", "anthropic.jsonl"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			dir := t.TempDir()
+			r := ok(t, dir, "compact", abs(t, filepath.Join(cliData, tc.file)), "--json", "--quiet")
+			require.Empty(t, r.stderr)
+			golden(t, tc.name, normalize(r.stdout, dir))
+		})
+	}
+}
+
+// TestRoundTrip: compact a bundled conversation, then show, search (a
+// planted early fact) and recall the original message.
+func TestRoundTrip(t *testing.T) {
+	file := conversationFile(t, "support-chat")
+	dir := t.TempDir()
+	r := ok(t, dir, "compact", file)
+	require.Contains(t, r.stdout, "Compacted conv-support-cust-208841 with extractive")
+	require.Contains(t, r.stdout, "archive    SQLite clipfold.db")
+	require.Contains(t, r.stdout, "clipfold search QUERY --conversation conv-support-cust-208841")
+	require.FileExists(t, filepath.Join(dir, "clipfold.db"))
+
+	show := ok(t, dir, "show", "conv-support-cust-208841", "--json")
+	hist := gjson.Parse(show.stdout).Array()
+	require.NotEmpty(t, hist)
+	require.Equal(t, "system", hist[0].Get("role").String())
+	require.True(t, strings.HasPrefix(hist[0].Get("content").String(), "[Context Summary — "), hist[0].Raw)
+	text := ok(t, dir, "show", "conv-support-cust-208841").stdout
+	require.Contains(t, text, "#1 system clip_op_")
+	require.Contains(t, text, "[Context Summary — ")
+
+	// Every planted fact's query is searched; those found must lead back,
+	// through recall, to an original message holding the fact's literals.
+	var facts []struct {
+		Query       string   `json:"query"`
+		MustContain []string `json:"must_contain"`
+		MessageIDs  []string `json:"message_ids"`
+	}
+	b, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".facts.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &facts))
+	found := 0
+	for _, f := range facts {
+		hits := gjson.Parse(ok(t, dir, "search", f.Query, "--conversation", "conv-support-cust-208841", "--json").stdout).Get("hits").Array()
+		for _, h := range hits {
+			ids := []string{h.Get("id").String()}
+			if h.Get("kind").String() == "batch" {
+				require.NotEmpty(t, h.Get("label").String())
+				require.NotEmpty(t, h.Get("batch.start_time").String())
+				ids = nil
+				for _, id := range h.Get("batch.source_message_ids").Array() {
+					ids = append(ids, id.String())
+				}
+			}
+			id := intersect(ids, f.MessageIDs)
+			if id == "" {
+				continue
+			}
+			rec := ok(t, dir, "recall", id).stdout
+			require.True(t, json.Valid([]byte(rec)), rec)
+			require.Equal(t, id, gjson.Get(rec, "id").String())
+			joined := ""
+			for _, mid := range f.MessageIDs {
+				joined += gjson.Get(ok(t, dir, "recall", mid).stdout, "content").String() + "\n"
+			}
+			for _, lit := range f.MustContain {
+				require.Contains(t, joined, lit)
+			}
+			found++
+			break
+		}
+	}
+	require.GreaterOrEqual(t, found, 3, "at least 3 of %d planted facts must be found by search and recalled", len(facts))
+
+	// The human search output names the batch, its time range and sources.
+	s := ok(t, dir, "search", facts[0].Query).stdout
+	require.Contains(t, s, "batch compaction-batch-conv-support-cust-208841-")
+	require.Contains(t, s, "sources: ")
+	require.Regexp(t, `\d{4}-\d\d-\d\dT[0-9:.]+Z → \d{4}-`, s)
+
+	// recall prints the exact original bytes.
+	orig := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, file)), "\n") {
+		line = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "["), "]")
+		line = strings.TrimSuffix(line, ",")
+		if id := gjson.Get(line, "id").String(); id != "" {
+			orig[id] = line
+		}
+	}
+	require.Equal(t, orig["sup-0002"], strings.TrimSpace(ok(t, dir, "recall", "sup-0002").stdout))
+
+	// A second compact of the same file adds nothing and finds nothing new
+	// to compact beyond the stored history.
+	r = ok(t, dir, "compact", file, "--json", "--quiet")
+	require.Equal(t, int64(0), gjson.Get(r.stdout, "report.messages_appended").Int())
+}
+
+func intersect(a, b []string) string {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return x
+			}
+		}
+	}
+	return ""
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestRepeatedCompaction feeds a growing conversation to compact again
+// and again: each run continues from the stored history, and with small
+// clip settings re-summarization raises the depth.
+func TestRepeatedCompaction(t *testing.T) {
+	file := conversationFile(t, "planning-discussion")
+	var msgs []json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, file)), &msgs))
+	dir := t.TempDir()
+	part := filepath.Join(dir, "part.jsonl")
+	prevAfter := 0
+	depth := int64(0)
+	for round, n := 1, 60; n <= len(msgs) && depth < 1; round, n = round+1, n+50 {
+		var b bytes.Buffer
+		for _, m := range msgs[:n] {
+			b.Write(m)
+			b.WriteByte('\n')
+		}
+		require.NoError(t, os.WriteFile(part, b.Bytes(), 0o644))
+		r := ok(t, dir, "compact", part, "--json", "--quiet", "--chunk-size", "40", "--keep-recent", "4",
+			"--set", "clip_first=1", "--set", "clip_last=1", "-o", "out.jsonl")
+		rep := gjson.Get(r.stdout, "report")
+		require.False(t, gjson.Get(r.stdout, "failed").Bool(), clip(r.stdout))
+		if round > 1 {
+			require.Equal(t, 50, int(rep.Get("messages_appended").Int()), "round %d", round)
+			require.Equal(t, prevAfter+50, int(rep.Get("messages_before").Int()), "round %d continues from the stored history", round)
+		}
+		prevAfter = int(rep.Get("messages_after").Int())
+		depth = rep.Get("archive_depth").Int()
+		// -o writes JSONL: one message per line, the clip-archive first.
+		lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "out.jsonl"))), "\n")
+		require.Len(t, lines, prevAfter)
+		require.Equal(t, "system", gjson.Get(lines[0], "role").String())
+	}
+	require.GreaterOrEqual(t, depth, int64(1), "re-summarization never happened")
+}
+
+func TestRunTurns(t *testing.T) {
+	file := conversationFile(t, "debugging-session")
+	dir := t.TempDir()
+	r := ok(t, dir, "run", file, "--model-max-tokens", "20000", "--json", "--quiet")
+	golden(t, "run-debugging-session.golden.json", normalize(r.stdout, dir))
+	rep := gjson.Parse(r.stdout)
+	require.GreaterOrEqual(t, rep.Get("compactions").Int(), int64(2), r.stdout)
+	require.GreaterOrEqual(t, rep.Get("depth_reached").Int(), int64(1), r.stdout)
+	require.Equal(t, rep.Get("turns_in_file").Int(), rep.Get("turns").Int())
+	require.Equal(t, int64(16000), rep.Get("limit").Int())
+	require.Greater(t, rep.Get("peak_tokens").Int(), rep.Get("limit").Int())
+	require.Less(t, rep.Get("final_tokens").Int(), rep.Get("peak_tokens").Int())
+	require.GreaterOrEqual(t, rep.Get("llm_calls").Int(), rep.Get("compactions").Int())
+	require.Equal(t, int64(0), rep.Get("compactions_failed").Int())
+
+	// --turns caps the replay; the human report says what happened.
+	dir = t.TempDir()
+	r = ok(t, dir, "run", file, "--turns", "5", "--quiet")
+	require.Contains(t, r.stdout, "Replayed 5 of ")
+	require.Contains(t, r.stdout, "compactions  0")
+
+}
+
+func TestFormats(t *testing.T) {
+	dir := t.TempDir()
+	// Anthropic JSONL in, nothing compacted (keep everything), JSONL out:
+	// the conversion is visible as is.
+	r := ok(t, dir, "compact", abs(t, filepath.Join(cliData, "anthropic.jsonl")), "--keep-recent", "1000", "-o", "all.jsonl", "--quiet")
+	require.Contains(t, r.stdout, "Nothing to compact")
+	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "all.jsonl"))), "\n")
+	require.Len(t, lines, 36)
+	first := gjson.Parse(lines[0])
+	require.Equal(t, "anthropic-0001", first.Get("id").String())
+	require.Equal(t, "anthropic", first.Get("conversation_id").String())
+	require.Equal(t, "2026-01-01T00:00:00.000Z", first.Get("created_at").String())
+	call := gjson.Parse(lines[1])
+	require.Equal(t, "assistant", call.Get("role").String())
+	require.Equal(t, "Let me look up that order.", call.Get("content").String())
+	require.Equal(t, "toolu_00", call.Get("tool_calls.0.id").String())
+	require.Equal(t, "lookup_order", call.Get("tool_calls.0.function.name").String())
+	require.JSONEq(t, `{"order_id":"A-5000"}`, call.Get("tool_calls.0.function.arguments").String())
+	res := gjson.Parse(lines[2])
+	require.Equal(t, "tool", res.Get("role").String())
+	require.Equal(t, "toolu_00", res.Get("tool_call_id").String())
+	require.Contains(t, res.Get("content").String(), "warehouse Leipzig")
+	for i, l := range lines {
+		require.True(t, json.Valid([]byte(l)), "line %d", i+1)
+	}
+
+	// OpenAI JSON array in, JSON array out; null content, tool_calls and
+	// tool_call_id kept, ids and times generated.
+	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--keep-recent", "1000", "-o", "all.json", "--quiet")
+	arr := gjson.Parse(readFile(t, filepath.Join(dir, "all.json"))).Array()
+	require.Len(t, arr, 51)
+	require.Equal(t, "openai-0003", arr[2].Get("id").String())
+	require.Equal(t, "call_001", arr[2].Get("tool_calls.0.id").String())
+	require.Equal(t, "call_001", arr[3].Get("tool_call_id").String())
+	require.Equal(t, "2026-01-01T00:00:03.000Z", arr[3].Get("created_at").String())
+
+	// -o - writes the history on stdout and the report on stderr.
+	dir = t.TempDir()
+	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "-o", "-", "--quiet")
+	require.True(t, json.Valid([]byte(r.stdout)), clip(r.stdout))
+	require.Contains(t, r.stderr, "Compacted openai")
+
+	// A single request body {"system", "messages"} is a conversation too.
+	body := `{"model":"claude","system":"Be brief.","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "req.json"), []byte(body), 0o644))
+	r = ok(t, dir, "compact", "req.json", "-o", "req-out.json", "--quiet")
+	arr = gjson.Parse(readFile(t, filepath.Join(dir, "req-out.json"))).Array()
+	require.Len(t, arr, 3)
+	require.Equal(t, "system", arr[0].Get("role").String())
+	require.Equal(t, "req-0001", arr[0].Get("id").String())
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := abs(t, filepath.Join(cliData, "config.toml"))
+	r := ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", cfg, "--json", "--quiet")
+	require.Empty(t, r.stderr)
+	rep := gjson.Get(r.stdout, "report")
+	require.Equal(t, "extractive", rep.Get("provider").String())
+	require.Equal(t, "claude-3-5-haiku-latest", rep.Get("model").String())
+	// keep_recent = 6 from the file: the clip-archive, the system message
+	// (pinned) and the 6 recent ones plus the tool call whose result is
+	// among them (a call and its results are one unit) remain.
+	require.Equal(t, int64(9), rep.Get("messages_after").Int(), rep.Raw)
+	// chunk_size = 15 from the file.
+	require.Equal(t, int64(3), rep.Get("expected_llm_calls").Int())
+
+	// Flags override the file.
+	dir = t.TempDir()
+	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", cfg, "--keep-recent", "3", "--chunk-size", "50", "--json", "--quiet")
+	rep = gjson.Get(r.stdout, "report")
+	require.Equal(t, int64(5), rep.Get("messages_after").Int(), rep.Raw)
+	require.Equal(t, int64(1), rep.Get("expected_llm_calls").Int())
+
+	// Unknown keys warn and are ignored; other sections are not ours.
+	dir = t.TempDir()
+	bad := filepath.Join(dir, "unknown.toml")
+	require.NoError(t, os.WriteFile(bad, []byte("[agent]\nname = \"x\"\n\n[summarization]\nchunk_size = 10\nchunck_size = 12\n"), 0o644))
+	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", bad, "--dry-run", "--quiet")
+	require.Contains(t, r.stderr, `warning: `+bad+`: unknown key "[summarization] chunck_size" ignored`)
+	require.Contains(t, r.stdout, "Dry run (nothing stored)")
+	require.NoFileExists(t, filepath.Join(dir, "clipfold.db"), "--dry-run must not create the database")
+
+	// Invalid values fail naming the key and the allowed range.
+	inv := filepath.Join(dir, "invalid.toml")
+	require.NoError(t, os.WriteFile(inv, []byte("[summarization]\nrecency_decay = 1.5\n"), 0o644))
+	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "[summarization] recency_decay: must be a number in [0, 1], got 1.5")
+
+	require.NoError(t, os.WriteFile(inv, []byte("[summarization]\nchunk_size = \"big\"\n"), 0o644))
+	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "[summarization] chunk_size: must be an integer ≥ 1, got a string")
+
+	require.NoError(t, os.WriteFile(inv, []byte("[summarization]\nchunk_size = = 3\n"), 0o644))
+	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, inv+":2:")
+	require.Contains(t, r.stderr, "invalid TOML")
+}
+
+// TestErrors: every error a person can run into, with its exit code and
+// a message saying what to do.
+func TestErrors(t *testing.T) {
+	openai := abs(t, filepath.Join(cliData, "openai.json"))
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		want []string
+	}{
+		{"missing file", nil, []string{"compact", "nope.json"}, 1, []string{"conversation file nope.json does not exist"}},
+		{"bad JSON", nil, []string{"compact", write("bad.json", "[\n  {\"role\": \"user\", \"content\": \"hi\"},\n  {\"role\": \"user\" \"content\": \"x\"}\n]\n")}, 1,
+			[]string{"bad.json:3:19: invalid JSON: invalid character '\"' after object key:value pair"}},
+		{"truncated JSON", nil, []string{"compact", write("trunc.json", "[\n  {\"role\": \"user\", \"content\": \"hi\"}\n")}, 1,
+			[]string{"trunc.json:2:", "the file ends before the JSON does"}},
+		{"bad JSONL line", nil, []string{"compact", write("bad.jsonl", "{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"user\",\"content\":}\n")}, 1,
+			[]string{"bad.jsonl:3:26: invalid JSON"}},
+		{"not a conversation", nil, []string{"compact", write("num.json", "42\n")}, 1, []string{"num.json:1:1: expected a JSON array of messages or JSON Lines"}},
+		{"bad role", nil, []string{"compact", write("role.json", `[{"role":"robot","content":"x"}]`)}, 1, []string{`role "robot" is not user, assistant, system or tool`}},
+		{"unknown provider", nil, []string{"compact", openai, "--provider", "gemini"}, 2,
+			[]string{`unknown provider "gemini": valid providers are anthropic, openai, openai-compat, ollama, extractive`}},
+		{"missing API key", nil, []string{"compact", openai, "--provider", "anthropic", "--model", "claude-3-5-haiku-latest"}, 1,
+			[]string{"provider anthropic needs an API key: set the environment variable ANTHROPIC_API_KEY"}},
+		{"missing API key, own variable", nil, []string{"compact", openai, "--provider", "openai", "--api-key-env", "MY_LLM_KEY"}, 1,
+			[]string{"set the environment variable MY_LLM_KEY"}},
+		{"bad base URL", nil, []string{"compact", openai, "--provider", "ollama", "--base-url", "localhost:11434"}, 2,
+			[]string{"--base-url \"localhost:11434\": must be an http:// or https:// URL"}},
+		{"invalid flag value", nil, []string{"compact", openai, "--chunk-size", "0"}, 2,
+			[]string{"--chunk-size: must be an integer ≥ 1, got 0"}},
+		{"invalid fallback", nil, []string{"compact", openai, "--fallback", "maybe"}, 2,
+			[]string{`--fallback: must be "none" or "extractive", got "maybe"`}},
+		{"unknown --set key", nil, []string{"compact", openai, "--set", "chunks=3"}, 2, []string{`--set chunks: unknown configuration key "chunks"`}},
+		{"json and -o -", nil, []string{"compact", openai, "--json", "-o", "-"}, 2, []string{"--json and -o - both write to stdout"}},
+		{"conversation mismatch", nil, []string{"compact", write("native.json", `[{"id":"n1","conversation_id":"c1","role":"user","content":"x","created_at":"2026-01-01T00:00:00Z"}]`), "--conversation", "c2"}, 1,
+			[]string{`belong to conversation "c1", not "c2"`}},
+		{"show without archive", nil, []string{"show", "c1", "--db", "none.db"}, 1, []string{"no archive at none.db yet"}},
+		{"search without archive", nil, []string{"search", "x"}, 1, []string{"no archive at clipfold.db yet"}},
+		{"empty query", nil, []string{"search", "--", "--"}, 2, []string{"has no word to search for"}},
+		{"missing config", nil, []string{"compact", openai, "--config", "nope.toml"}, 2, []string{"--config: nope.toml does not exist"}},
+		{"bad --wasm", nil, []string{"compact", openai, "--wasm", "nope.wasm"}, 1, []string{"--wasm: plug-in nope.wasm does not exist"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := clipfold(t, dir, tc.env, tc.args...)
+			require.Equal(t, tc.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, w := range tc.want {
+				require.Contains(t, r.stderr, w)
+			}
+		})
+	}
+}
+
+func TestUnreachableLLM(t *testing.T) {
+	dir := t.TempDir()
+	r := clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")),
+		"--provider", "openai", "--base-url", "http://127.0.0.1:1", "--model", "gpt-4o-mini",
+		"--set", "backoff_base_ms=1", "--set", "compaction_max_retries=2")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "compaction failed (llm_failed)")
+	require.Contains(t, r.stderr, "cannot reach http://127.0.0.1:1/v1/chat/completions")
+	require.Contains(t, r.stderr, "Is the LLM server running, and is --base-url (base_url) right?")
+	require.Contains(t, r.stderr, "Nothing was changed: the stored history is untouched (51 messages")
+	require.Contains(t, r.stderr, "3 LLM call(s), 2 retries")
+	require.Empty(t, r.stdout)
+	// The history is stored (and was not compacted).
+	require.Len(t, gjson.Parse(ok(t, dir, "show", "openai", "--json").stdout).Array(), 51)
+
+	// --json still prints the failed result, with the report.
+	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--json", "--quiet",
+		"--provider", "openai-compat", "--base-url", "http://127.0.0.1:1/v1", "--set", "backoff_base_ms=1", "--set", "compaction_max_retries=0")
+	require.Equal(t, 1, r.code)
+	require.Equal(t, "llm_failed", gjson.Get(r.stdout, "failure_code").String(), clip(r.stdout))
+	require.Equal(t, int64(1), gjson.Get(r.stdout, "report.llm_calls").Int())
+}
+
+func TestDatabaseLocked(t *testing.T) {
+	dir := t.TempDir()
+	openai := abs(t, filepath.Join(cliData, "openai.json"))
+	ok(t, dir, "compact", openai, "--dry-run", "--quiet") // no db yet: in memory
+	require.NoFileExists(t, filepath.Join(dir, "clipfold.db"))
+	ok(t, dir, "compact", openai, "--quiet")
+	unlock := lockDB(t, filepath.Join(dir, "clipfold.db"))
+	r := clipfold(t, dir, []string{"CLIPFOLD_LOCK_TIMEOUT=200ms"}, "compact", openai)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "the database clipfold.db is locked: another clipfold (or another program) may be running on it")
+	unlock()
+	ok(t, dir, "compact", openai, "--quiet")
+}
+
+func TestPostgres(t *testing.T) {
+	url := os.Getenv("CLIPFOLD_TEST_POSTGRES_URL")
+	if url == "" {
+		t.Skip("CLIPFOLD_TEST_POSTGRES_URL not set (scripts/start-postgres.sh starts a server)")
+	}
+	dir := t.TempDir()
+	conv := fmt.Sprintf("cli-pg-%d", os.Getpid())
+	openai := abs(t, filepath.Join(cliData, "openai.json"))
+	r := ok(t, dir, "compact", openai, "--postgres", url, "--conversation", conv, "--json", "--quiet")
+	require.Equal(t, "postgres", gjson.Get(r.stdout, "report.archive.backend").String())
+	require.Greater(t, gjson.Get(r.stdout, "messages_compressed").Int(), int64(0))
+	hits := gjson.Parse(ok(t, dir, "search", "OPS-101", "--postgres", url, "--conversation", conv, "--json").stdout).Get("hits").Array()
+	require.NotEmpty(t, hits)
+	require.Contains(t, ok(t, dir, "recall", conv+"-0002", "--postgres", url).stdout, `"role":"user"`)
+	require.NoFileExists(t, filepath.Join(dir, "clipfold.db"))
+}
+
+// lockDB holds the write lock of a SQLite file, as another clipfold in
+// the middle of a commit would, until the returned function is called.
+func lockDB(t *testing.T, path string) func() {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	conn, err := db.Conn(context.Background())
+	require.NoError(t, err)
+	_, err = conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+	require.NoError(t, err)
+	done := false
+	unlock := func() {
+		if done {
+			return
+		}
+		done = true
+		_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		_ = conn.Close()
+		_ = db.Close()
+	}
+	t.Cleanup(unlock)
+	return unlock
+}
