@@ -134,6 +134,19 @@ export class PluginInstance {
     });
   }
 
+  /**
+   * The size of the module's linear memory, for a main-thread instance
+   * (null on a worker): diagnostics.
+   * @returns {Promise<number | null>}
+   */
+  wasmMemoryBytes() {
+    return this.#exclusive(async () => {
+      if (this.#opts.runInWorker) return null;
+      const inst = await (await this.#get()).getInstance();
+      return /** @type {WebAssembly.Memory} */ (inst.exports.memory).buffer.byteLength;
+    });
+  }
+
   /** Releases the instance (terminates its worker). */
   async close() {
     if (this.#closed) return;

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createCompactor, ClipfoldError, manifestConfig } from '../src/index.js';
+import { createCompactor, ClipfoldError, manifestConfig, PluginInstance, compileWasm, stubHostFunctions, HOST_NAMESPACE } from '../src/index.js';
 import { buildExports, wasmPath } from './helpers/common.js';
 import { makeConversation } from './helpers/conversation.js';
 import { assertHistoryUnchanged, compressRaw, controllableLLM, controllableStore } from './helpers/harness.js';
@@ -54,15 +54,25 @@ describe('createCompactor', () => {
   test('memory does not grow with the number of calls', async () => {
     setFlagsFromString('--expose_gc');
     const gc = runInNewContext('gc');
-    const input = JSON.stringify({ messages: makeConversation('mem', 400) });
-    for (let i = 0; i < 20; i++) await c.callRaw('split', input);
-    gc();
-    const before = process.memoryUsage().arrayBuffers;
-    for (let i = 0; i < 100; i++) await c.callRaw('split', input);
-    gc();
-    const grown = process.memoryUsage().arrayBuffers - before;
-    // 100 calls × (input + output ≈ 2 × 0.2 MB) would be ~40 MB if blocks were kept.
-    assert.ok(grown < 16e6, `array buffers grew by ${(grown / 1e6).toFixed(1)} MB`);
+    const inst = new PluginInstance({ module: await compileWasm(wasmPath()), runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() } });
+    try {
+      const input = JSON.stringify({ messages: makeConversation('mem', 400) });
+      // Host-side memory: every array buffer except the Wasm linear memory
+      // (the Go heap may grow). A leak of Extism blocks would add ~30 MB
+      // per 100 calls.
+      const batch = async () => {
+        for (let i = 0; i < 100; i++) await inst.call('split', input);
+        // Array buffers are freed by a concurrent sweeper after a GC.
+        for (let i = 0; i < 3; i++) { gc(); await new Promise((r) => setTimeout(r, 20)); }
+        return process.memoryUsage().arrayBuffers - /** @type {number} */ (await inst.wasmMemoryBytes());
+      };
+      const m1 = await batch();
+      const m2 = await batch();
+      const grown = m2 - m1;
+      assert.ok(grown < 8e6, `host array buffers grew by ${(grown / 1e6).toFixed(1)} MB over 100 calls`);
+    } finally {
+      await inst.close();
+    }
   });
 });
 

@@ -129,10 +129,10 @@ describe('compress end to end', { skip }, () => {
 
   test('dry_run returns the commit it would send and changes nothing', async () => {
     const conv = 'dry';
-    store.append(conv, makeConversation(conv, 40));
+    store.append(conv, makeConversation(conv, 80));
     const before = store.snapshot();
     const { result } = await compressRaw(c, conv, store.history(conv), { config: CONFIG, dry_run: true });
-    assert.equal(result.failed, false);
+    assert.equal(result.failed, false, `${result.failure_code} ${result.failure_message}`);
     assert.deepEqual(store.snapshot(), before);
     assert.equal(result.commit.conversation_id, conv);
     assert.ok(result.commit.remove_message_ids.length > 0);
@@ -152,15 +152,15 @@ describe('compress end to end', { skip }, () => {
   });
 
   test('compress defaults to the store history; calls on one compactor are serialized', async () => {
-    store.append('par-a', makeConversation('par-a', 40));
-    store.append('par-b', makeConversation('par-b', 40));
+    store.append('par-a', makeConversation('par-a', 80));
+    store.append('par-b', makeConversation('par-b', 80));
     const [a, b, s] = await Promise.all([
       c.compress('par-a', undefined, { config: CONFIG }),
       c.compress('par-b', undefined, { config: CONFIG }),
       c.score(makeConversation('x', 20)),
     ]);
-    assert.equal(a.failed, false);
-    assert.equal(b.failed, false);
+    assert.equal(a.failed, false, `${a.failure_code} ${a.failure_message}`);
+    assert.equal(b.failed, false, `${b.failure_code} ${b.failure_message}`);
     assert.equal(s.scores.length, 20);
     assert.deepEqual(store.history('par-a'), a.history);
     assert.deepEqual(store.history('par-b'), b.history);

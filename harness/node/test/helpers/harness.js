@@ -3,11 +3,25 @@ import { MemoryStore, offlineLLM } from '../../src/index.js';
 import { rawArrayItems } from './rawjson.js';
 
 /**
+ * A short deterministic summary of a summarization request, so that the
+ * fault-injection tests do not depend on the summarizer's quality.
+ * @param {any} req
+ */
+export function stubSummary(req) {
+  const msgs = (req.messages ?? []).filter((/** @type {any} */ m) => m.role !== 'system');
+  const first = String(typeof msgs[0]?.content === 'string' ? msgs[0].content : '').slice(0, 60);
+  return { content: [{ type: 'text', text: `Summary of ${msgs.length - 1} messages, starting: ${first}` }], stop_reason: 'end_turn',
+    usage: { input_tokens: 0, output_tokens: 0 } };
+}
+
+/**
  * An llm whose behaviour each test sets: `plan(n, req)` may return an
  * error object (or throw) for the n-th call (1-based) of the current case;
- * anything else lets the offline summarizer answer.
+ * anything else is answered by stubSummary, or by the offline summarizer
+ * with `{offline: true}`.
+ * @param {{offline?: boolean}} [o]
  */
-export function controllableLLM() {
+export function controllableLLM(o = {}) {
   const inner = offlineLLM();
   const ctl = {
     calls: 0,
@@ -22,7 +36,7 @@ export function controllableLLM() {
         ctl.calls++;
         const injected = await ctl.plan(ctl.calls, req);
         if (injected !== undefined) return injected;
-        return inner.complete(req);
+        return o.offline ? inner.complete(req) : stubSummary(req);
       },
     },
   };
