@@ -105,12 +105,23 @@ func newWasmCompressor(t testing.TB, h api.HostCaller) wasmCompressor {
 	return wasmCompressor{inst}
 }
 
+// TestCompressEndToEndWasm drives one compaction through the .wasm and
+// checks the seed criteria it covers:
+// context-compaction.AC1.1 (compressed into batches), AC1.2 (chunks),
+// AC1.3 (fold-in), AC1.4 (depth, time range, count), AC1.5 (old messages
+// removed from the active history — moved to recall), AC1.6 (recent kept
+// verbatim), AC1.8 (first compaction: depth 0, no previous-summary
+// message), AC3.3 (clip-archive is a system message, first), AC4.1/AC4.2
+// (archived with compaction-batch-{conv}-{end} labels); and
+// compaction-v2.AC4.1/AC4.2/AC4.3 (the configured prompt is the system
+// prompt as is, and nothing else — no persona — enters the request).
 func TestCompressEndToEndWasm(t *testing.T) {
 	hist := conversation("c1", 60)
 	store := newMemStore(hist)
 	llm := &scriptLLM{}
 	c := newWasmCompressor(t, &hostfuncs.Host{LLM: llm, Store: store})
-	res := c.compress(t, compressInput(t, "c1", hist, nil))
+	const prompt = "You are Lasa. Summarize as Lasa would, in first person."
+	res := c.compress(t, compressInput(t, "c1", hist, map[string]any{"config": map[string]any{"prompt": prompt}}))
 	require.False(t, res.Get("failed").Bool(), res.Raw)
 	// context-compaction.AC1.2: 54 compressible messages in chunks of 10 (tool units whole)
 	require.GreaterOrEqual(t, res.Get("batches_created").Int(), int64(6))
@@ -137,6 +148,43 @@ func TestCompressEndToEndWasm(t *testing.T) {
 	for i := 1; i < int(res.Get("batches_created").Int()); i++ {
 		require.Equal(t, core.RoleSystem, llm.calls[i].Messages[0].Role)
 		require.Contains(t, llm.calls[i].Messages[0].Content, fmt.Sprintf("[test summary %d of", i))
+	}
+	// context-compaction.AC1.8: the first call has no previous summary.
+	require.NotEqual(t, core.RoleSystem, llm.calls[0].Messages[0].Role)
+	// context-compaction.AC1.4: depth 0, time range = min/max created_at, count.
+	for _, b := range res.Get("batches").Array() {
+		require.Equal(t, int64(0), b.Get("depth").Int())
+		ids := b.Get("source_message_ids").Array()
+		require.Equal(t, int64(len(ids)), b.Get("message_count").Int())
+		lo, hi := "", ""
+		for _, id := range ids {
+			for _, m := range hist {
+				if gjson.GetBytes(m, "id").String() == id.String() {
+					ts := gjson.GetBytes(m, "created_at").String()
+					if lo == "" || ts < lo {
+						lo = ts
+					}
+					if ts > hi {
+						hi = ts
+					}
+				}
+			}
+		}
+		require.Equal(t, lo, b.Get("start_time").String())
+		require.Equal(t, hi, b.Get("end_time").String())
+	}
+	// compaction-v2.AC4.1–AC4.3: the prompt as is; requests hold only the
+	// previous summary, the chunk's messages and the directive.
+	for i, req := range llm.calls {
+		require.Equal(t, prompt, req.System)
+		last := req.Messages[len(req.Messages)-1]
+		require.Equal(t, core.DefaultDirective, last.Content)
+		for j, m := range req.Messages[:len(req.Messages)-1] {
+			if m.Role == core.RoleSystem {
+				require.Equal(t, 0, j, "call %d: only the previous summary may be a system message", i)
+				require.True(t, strings.HasPrefix(m.Content, core.PreviousSummaryPrefix))
+			}
+		}
 	}
 	// Every removed id is covered by a batch written in the commit.
 	covered := map[string]bool{}

@@ -119,7 +119,8 @@ func (n nativeCompressor) compress(t testing.TB, in []byte) gjson.Result {
 	return gjson.ParseBytes(out)
 }
 
-// TestFaultInjection fails each host call in turn, with every fault kind,
+// TestFaultInjection (context-compaction.AC1.7: a failed model call returns
+// the original history unchanged) fails each host call in turn, with every fault kind,
 // through the real .wasm and natively, and checks SPEC §4's guarantees:
 // on failure the store is byte-identical, the history is returned
 // byte-for-byte, the failure code is right and the breaker counts one;

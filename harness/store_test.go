@@ -201,7 +201,8 @@ func TestEndToEndRepeatedCompaction(t *testing.T) {
 				require.Equal(t, 1, strings.Count(joinContents(after), "[Context Summary — "), "round %d: exactly one clip-archive", round)
 			}
 			require.GreaterOrEqual(t, maxDepth, 1, "re-summarization never happened")
-			// A fact from the first turns is findable in the archive.
+			// context-compaction.AC4.3: a fact from the first turns is
+			// findable by search (what memory_read points to).
 			hits, err := s.Search(ctx, "ErrInsufficientStock rollback", store.SearchOptions{ConversationID: conv})
 			require.NoError(t, err)
 			require.NotEmpty(t, hits)

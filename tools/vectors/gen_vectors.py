@@ -597,7 +597,7 @@ def pr_vec(name, proves, provider, req):
 
 summ = summ_request(None, "Earlier: the team chose Go.", conv[:2], "claude-3-5-haiku", 256)
 pr_vec("anthropic: system-role messages lifted and joined into system after request.system",
-       ["compaction-v2.AC2.2", "compaction-v2.AC2.4"], "anthropic", summ)
+       ["compaction-v2.AC2.1", "compaction-v2.AC2.2", "compaction-v2.AC2.4"], "anthropic", summ)
 multi_sys = {"system": "Base prompt.", "model": "m", "max_tokens": 64, "temperature": 0,
              "messages": [{"role": "system", "content": "first system"}, {"role": "user", "content": "hello"},
                           {"role": "system", "content": "second system"}, {"role": "assistant", "content": "hi"},
