@@ -4,9 +4,12 @@ WASM      := build/clipfold.wasm
 WASM_TINY := build/clipfold-tinygo.wasm
 GOSRC     := $(shell find core api plugin -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-.PHONY: all build build-tinygo test test-go test-node test-python fuzz-seeds bench demo vectors clean
+CLI       := build/clipfold
+EMBED     := harness/cmd/clipfold/embedded/clipfold.wasm
 
-all: build
+.PHONY: all build build-tinygo cli test test-go test-node test-python bench demo vectors clean
+
+all: build cli
 
 ## build: the standard-Go plug-in, build/clipfold.wasm
 build: $(WASM)
@@ -42,6 +45,15 @@ test-python: build
 clean:
 	rm -rf build
 
-## demo: the README's first command — compact a bundled conversation offline
-demo: build
-	$(GO) run ./harness/cmd/clipfold compact testdata/conversations/debugging-session.json
+## cli: the clipfold command, with the plug-in embedded (the TinyGo build when it exists)
+cli: $(CLI)
+
+$(CLI): $(WASM) $(shell find core api hostfuncs harness -name '*.go' -not -name '*_test.go') go.mod go.sum
+	@if [ -f $(WASM_TINY) ]; then cp $(WASM_TINY) $(EMBED); else cp $(WASM) $(EMBED); fi
+	$(GO) build -trimpath -o $@ ./harness/cmd/clipfold
+
+## demo: the README's first command — compact a bundled 884-message session offline, then search it
+demo: cli
+	@rm -f build/demo.db build/demo.db-*
+	$(CLI) compact testdata/conversations/debugging-session.json --db build/demo.db
+	$(CLI) search "ErrInsufficientStock rollback" --db build/demo.db --limit 3

@@ -72,11 +72,12 @@ func ExtractiveSummary(req *ModelRequest) string {
 	if budget/4 != maxTokens { // overflow on an absurd MaxTokens
 		budget = int(^uint(0) >> 2)
 	}
-	// Compress even when MaxTokens is generous: keep about half of long new
-	// text (a summary that keeps everything compacts nothing). The previous
-	// summary is already condensed, so it is not halved again: the summary
-	// may grow, fold after fold, up to MaxTokens.
-	budget = min(budget, ex.priorRunes+max(extractiveMinRunes, ex.newRunes/extractiveRatioDiv))
+	// Compress even when MaxTokens is generous: keep about a third of long
+	// new text (a summary that keeps everything compacts nothing), and
+	// about two thirds of the previous summary, so that fold after fold the
+	// oldest details thin out instead of every batch repeating the one
+	// before it in full (which made small histories end in no_gain).
+	budget = min(budget, ex.priorRunes*2/3+max(extractiveMinRunes, ex.newRunes/extractiveRatioDiv))
 	ex.score()
 	ex.selectSentences(budget)
 	return ex.render(budget)
@@ -87,7 +88,7 @@ func ExtractiveSummary(req *ModelRequest) string {
 const (
 	// extractiveRatioDiv: a long input is cut to about 1/extractiveRatioDiv
 	// of its code points (before MaxTokens applies).
-	extractiveRatioDiv = 2
+	extractiveRatioDiv = 3
 	// extractiveMinRunes: inputs shorter than this many code points are not
 	// cut by the ratio, only by MaxTokens and the filler rule.
 	extractiveMinRunes = 1024
