@@ -29,7 +29,7 @@ vectors:
 	python3 tools/vectors/gen_vectors.py
 
 ## test: every suite, against the standard build (and the TinyGo build when present)
-test: build test-go test-python
+test: build test-go test-node test-python
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
@@ -37,6 +37,10 @@ test-go: build
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
+
+## test-node: the Node.js host's suite (npm ci into harness/node, then node --test)
+test-node: build
+	cd harness/node && npm ci --no-audit --no-fund && npm test
 
 ## test-python: the Python host's suite in a virtualenv made on the fly
 test-python: build
