@@ -32,6 +32,11 @@ type msgRules struct {
 
 // decodeMessages reads an array of Messages (SPEC §2). Each element keeps
 // its exact bytes in Raw.
+//
+// Hot path: one closure serves every message and field paths are built
+// only on error, so decoding allocates per message only what the message
+// itself needs (TinyGo's collector, in particular, pays for every
+// allocation on large histories).
 func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Message, error) {
 	if !r.Exists() {
 		return nil, required(field)
@@ -39,141 +44,133 @@ func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Messag
 	if !r.IsArray() {
 		return nil, wrongType(field, "an array of messages", r)
 	}
+	d := msgDecoder{field: field, rules: rules}
+	d.onKey = d.key // one closure for the whole array
 	msgs := make([]core.Message, 0, countElems(r.Raw))
-	var err error
 	i := 0
 	r.ForEach(func(_, v gjson.Result) bool {
-		var m core.Message
-		m, err = decodeMessage(v, idx(field, i), rules)
+		d.i = i
+		m, err := d.decode(v)
 		if err != nil {
+			d.err = err
 			return false
 		}
 		msgs = append(msgs, m)
 		i++
 		return true
 	})
-	return msgs, err
+	return msgs, d.err
 }
 
-// countElems estimates an array's length from its raw text cheaply (top
-// level commas), to size the slice once.
-func countElems(raw string) int {
-	n, depth, inStr := 1, 0, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if inStr {
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 1 {
-				n++
-			}
-		}
-	}
-	return n
+type msgDecoder struct {
+	field          string // the array's path
+	i              int    // index in it
+	rules          msgRules
+	onKey          func(k, v gjson.Result) bool
+	m              core.Message
+	hasRole, hasID bool
+	err            error
 }
 
-func decodeMessage(v gjson.Result, field string, rules msgRules) (core.Message, error) {
-	m := core.Message{Raw: rawBytes(v.Raw)}
+// path is the current message's field path plus sub, built on error only.
+func (d *msgDecoder) path(sub string) string { return idx(d.field, d.i) + sub }
+
+func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
+	d.m = core.Message{Raw: rawBytes(v.Raw)}
+	d.hasRole, d.hasID, d.err = false, false, nil
 	if !v.IsObject() {
-		return m, wrongType(field, "a message object", v)
+		return d.m, wrongType(d.path(""), "a message object", v)
 	}
-	var err error
-	hasRole, hasID := false, false
-	v.ForEach(func(k, val gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			if val.Type != gjson.String {
-				if val.Type == gjson.Null {
-					return true
-				}
-				err = wrongType(field+".id", "a string", val)
-				return false
-			}
-			m.ID, hasID = val.Str, val.Str != ""
-		case "conversation_id":
-			if val.Type == gjson.String {
-				m.ConversationID = val.Str
-			} else if val.Type != gjson.Null {
-				err = wrongType(field+".conversation_id", "a string", val)
-				return false
-			}
-		case "role":
-			if val.Type != gjson.String {
-				err = wrongType(field+".role", "one of user, assistant, system, tool", val)
-				return false
-			}
-			r, ok := core.ParseRole(val.Str)
-			if !ok {
-				err = core.Invalid(field+".role", "must be one of user, assistant, system, tool, got "+strconv.Quote(val.Str))
-				return false
-			}
-			m.Role, hasRole = r, true
-		case "content":
-			m.Content, err = decodeContent(val, field+".content")
-			if err != nil {
-				return false
-			}
-		case "tool_calls":
-			m.HasToolCalls, m.ToolCalls = decodeToolCalls(val)
-		case "tool_call_id":
-			if val.Type == gjson.String {
-				m.ToolCallID = val.Str
-			} else if val.Type != gjson.Null {
-				err = wrongType(field+".tool_call_id", "a string", val)
-				return false
-			}
-		case "created_at":
-			if val.Type == gjson.Null {
-				return true
-			}
-			if val.Type != gjson.String {
-				err = wrongType(field+".created_at", "an RFC 3339 time string", val)
-				return false
-			}
+	v.ForEach(d.onKey)
+	if d.err != nil {
+		return d.m, d.err
+	}
+	if !d.hasRole {
+		return d.m, required(d.path(".role"))
+	}
+	if d.rules.needID && !d.hasID {
+		return d.m, required(d.path(".id"))
+	}
+	if d.rules.needTime && !d.m.HasCreatedAt {
+		return d.m, required(d.path(".created_at"))
+	}
+	return d.m, nil
+}
+
+func (d *msgDecoder) key(k, val gjson.Result) bool {
+	m := &d.m
+	switch k.Str {
+	case "id":
+		switch val.Type {
+		case gjson.String:
+			m.ID, d.hasID = val.Str, val.Str != ""
+		case gjson.Null:
+		default:
+			d.err = wrongType(d.path(".id"), "a string", val)
+		}
+	case "conversation_id":
+		switch val.Type {
+		case gjson.String:
+			m.ConversationID = val.Str
+		case gjson.Null:
+		default:
+			d.err = wrongType(d.path(".conversation_id"), "a string", val)
+		}
+	case "role":
+		if val.Type != gjson.String {
+			d.err = wrongType(d.path(".role"), "one of user, assistant, system, tool", val)
+			break
+		}
+		r, ok := core.ParseRole(val.Str)
+		if !ok {
+			d.err = core.Invalid(d.path(".role"), "must be one of user, assistant, system, tool, got "+strconv.Quote(clip(val.Str, 40)))
+			break
+		}
+		m.Role, d.hasRole = r, true
+	case "content":
+		if val.Type == gjson.String { // the common case, without the call
+			m.Content = val.Str
+			break
+		}
+		c, err := decodeContent(val, "content")
+		if err != nil {
+			d.err = core.Invalid(d.path("."+err.(*core.Error).Field), err.(*core.Error).Msg)
+			break
+		}
+		m.Content = c
+	case "tool_calls":
+		m.HasToolCalls, m.ToolCalls = decodeToolCalls(val)
+	case "tool_call_id":
+		switch val.Type {
+		case gjson.String:
+			m.ToolCallID = val.Str
+		case gjson.Null:
+		default:
+			d.err = wrongType(d.path(".tool_call_id"), "a string", val)
+		}
+	case "created_at":
+		switch val.Type {
+		case gjson.Null:
+		case gjson.String:
 			t, perr := core.ParseTime(val.Str)
 			if perr != nil {
-				err = core.Invalid(field+".created_at", "must be an RFC 3339 time like 2026-02-28T10:00:00.000Z, got "+strconv.Quote(clip(val.Str, 64)))
-				return false
+				d.err = core.Invalid(d.path(".created_at"), "must be an RFC 3339 time like 2026-02-28T10:00:00.000Z, got "+strconv.Quote(clip(val.Str, 64)))
+				break
 			}
 			m.CreatedAt, m.HasCreatedAt = t, true
-		case "pinned":
-			switch val.Type {
-			case gjson.True:
-				m.Pinned = true
-			case gjson.False, gjson.Null:
-			default:
-				err = wrongType(field+".pinned", "true or false", val)
-				return false
-			}
+		default:
+			d.err = wrongType(d.path(".created_at"), "an RFC 3339 time string", val)
 		}
-		return true
-	})
-	if err != nil {
-		return m, err
+	case "pinned":
+		switch val.Type {
+		case gjson.True:
+			m.Pinned = true
+		case gjson.False, gjson.Null:
+		default:
+			d.err = wrongType(d.path(".pinned"), "true or false", val)
+		}
 	}
-	if !hasRole {
-		return m, required(field + ".role")
-	}
-	if rules.needID && !hasID {
-		return m, required(field + ".id")
-	}
-	if rules.needTime && !m.HasCreatedAt {
-		return m, required(field + ".created_at")
-	}
-	return m, nil
+	return d.err == nil
 }
 
 // decodeContent reads a string, or a content-part array whose text parts
@@ -364,7 +361,7 @@ func optInt(r gjson.Result, field string, def, min int) (int, error) {
 	if r.Type != gjson.Number || r.Num != float64(int64(r.Num)) {
 		return 0, core.Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+typeName(r))
 	}
-	if r.Num < float64(min) || r.Num > 1<<40 {
+	if r.Num < float64(min) || r.Num > core.MaxInt {
 		return 0, core.Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+r.Raw)
 	}
 	return int(r.Num), nil
@@ -444,4 +441,34 @@ func decodeBatch(v gjson.Result, field string) (core.Batch, error) {
 	b.OperationID = v.Get("operation_id").String()
 	b.Method = v.Get("method").String()
 	return b, nil
+}
+
+// countElems counts an array's top-level elements from its raw text, to
+// size the slice once (one cheap pass instead of repeated growth).
+func countElems(raw string) int {
+	n, depth, inStr := 1, 0, false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if inStr {
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		}
+	}
+	return n
 }

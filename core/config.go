@@ -155,8 +155,9 @@ var Keys = []string{
 // Callers warn and go on: unknown keys are never fatal.
 var ErrUnknownKey = &Error{Code: CodeInvalidInput, Msg: "unknown configuration key"}
 
-// maxInt bounds integer keys so that arithmetic on them cannot overflow.
-const maxInt = 1 << 40
+// MaxInt bounds integer keys so that arithmetic on them cannot overflow,
+// on 32-bit targets too (TinyGo's wasm has a 32-bit int).
+const MaxInt = 1<<31 - 1
 
 // Set validates v for key and stores it. field is the path used in error
 // messages (e.g. "config.chunk_size"); "" means key itself. A null value
@@ -371,8 +372,8 @@ func intOf(v Value, field string, min int) (int, error) {
 	if n < float64(min) {
 		return 0, Invalid(field, "must be an integer ≥ "+strconv.Itoa(min)+", got "+fmtNum(n))
 	}
-	if n > maxInt {
-		return 0, Invalid(field, "must be at most "+strconv.Itoa(maxInt)+", got "+fmtNum(n))
+	if n > MaxInt {
+		return 0, Invalid(field, "must be at most "+strconv.Itoa(MaxInt)+", got "+fmtNum(n))
 	}
 	return int(n), nil
 }
