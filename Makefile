@@ -7,7 +7,9 @@ GOSRC     := $(shell find core api plugin -name '*.go' -not -name '*_test.go') g
 CLI       := build/clipfold
 EMBED     := harness/cmd/clipfold/embedded/clipfold.wasm
 
-.PHONY: all build build-tinygo cli test test-go test-node test-python bench demo vectors clean
+TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tinygo/clipfold-wasip1.json.in
+
+.PHONY: all build build-tinygo tinygo-toolchain cli test test-go test-node test-python test-tinygo check-32bit bench demo vectors clean
 
 all: build cli
 
@@ -21,19 +23,23 @@ $(WASM): $(GOSRC)
 ## build-tinygo: the TinyGo plug-in, build/clipfold-tinygo.wasm (installs TinyGo on first use)
 build-tinygo: $(WASM_TINY)
 
-$(WASM_TINY): $(GOSRC)
+$(WASM_TINY): $(GOSRC) $(TINYGO_SCRIPTS)
 	bash scripts/build-tinygo.sh $@ ./plugin
+
+## tinygo-toolchain: install the pinned TinyGo toolchain only
+tinygo-toolchain:
+	bash scripts/install-tinygo.sh
 
 ## vectors: regenerate testdata/vectors from tools/vectors/gen_vectors.py
 vectors:
 	python3 tools/vectors/gen_vectors.py
 
-## test: every suite, against the standard build (and the TinyGo build when present)
-test: build test-go test-node test-python
+## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build
+test: build test-go test-node test-python test-tinygo
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
-test-go: build
+test-go: build check-32bit
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
@@ -45,6 +51,17 @@ test-node: build
 ## test-python: the Python host's suite in a virtualenv made on the fly
 test-python: build
 	bash harness/python/run_tests.sh
+
+## test-tinygo: conformance, hostile-input, fault-injection and end-to-end suites
+## of the Go, Node and Python hosts against build/clipfold-tinygo.wasm
+test-tinygo: $(WASM_TINY)
+	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
+	cd harness/node && npm ci --no-audit --no-fund && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) npm test
+	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash harness/python/run_tests.sh
+
+## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
+check-32bit:
+	GOOS=linux GOARCH=386 $(GO) build ./core ./api
 
 clean:
 	rm -rf build
