@@ -158,3 +158,29 @@ func shapeMessages(shape []byte) []core.Message {
 	}
 	return msgs
 }
+
+// fuzzHost answers every host function well: a short summary, no blocks,
+// a successful commit. FuzzCompress checks the decoder and the pipeline
+// never panic, whatever the input.
+type fuzzHost struct{}
+
+func (fuzzHost) CallHost(name string, _ []byte) ([]byte, error) {
+	switch name {
+	case "llm_complete":
+		return []byte(`{"content":[{"type":"text","text":"fuzz summary"}],"stop_reason":"end_turn"}`), nil
+	case "memory_list":
+		return []byte(`{"blocks":[]}`), nil
+	}
+	return []byte(`{"ok":true}`), nil
+}
+
+func FuzzCompress(f *testing.F) {
+	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"hello there, a long message about the bug","created_at":"2026-01-01T00:00:00Z"},{"id":"b","role":"assistant","content":"ok","created_at":"2026-01-01T00:00:01Z"}],"config":{"keep_recent":0,"backoff_base_ms":0}}`))
+	f.Add([]byte(`{"conversation_id":"c","history":[],"dry_run":true,"now":1767225600000}`))
+	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]","created_at":"2026-01-01T00:00:00Z"},{"id":"x","role":"assistant","content":"","tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}],"created_at":"2026-01-01T00:00:01Z"},{"id":"y","role":"tool","tool_call_id":"t","content":"out","created_at":"2026-01-01T00:00:02Z"}],"config":{"keep_recent":0,"target_tokens":1}}`))
+	env := DefaultEnv()
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, err := env.Compress(in, fuzzHost{}, SystemClock{})
+		checkErr(t, err)
+	})
+}
