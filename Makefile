@@ -63,6 +63,10 @@ test-tinygo: $(WASM_TINY)
 check-32bit:
 	GOOS=linux GOARCH=386 $(GO) build ./core ./api
 
+## bench: measure performance; writes docs/benchmarks.md and docs/benchmarks.svg (tools/benchreport)
+bench: build
+	$(GO) run ./tools/benchreport
+
 clean:
 	rm -rf build
 

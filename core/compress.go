@@ -167,13 +167,14 @@ func (u *run) compress() error {
 	}
 	var created []Batch
 	size, maxTok := c.ChunkSize, c.MaxChunkTokens
-	queue := compress
-	for len(queue) > 0 {
-		chunks := Chunk(hist, queue, size, maxTok)
-		ch := chunks[0]
-		msgs := make([]Message, len(ch))
-		for i, k := range ch {
-			msgs[i] = hist[k]
+	chunks := Chunk(hist, compress, size, maxTok)
+	done := 0 // messages of compress summarized so far
+	msgs := make([]Message, 0, size)
+	for k := 0; k < len(chunks); {
+		ch := chunks[k]
+		msgs = msgs[:0]
+		for _, i := range ch {
+			msgs = append(msgs, hist[i])
 		}
 		req := BuildSummarizationRequest(c.Prompt, prev, msgs, c.Model, c.MaxSummaryTokens, c.MaxMessageChars)
 		text, method, err := u.complete(&req, u.canShrink(size, maxTok, ch))
@@ -183,14 +184,16 @@ func (u *run) compress() error {
 				u.res.Retries++
 				size, maxTok = u.shrink(size, maxTok, ch)
 				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
-					strconv.Itoa(len(queue))+" messages at half the chunk size")
+					strconv.Itoa(len(compress)-done)+" messages at half the chunk size")
+				chunks, k = Chunk(hist, compress[done:], size, maxTok), 0
 				continue
 			}
 			return err
 		}
 		created = append(created, newBatch(text, method, msgs, in.OperationID))
 		prev = text
-		queue = queue[len(ch):]
+		done += len(ch)
+		k++
 	}
 
 	// Existing batches of this conversation.

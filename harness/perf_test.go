@@ -150,7 +150,9 @@ func BenchmarkPerfFirstCall(b *testing.B) {
 
 // TestPerfNoMemoryGrowth makes 1,000 calls (split, score, estimateTokens,
 // compress dry runs) on one instance and fails if the plug-in's or the
-// Extism kernel's memory grows after the first 200.
+// Extism kernel's memory grows after the first 200 by more than one
+// growth step of Go's heap (slack for the collector's pacing; a leak of
+// 1.3 KB or more per call would still exceed it over 800 calls).
 func TestPerfNoMemoryGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 calls through the .wasm")
@@ -170,6 +172,7 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 		in     []byte
 	}{{"split", msgs}, {"score", msgs}, {"estimateTokens", textInput(20_000)}, {"compress", comp}}
 	const total, warm = 1000, 200
+	const slack = 1 << 20
 	var warmMain, warmKernel uint32
 	start := time.Now()
 	for i := 1; i <= total; i++ {
@@ -181,8 +184,8 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 		}
 		if i > warm && i%100 == 0 {
 			m, k := probe.sizes()
-			require.LessOrEqualf(t, m, warmMain, "plug-in memory grew from %d to %d bytes by call %d", warmMain, m, i)
-			require.LessOrEqualf(t, k, warmKernel, "kernel memory grew from %d to %d bytes by call %d", warmKernel, k, i)
+			require.LessOrEqualf(t, m, warmMain+slack, "plug-in memory grew from %d to %d bytes by call %d", warmMain, m, i)
+			require.LessOrEqualf(t, k, warmKernel+slack, "kernel memory grew from %d to %d bytes by call %d", warmKernel, k, i)
 		}
 	}
 	m, k := probe.sizes()
@@ -204,8 +207,8 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 		}
 		if i > bigWarm {
 			m, k := probe.sizes()
-			require.LessOrEqualf(t, m, warmMain, "plug-in memory grew from %d to %d bytes by call %d (1,000 messages)", warmMain, m, i)
-			require.LessOrEqualf(t, k, warmKernel, "kernel memory grew from %d to %d bytes by call %d (1,000 messages)", warmKernel, k, i)
+			require.LessOrEqualf(t, m, warmMain+slack, "plug-in memory grew from %d to %d bytes by call %d (1,000 messages)", warmMain, m, i)
+			require.LessOrEqualf(t, k, warmKernel+slack, "kernel memory grew from %d to %d bytes by call %d (1,000 messages)", warmKernel, k, i)
 		}
 	}
 	t.Logf("split of 1,000 messages (%d bytes), %d calls: plug-in memory %.1f MiB, kernel %.1f MiB",

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"runtime"
 	"strconv"
 
 	"github.com/clipfold/clipfold/api"
@@ -50,12 +51,25 @@ func run(h handler) (rc int32) {
 			" bytes; the limit is " + strconv.Itoa(api.MaxInputBytes))
 		return 1
 	}
+	large := inputLength() > 256<<10
 	out, err := h(e, pdk.Input())
 	if err != nil {
 		pdk.SetErrorString(err.Error())
+	} else {
+		pdk.Output(out)
+	}
+	if large && runtime.Compiler == "gc" {
+		// Wasm memory never shrinks: collecting the large call's garbage
+		// now keeps an instance at ~12 MiB across 10k-message calls
+		// instead of creeping towards 100 MiB, at no measured cost.
+		// (TinyGo's collector is costlier the more often it runs, so it
+		// is left to collect on demand; see RATIONALE.md.)
+		out = nil
+		runtime.GC()
+	}
+	if err != nil {
 		return 1
 	}
-	pdk.Output(out)
 	return 0
 }
 
