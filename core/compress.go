@@ -134,6 +134,7 @@ type run struct {
 	p        Ports
 	res      *CompressResult
 	deadline time.Time
+	chars    int // lazily: the history's size in code points
 	// extractive is set once the LLM has failed and fallback is on: the
 	// rest of this compaction is summarized extractively.
 	extractive bool
@@ -320,18 +321,29 @@ func belongsElsewhere(conv, label string) bool {
 
 // selectForTarget keeps the split's order but compresses only the
 // lowest-importance units needed to bring the estimate under
-// target_tokens (reserving room for one summary); the rest stay verbatim
-// in original order.
+// target_tokens; the rest stay verbatim in original order. The estimate
+// reserves room for what compaction adds: the clip-archive's header and,
+// per batch the selected messages will make, its header line and a
+// summary of up to max_summary_tokens.
 func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
 	c, hist := u.c, u.in.History
 	before := u.res.TokensBefore
 	if before <= c.TargetTokens {
 		return nil, Identity(len(hist))
 	}
-	need := (before - c.TargetTokens + c.MaxSummaryTokens) * 4 // characters to remove
-	removed := 0
+	const headerTokens, batchLineTokens = 24, 24
+	per := max(1, c.ChunkSize)
+	if c.MaxChunkTokens > 0 {
+		per = 0 // batch count estimated from tokens below
+	}
+	removed, chunkTok := 0, 0 // characters removed; tokens in the open chunk
+	batches := 0
 	n := 0
-	for n < len(s.ToCompress) && removed < need {
+	for n < len(s.ToCompress) {
+		reserve := headerTokens + batches*(batchLineTokens+c.MaxSummaryTokens)
+		if ceilDiv4(u.charsBefore()-removed)+reserve < c.TargetTokens && batches > 0 {
+			break
+		}
 		// Take whole tool units: a call and the results after it.
 		end := n + 1
 		if m := &hist[s.ToCompress[n]]; m.Role == RoleAssistant && m.HasToolCalls {
@@ -340,7 +352,15 @@ func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
 			}
 		}
 		for _, k := range s.ToCompress[n:end] {
-			removed += utf8.RuneCountInString(hist[k].Content)
+			r := utf8.RuneCountInString(hist[k].Content)
+			removed += r
+			chunkTok += ceilDiv4(r)
+		}
+		if per > 0 {
+			batches = (end + per - 1) / per
+		} else if batches == 0 || chunkTok > c.MaxChunkTokens {
+			batches++
+			chunkTok = 0
 		}
 		n = end
 	}
@@ -359,6 +379,16 @@ func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
 		}
 	}
 	return compress, keep
+}
+
+// charsBefore is the history's size in code points.
+func (u *run) charsBefore() int {
+	if u.chars == 0 {
+		for i := range u.in.History {
+			u.chars += utf8.RuneCountInString(u.in.History[i].Content)
+		}
+	}
+	return u.chars
 }
 
 func (u *run) now() time.Time { return u.p.Clock.Now() }

@@ -72,12 +72,22 @@ func ExtractiveSummary(req *ModelRequest) string {
 	if budget/4 != maxTokens { // overflow on an absurd MaxTokens
 		budget = int(^uint(0) >> 2)
 	}
-	// Compress even when MaxTokens is generous: keep about a third of long
-	// new text (a summary that keeps everything compacts nothing), and
-	// about two thirds of the previous summary, so that fold after fold the
+	// Compress even when MaxTokens is generous (a summary that keeps
+	// everything compacts nothing): keep about a third of long new text,
+	// all of very short text. The previous summary is context, not the thing
+	// asked for: it may take about as much room again (the most
+	// informative of it wins, so facts travel forward to the batches the
+	// clip-archive shows) but not all of it, so that fold after fold the
 	// oldest details thin out instead of every batch repeating the one
-	// before it in full (which made small histories end in no_gain).
-	budget = min(budget, ex.priorRunes*2/3+max(extractiveMinRunes, ex.newRunes/extractiveRatioDiv))
+	// before it in full (repetition made small histories end in no_gain). A
+	// re-summarization (no new messages) keeps half of its batches.
+	if ex.newRunes > 0 {
+		// +64: room for the "User: " labels of what is kept whole.
+		own := max(ex.newRunes/extractiveRatioDiv, min(ex.newRunes+64, extractiveMinRunes))
+		budget = min(budget, own+min(ex.priorRunes*2/3, max(own, extractiveMinRunes)))
+	} else {
+		budget = min(budget, max(ex.priorRunes/2, min(ex.priorRunes+64, 3*extractiveMinRunes)))
+	}
 	ex.score()
 	ex.selectSentences(budget)
 	return ex.render(budget)
@@ -90,8 +100,9 @@ const (
 	// of its code points (before MaxTokens applies).
 	extractiveRatioDiv = 3
 	// extractiveMinRunes: inputs shorter than this many code points are not
-	// cut by the ratio, only by MaxTokens and the filler rule.
-	extractiveMinRunes = 1024
+	// cut by the ratio, only by MaxTokens and the filler rule; longer ones
+	// keep at least this much.
+	extractiveMinRunes = 320
 	// extractiveNewShare: the part of the budget reserved first for new
 	// messages when a previous summary competes with them.
 	extractiveNewShare = 0.15
