@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
 )
 
 // bothPaths runs f through the .wasm and natively with the same host.
@@ -188,6 +188,5 @@ func indexOf(hist []json.RawMessage, raw string) int {
 	return -1
 }
 
-func ts(min int) (t0 timeAlias) { return baseTime.Add(durMinutes(min)) }
-
-var _ = gjson.Parse
+// ts is a fixed instant plus m minutes.
+func ts(m int) time.Time { return time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC) }
