@@ -162,15 +162,7 @@ func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
 // ModelRequest. model and max_tokens default to config's model and
 // max_summary_tokens; system_prompt to config's prompt.
 func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
-	root, err := parseInput(in)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := e.config(root)
-	if err != nil {
-		return nil, err
-	}
-	sys, model, maxTokens, err := requestParams(root, &cfg)
+	root, cfg, sys, model, maxTokens, err := e.requestInput(in)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +176,19 @@ func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
 	}
 	req := core.BuildSummarizationRequest(sys, prev, msgs, model, maxTokens, cfg.MaxMessageChars)
 	return AppendModelRequest(make([]byte, 0, len(in)+len(core.DefaultDirective)+256), &req), nil
+}
+
+// requestInput reads what both request builders share: the input, its
+// config, and system_prompt / model / max_tokens with their defaults.
+func (e *Env) requestInput(in []byte) (root gjson.Result, cfg core.Config, sys, model string, maxTokens int, err error) {
+	if root, err = parseInput(in); err != nil {
+		return
+	}
+	if cfg, err = e.config(root); err != nil {
+		return
+	}
+	sys, model, maxTokens, err = requestParams(root, &cfg)
+	return
 }
 
 func requestParams(root gjson.Result, cfg *core.Config) (sys, model string, maxTokens int, err error) {
@@ -206,15 +211,7 @@ func requestParams(root gjson.Result, cfg *core.Config) (sys, model string, maxT
 // BuildResummarizationRequest is the buildResummarizationRequest export:
 // {system_prompt, batch_contents, model, max_tokens, config} → ModelRequest.
 func (e *Env) BuildResummarizationRequest(in []byte) ([]byte, error) {
-	root, err := parseInput(in)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := e.config(root)
-	if err != nil {
-		return nil, err
-	}
-	sys, model, maxTokens, err := requestParams(root, &cfg)
+	root, _, sys, model, maxTokens, err := e.requestInput(in)
 	if err != nil {
 		return nil, err
 	}

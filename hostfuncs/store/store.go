@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -375,4 +376,24 @@ func ClampLimit(n int) int {
 		return MaxSearchLimit
 	}
 	return n
+}
+
+// MergeByRank runs a backend's two searches — archived blocks and
+// recalled messages — and merges their hits, best rank first, up to limit.
+// query is only used to name the search in errors.
+func MergeByRank(query string, limit int, blocks, recalled func() ([]Hit, error)) ([]Hit, error) {
+	hits, err := blocks()
+	if err != nil {
+		return nil, fmt.Errorf("search %q: archived blocks: %w", query, err)
+	}
+	msgs, err := recalled()
+	if err != nil {
+		return nil, fmt.Errorf("search %q: recalled messages: %w", query, err)
+	}
+	hits = append(hits, msgs...)
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Rank > hits[j].Rank })
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, nil
 }

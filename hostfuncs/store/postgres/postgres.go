@@ -445,20 +445,9 @@ func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptio
 	}
 	text := strings.Join(words, " ")
 	limit := store.ClampLimit(opts.Limit)
-	hits, err := s.searchBlocks(ctx, text, opts.ConversationID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("search %q: archived blocks: %w", query, err)
-	}
-	msgs, err := s.searchRecall(ctx, text, opts.ConversationID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("search %q: recalled messages: %w", query, err)
-	}
-	hits = append(hits, msgs...)
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Rank > hits[j].Rank })
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
-	return hits, nil
+	return store.MergeByRank(query, limit,
+		func() ([]store.Hit, error) { return s.searchBlocks(ctx, text, opts.ConversationID, limit) },
+		func() ([]store.Hit, error) { return s.searchRecall(ctx, text, opts.ConversationID, limit) })
 }
 
 func (s *Store) searchBlocks(ctx context.Context, text, conversationID string, limit int) ([]store.Hit, error) {
