@@ -448,8 +448,8 @@ func (u *run) completeLLM(req *ModelRequest, shrinkable bool) (string, error) {
 	for attempt := 0; attempt <= c.CompactionMaxRetries; attempt++ {
 		if attempt > 0 {
 			u.res.Retries++
-			wait := time.Duration(c.BackoffBaseMs) * time.Millisecond << (attempt - 1)
 			left := u.deadline.Sub(u.now())
+			wait := backoff(c.BackoffBaseMs, attempt, left)
 			if wait >= left {
 				if left > 0 {
 					u.p.Clock.Sleep(left)
@@ -535,4 +535,17 @@ func mergeBatches(old []liveBatch, text, method, op string) Batch {
 		b.SourceMessageIDs = append(b.SourceMessageIDs, o.SourceMessageIDs...)
 	}
 	return b
+}
+
+// backoff is retry n's wait, base·2ⁿ⁻¹ milliseconds, computed without
+// overflow: anything longer than limit is limit.
+func backoff(baseMs, n int, limit time.Duration) time.Duration {
+	w := time.Duration(baseMs) * time.Millisecond
+	for i := 1; i < n && w < limit; i++ {
+		w *= 2
+	}
+	if w > limit || w < 0 {
+		return limit
+	}
+	return w
 }
