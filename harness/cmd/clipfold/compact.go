@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"io"
 	"os"
 	"strconv"
@@ -71,24 +72,12 @@ func runCompact(e *env, args []string) error {
 	if *jsonOut && *outPath == "-" {
 		return usagef("--json and -o - both write to stdout: give -o a file name")
 	}
-	warn := warner(e)
-	s, err := cf.resolve(warn)
-	if err != nil {
-		return err
-	}
-	client, err := s.client()
-	if err != nil {
-		return err
-	}
-	conv, err := readConversation(pos[0], e.stdin, *convFlag)
-	if err != nil {
-		return err
-	}
 	mode := openCreate
 	if *dry {
 		mode = openDry
 	}
-	a, err := sf.open(e, mode)
+	warn := warner(e)
+	s, client, conv, a, err := prepare(e, &cf, &sf, pos[0], *convFlag, mode, warn)
 	if err != nil {
 		return err
 	}
@@ -263,4 +252,28 @@ func writeJSONResult(w io.Writer, result []byte, rep any) error {
 	res = strings.TrimSuffix(res, "}")
 	_, err = fmt.Fprintf(w, "%s,\"report\":%s}\n", res, r)
 	return err
+}
+
+// prepare does what compact and run both start with: resolve the
+// configuration, make the LLM client, read the conversation file and open
+// the archive, in that order (so a usage or config error is reported
+// before any file or database is touched).
+func prepare(e *env, cf *configFlags, sf *storeFlags, path, convID string, mode openMode, warn func(string)) (*settings, llm.Client, *conversation, *archive, error) {
+	s, err := cf.resolve(warn)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	client, err := s.client()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	conv, err := readConversation(path, e.stdin, convID)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	a, err := sf.open(e, mode)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return s, client, conv, a, nil
 }

@@ -80,19 +80,7 @@ func runRun(e *env, args []string) error {
 		return usagef("--turns: must be an integer ≥ 0, got %d", *turns)
 	}
 	warn := warner(e)
-	s, err := cf.resolve(warn)
-	if err != nil {
-		return err
-	}
-	client, err := s.client()
-	if err != nil {
-		return err
-	}
-	conv, err := readConversation(pos[0], e.stdin, *convFlag)
-	if err != nil {
-		return err
-	}
-	a, err := sf.open(e, openCreate)
+	s, client, conv, a, err := prepare(e, &cf, &sf, pos[0], *convFlag, openCreate, warn)
 	if err != nil {
 		return err
 	}
