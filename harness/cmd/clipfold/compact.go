@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"io"
 	"os"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/tidwall/gjson"
 )
 
