@@ -76,12 +76,18 @@ type msgDecoder struct {
 func (d *msgDecoder) path(sub string) string { return idx(d.field, d.i) + sub }
 
 func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
-	d.m = core.Message{Raw: rawBytes(v.Raw)}
 	d.hasRole, d.hasID, d.err = false, false, nil
 	if !v.IsObject() {
+		d.m = core.Message{Raw: rawBytes(v.Raw)}
 		return d.m, wrongType(d.path(""), "a message object", v)
 	}
-	v.ForEach(d.onKey)
+	// Each message gets its own copy of its bytes, and its strings point
+	// into that copy, not into the multi-megabyte input: a collector that
+	// finds an object's head by walking back from an interior pointer
+	// (TinyGo's does, 64 bytes a step) then walks a message, not the input.
+	raw := append(make([]byte, 0, len(v.Raw)), v.Raw...)
+	d.m = core.Message{Raw: raw}
+	gjson.Parse(bytesToString(raw)).ForEach(d.onKey)
 	if d.err != nil {
 		return d.m, d.err
 	}
