@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/clipfold/clipfold/core"
@@ -280,9 +281,14 @@ func toolCall(c gjson.Result) core.ToolCall {
 	return tc
 }
 
+// clip shortens s to about n bytes for an error message, cutting on a
+// code-point boundary so the message stays valid UTF-8.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

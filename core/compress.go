@@ -106,10 +106,8 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 	switch {
 	case err != nil:
 		r.failWith(in, err)
-		if !in.DryRun {
-			p.Breakers.fail(conv, now)
-		}
-	case r.Insert != nil && !in.DryRun:
+		p.Breakers.fail(conv, now)
+	case r.Insert != nil:
 		p.Breakers.succeed(conv)
 	}
 	r.ConsecutiveFailures = p.Breakers.Failures(conv)
@@ -393,21 +391,22 @@ func (u *run) charsBefore() int {
 
 func (u *run) now() time.Time { return u.p.Clock.Now() }
 
+// canShrink reports whether a timeout on chunk ch can be met by
+// re-chunking: the size can still halve, and halving would split ch.
 func (u *run) canShrink(size, maxTok int, ch []int) bool {
 	if maxTok > 0 {
 		return maxTok > 1000
 	}
-	return len(ch) > 2 && size > 2
+	return size > 2 && len(ch) > max(2, size/2)
 }
 
 // shrink halves the chunk size for the remaining work: never below 2
 // messages / 1000 tokens, never larger than before.
-func (u *run) shrink(size, maxTok int, ch []int) (int, int) {
+func (u *run) shrink(size, maxTok int, _ []int) (int, int) {
 	if maxTok > 0 {
 		return size, max(1000, maxTok/2)
 	}
-	s := min(size, len(ch))
-	return max(2, s/2), maxTok
+	return max(2, size/2), maxTok
 }
 
 // complete calls the LLM with SPEC's retry policy and returns the
@@ -485,7 +484,7 @@ func (u *run) completeLLM(req *ModelRequest, shrinkable bool) (string, error) {
 			if le.Code == LLMTimeout && shrinkable {
 				return "", last // the caller re-chunks at half the size
 			}
-			if !le.Retryable && le.Code != LLMTimeout {
+			if !le.Retryable {
 				return "", last
 			}
 			continue

@@ -190,3 +190,50 @@ func indexOf(hist []json.RawMessage, raw string) int {
 
 // ts is a fixed instant plus m minutes.
 func ts(m int) time.Time { return time.Date(2026, 1, 1, 0, m, 0, 0, time.UTC) }
+
+// timeoutOnce answers the first llm_complete with a timeout error.
+type timeoutOnce struct {
+	inner     *hostfuncs.Host
+	retryable bool
+	n         int
+}
+
+func (f *timeoutOnce) CallHost(name string, in []byte) ([]byte, error) {
+	if name == "llm_complete" {
+		f.n++
+		if f.n == 1 {
+			if f.retryable {
+				return faultOutput("timeout"), nil
+			}
+			return []byte(`{"error":{"code":"timeout","message":"injected","retryable":false}}`), nil
+		}
+	}
+	return f.inner.CallHost(name, in)
+}
+
+// Guarantee 2: on timeout the remaining work is re-chunked with half the
+// chunk size (20 → 10); a timeout the host marks non-retryable, at a chunk
+// that cannot shrink, is not retried.
+func TestTimeoutRechunking(t *testing.T) {
+	bothPaths(t, func(t *testing.T, mk func(api.HostCaller) compressor) {
+		hist := conversation("ck", 18) // 12 compressible with keep_recent 6
+		res := mk(&timeoutOnce{inner: &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)}, retryable: true}).
+			compress(t, compressInput(t, "ck", hist, map[string]any{"config": map[string]any{"chunk_size": 20}}))
+		require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+		var sizes []int64
+		total := int64(0)
+		for _, b := range res.Get("batches").Array() {
+			sizes = append(sizes, b.Get("message_count").Int())
+			total += b.Get("message_count").Int()
+		}
+		require.Greater(t, total, int64(10), "enough messages that half of chunk_size splits them")
+		require.Equal(t, total, res.Get("messages_compressed").Int())
+		require.LessOrEqual(t, sizes[0], int64(10), "the first chunk after the timeout holds at most half of chunk_size")
+		require.Contains(t, res.Get("warnings").Raw, "half the chunk size")
+
+		res = mk(&timeoutOnce{inner: &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)}}).
+			compress(t, compressInput(t, "ck", hist, map[string]any{"config": map[string]any{"chunk_size": 2}}))
+		require.Equal(t, "llm_timeout", res.Get("failure_code").String())
+		require.Equal(t, int64(1), res.Get("llm_calls").Int(), "a non-retryable timeout is not retried")
+	})
+}
