@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"strconv"
 	"unicode/utf8"
 
@@ -35,7 +36,9 @@ func parseInput(in []byte) (gjson.Result, error) {
 }
 
 // checkShape rejects empty input, invalid UTF-8 and nesting deeper than
-// MaxDepth in one pass, before any recursive parsing.
+// MaxDepth before any recursive parsing. It is on every call's path, so it
+// is two fast passes: utf8.Valid, then a structural scan that jumps over
+// string contents with bytes.IndexByte.
 func checkShape(in []byte) error {
 	i := 0
 	for i < len(in) && isSpace(in[i]) {
@@ -44,30 +47,29 @@ func checkShape(in []byte) error {
 	if i == len(in) {
 		return &core.Error{Code: core.CodeInvalidJSON, Msg: "input is empty; expected a JSON object"}
 	}
+	if !utf8.Valid(in) {
+		return &core.Error{Code: core.CodeInvalidJSON, Msg: "input is not valid UTF-8 at byte " + strconv.Itoa(firstInvalidUTF8(in))}
+	}
 	depth := 0
-	inStr := false
-	for i = 0; i < len(in); i++ {
-		c := in[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(in[i:])
-			if r == utf8.RuneError && size == 1 {
-				return &core.Error{Code: core.CodeInvalidJSON, Msg: "input is not valid UTF-8 at byte " + strconv.Itoa(i)}
-			}
-			i += size - 1
-			continue
-		}
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
+	for i := 0; i < len(in); i++ {
+		switch in[i] {
 		case '"':
-			inStr = true
+			// Jump to the closing quote: one not preceded by an odd run of
+			// backslashes. An unterminated string is left to the validator.
+			for {
+				j := bytes.IndexByte(in[i+1:], '"')
+				if j < 0 {
+					return nil
+				}
+				i += j + 1
+				bs := 0
+				for k := i - 1; k >= 0 && in[k] == '\\'; k-- {
+					bs++
+				}
+				if bs%2 == 0 {
+					break
+				}
+			}
 		case '{', '[':
 			depth++
 			if depth > MaxDepth {
@@ -78,6 +80,17 @@ func checkShape(in []byte) error {
 		}
 	}
 	return nil
+}
+
+func firstInvalidUTF8(in []byte) int {
+	for i := 0; i < len(in); {
+		r, size := utf8.DecodeRune(in[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(in)
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
