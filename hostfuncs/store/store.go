@@ -397,3 +397,18 @@ func MergeByRank(query string, limit int, blocks, recalled func() ([]Hit, error)
 	}
 	return hits, nil
 }
+
+// Minus returns the elements of want not in got, in want's order.
+func Minus(want, got []string) []string {
+	have := make(map[string]bool, len(got))
+	for _, g := range got {
+		have[g] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !have[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -300,21 +300,6 @@ func (s *Store) ListBlocks(ctx context.Context, tier, labelPrefix string) ([]cor
 	return out, nil
 }
 
-// minus returns the elements of want not in got, in want's order.
-func minus(want, got []string) []string {
-	have := make(map[string]bool, len(got))
-	for _, g := range got {
-		have[g] = true
-	}
-	var out []string
-	for _, w := range want {
-		if !have[w] {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
 // Commit implements store.Store (SPEC §5 compaction_commit). Everything is
 // checked, under the conversation lock and row locks, before anything is
 // written, so a conflicting commit changes nothing — not even an identity
@@ -349,14 +334,14 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 		if err != nil {
 			return fmt.Errorf("checking remove_message_ids: %w", err)
 		}
-		if missing := minus(removeIDs, found); len(missing) > 0 {
+		if missing := store.Minus(removeIDs, found); len(missing) > 0 {
 			return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
 		}
 		found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, deleteIDs)
 		if err != nil {
 			return fmt.Errorf("checking archive_deletes: %w", err)
 		}
-		if missing := minus(deleteIDs, found); len(missing) > 0 {
+		if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
 			return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 		}
 		taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id = $1 UNION SELECT id FROM recall WHERE id = $1`, insert.ID)

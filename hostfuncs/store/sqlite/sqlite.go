@@ -319,14 +319,14 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	if err != nil {
 		return fail("checking remove_message_ids", err)
 	}
-	if missing := minus(removeIDs, found); len(missing) > 0 {
+	if missing := store.Minus(removeIDs, found); len(missing) > 0 {
 		return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
 	}
 	found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
 	if err != nil {
 		return fail("checking archive_deletes", err)
 	}
-	if missing := minus(deleteIDs, found); len(missing) > 0 {
+	if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
 		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 	}
 	taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1`, insert.ID)
@@ -399,21 +399,6 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, tier, w.Label, w.Content, nowText, c.Conve
 func isBusy(err error) bool {
 	var e *sqlite3.Error
 	return errors.As(err, &e) && (e.Code()&0xff == sqlitelib.SQLITE_BUSY || e.Code()&0xff == sqlitelib.SQLITE_LOCKED)
-}
-
-// minus returns the elements of want not in got, in want's order.
-func minus(want, got []string) []string {
-	have := make(map[string]bool, len(got))
-	for _, g := range got {
-		have[g] = true
-	}
-	var out []string
-	for _, w := range want {
-		if !have[w] {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 type querier interface {
