@@ -70,9 +70,9 @@ func newProbedRuntime(t testing.TB, opts harness.Options, exports ...string) (*h
 	for _, e := range exports {
 		p.exports[e] = true
 	}
-	ctx := experimental.WithFunctionListenerFactory(context.Background(), p)
+	opts.Listeners = p
 	opts.CacheDir = "-"
-	rt, err := harness.NewRuntime(ctx, opts)
+	rt, err := harness.NewRuntime(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return rt, p

@@ -10,6 +10,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // Options configure a Runtime.
@@ -31,6 +32,14 @@ type Options struct {
 	// Logger receives the plug-in's log lines (warnings about unknown
 	// config keys, for example). nil drops them.
 	Logger func(level extism.LogLevel, msg string)
+	// NoStaging makes every call move its input and output through the
+	// Extism kernel, as the other hosts do, instead of staging large ones
+	// directly in the plug-in's memory (stage.go). For comparisons.
+	NoStaging bool
+	// Listeners are extra wazero function listeners compiled into the
+	// module (measurements, tracing). The staging listener is added to
+	// them; a factory put in NewRuntime's context would replace it.
+	Listeners experimental.FunctionListenerFactory
 }
 
 // DefaultCacheDir is where compiled code is cached between processes:
@@ -50,6 +59,7 @@ func DefaultCacheDir() string {
 type Runtime struct {
 	compiled *extism.CompiledPlugin
 	logger   func(extism.LogLevel, string)
+	staging  bool
 }
 
 // NewRuntime compiles the module. It is safe to share between goroutines.
@@ -86,11 +96,21 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	if hf == nil {
 		hf = NoHostFunctions()
 	}
+	var factories []experimental.FunctionListenerFactory
+	if opts.Listeners != nil {
+		factories = append(factories, opts.Listeners)
+	}
+	if !opts.NoStaging {
+		factories = append(factories, captureFactory{})
+	}
+	if len(factories) > 0 {
+		ctx = experimental.WithFunctionListenerFactory(ctx, experimental.MultiFunctionListenerFactory(factories...))
+	}
 	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{EnableWasi: true, RuntimeConfig: rc}, hf)
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: compiling the plug-in: %w", err)
 	}
-	return &Runtime{compiled: compiled, logger: opts.Logger}, nil
+	return &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging}, nil
 }
 
 // Close releases the runtime and every instance made from it.
@@ -99,7 +119,8 @@ func (r *Runtime) Close(ctx context.Context) error { return r.compiled.Close(ctx
 // Instance is one plug-in instance. It keeps state between calls (the
 // per-conversation circuit breaker) and must not be used concurrently.
 type Instance struct {
-	p *extism.Plugin
+	p  *extism.Plugin
+	st *stager // nil: every call takes the standard path
 }
 
 // NewInstance instantiates the module.
@@ -115,7 +136,19 @@ func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
 	if r.logger != nil {
 		p.SetLogger(r.logger)
 	}
-	return &Instance{p: p}, nil
+	inst := &Instance{p: p}
+	if r.staging {
+		// One `version` call lets the staging listener see the module
+		// (and initializes the guest's runtime, which the first call
+		// would do anyway).
+		sink := &moduleSink{}
+		if _, err := inst.Call(context.WithValue(ctx, sinkKey{}, sink), "version", []byte("{}")); err != nil {
+			_ = p.Close(ctx)
+			return nil, fmt.Errorf("clipfold: first call to the new instance: %w", err)
+		}
+		inst.st = newStager(sink.mod)
+	}
+	return inst, nil
 }
 
 // Close releases the instance.
@@ -135,6 +168,16 @@ func (e *CallError) Error() string { return e.Export + ": " + e.Code + ": " + e.
 // is a *CallError; anything else (a trap, a cancelled context) is a plain
 // error.
 func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	staged := false
+	if i.st != nil && len(input) >= StageMin {
+		var err error
+		if staged, err = i.st.put(ctx, input); err != nil {
+			return nil, fmt.Errorf("clipfold: %s: %w", export, err)
+		}
+		if staged {
+			input = nil
+		}
+	}
 	rc, out, err := i.p.CallWithContext(ctx, export, input)
 	if err != nil || rc != 0 {
 		msg := ""
@@ -153,8 +196,10 @@ func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byt
 		}
 		return nil, fmt.Errorf("clipfold: %s: %w", export, err)
 	}
-	// The output aliases instance memory that the next call reuses.
-	return append([]byte(nil), out...), nil
+	if staged {
+		return i.st.take(ctx, out)
+	}
+	return out, nil // the SDK returns a copy
 }
 
 func isCode(s string) bool {

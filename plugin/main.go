@@ -11,7 +11,6 @@
 package main
 
 import (
-	"runtime"
 	"strconv"
 
 	"github.com/clipfold/clipfold/api"
@@ -45,27 +44,31 @@ func run(h handler) (rc int32) {
 		pdk.SetErrorString(err.Error())
 		return 1
 	}
-	// Refuse oversized input before copying it out of the Extism kernel.
-	if n := inputLength(); n > api.MaxInputBytes {
-		pdk.SetErrorString(core.CodeTooLarge + ": input is " + strconv.FormatUint(n, 10) +
-			" bytes; the limit is " + strconv.Itoa(api.MaxInputBytes))
-		return 1
+	in, viaStage := takeStaged()
+	if !viaStage {
+		// Refuse oversized input before copying it out of the Extism kernel.
+		if n := inputLength(); n > api.MaxInputBytes {
+			pdk.SetErrorString(core.CodeTooLarge + ": input is " + strconv.FormatUint(n, 10) +
+				" bytes; the limit is " + strconv.Itoa(api.MaxInputBytes))
+			return 1
+		}
+		in = pdk.Input()
 	}
-	large := inputLength() > 256<<10
-	out, err := h(e, pdk.Input())
-	if err != nil {
+	large := len(in) > largeCall
+	out, err := h(e, in)
+	in = nil
+	switch {
+	case err != nil:
 		pdk.SetErrorString(err.Error())
-	} else {
+	case viaStage:
+		pdk.Output(stagedOutput(out)) // collected in clipfold_release
+		large = false
+	default:
 		pdk.Output(out)
 	}
-	if large && runtime.Compiler == "gc" {
-		// Wasm memory never shrinks: collecting the large call's garbage
-		// now keeps an instance at ~12 MiB across 10k-message calls
-		// instead of creeping towards 100 MiB, at no measured cost.
-		// (TinyGo's collector is costlier the more often it runs, so it
-		// is left to collect on demand; see RATIONALE.md.)
+	if large {
 		out = nil
-		runtime.GC()
+		collect()
 	}
 	if err != nil {
 		return 1
