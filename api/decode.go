@@ -1,6 +1,7 @@
 package api
 
 import (
+	"runtime"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -8,6 +9,10 @@ import (
 	"github.com/clipfold/clipfold/core"
 	"github.com/tidwall/gjson"
 )
+
+// copyMessages is whether decoded messages get their own copy of their
+// bytes (see msgDecoder.decode).
+const copyMessages = runtime.Compiler != "gc"
 
 // rawBytes views a gjson Raw (a substring of the input) as bytes without
 // copying. The bytes are only ever read.
@@ -82,11 +87,17 @@ func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
 		d.m = core.Message{Raw: rawBytes(v.Raw)}
 		return d.m, wrongType(d.path(""), "a message object", v)
 	}
-	// Each message gets its own copy of its bytes, and its strings point
-	// into that copy, not into the multi-megabyte input: a collector that
-	// finds an object's head by walking back from an interior pointer
-	// (TinyGo's does, 64 bytes a step) then walks a message, not the input.
-	raw := append(make([]byte, 0, len(v.Raw)), v.Raw...)
+	// Under TinyGo each message gets its own copy of its bytes, and its
+	// strings point into that copy, not into the multi-megabyte input: a
+	// collector that finds an object's head by walking back from an
+	// interior pointer (TinyGo's does, 64 bytes a step) then walks a
+	// message, not the input. Go's collector finds heads in constant time,
+	// so there the messages point into the input, saving a copy of it and
+	// an allocation per message.
+	raw := rawBytes(v.Raw)
+	if copyMessages {
+		raw = append(make([]byte, 0, len(v.Raw)), v.Raw...)
+	}
 	d.m = core.Message{Raw: raw}
 	gjson.Parse(bytesToString(raw)).ForEach(d.onKey)
 	if d.err != nil {
@@ -296,8 +307,7 @@ func clip(s string, n int) string {
 // decodeConfig overlays a call's config object on base. Unknown keys are
 // reported through warn and ignored.
 func decodeConfig(r gjson.Result, base *core.Config, warn func(string)) (core.Config, error) {
-	c := *base
-	c.Scoring.SetKeywords(base.Scoring.Keywords) // no aliasing of the keyword slices
+	c := *base // the keyword lists and matcher are immutable, so shared
 	if !r.Exists() || r.Type == gjson.Null {
 		return c, nil
 	}

@@ -44,14 +44,11 @@ type Scoring struct {
 	KeywordBonus        float64
 	ContentLengthWeight float64
 	// Keywords as configured; lower holds them lower-cased and
-	// de-duplicated, computed once by SetKeywords so scoring never
-	// lower-cases a keyword per message.
+	// de-duplicated, and match searches for them, both computed once by
+	// SetKeywords and never changed afterwards (copies share them).
 	Keywords []string
 	lower    []string
-	// byFirst[b] has bit k set when lower[k] starts with byte b (for the
-	// first 64 keywords; the rest are searched the slow way).
-	byFirst          [256]uint64
-	nonASCIIKeywords bool
+	match    *keywordMatcher // nil: search the slow way (non-ASCII or > 64 keywords)
 }
 
 // DefaultKeywords is the default important_keywords list.
@@ -77,22 +74,20 @@ func DefaultScoring() Scoring {
 func (s *Scoring) SetKeywords(kw []string) {
 	s.Keywords = append([]string(nil), kw...)
 	s.lower = nil
-	s.byFirst = [256]uint64{}
-	s.nonASCIIKeywords = len(kw) > 64
 	seen := make(map[string]bool, len(kw))
+	ascii := true
 	for _, k := range kw {
 		l := strings.ToLower(k)
 		if l == "" || seen[l] {
 			continue
 		}
 		seen[l] = true
-		if !isASCII(l) {
-			s.nonASCIIKeywords = true
-		}
-		if len(s.lower) < 64 {
-			s.byFirst[l[0]] |= 1 << len(s.lower)
-		}
+		ascii = ascii && isASCII(l)
 		s.lower = append(s.lower, l)
+	}
+	s.match = nil
+	if ascii {
+		s.match = newKeywordMatcher(s.lower)
 	}
 }
 

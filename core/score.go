@@ -32,49 +32,27 @@ func Score(m *Message, index, total int, s *Scoring) float64 {
 	if m.HasToolCalls {
 		score += s.ToolCallBonus
 	}
-	if len(s.lower) > 0 && c != "" {
-		score += s.KeywordBonus * float64(countKeywords(c, s))
-	}
-	score += math.Min(float64(utf8.RuneCountInString(c))/100*s.ContentLengthWeight, 3.0)
+	keywords, runes := s.keywordsAndLength(c)
+	score += s.KeywordBonus * float64(keywords)
+	score += math.Min(float64(runes)/100*s.ContentLengthWeight, 3.0)
 	return score
 }
 
-// countKeywords counts how many of the lower-cased keywords occur in c,
-// case-insensitively. ASCII content (the common case) is searched in one
-// pass without allocating: at each byte only the keywords starting with
-// that (lower-cased) byte are compared, and the scan stops once every
-// keyword has been found.
-func countKeywords(c string, s *Scoring) int {
-	if s.nonASCIIKeywords || !isASCII(c) {
-		lc := strings.ToLower(c)
-		n := 0
-		for _, k := range s.lower {
-			if strings.Contains(lc, k) {
-				n++
-			}
-		}
-		return n
-	}
-	var found uint64
-	n, want := 0, len(s.lower)
-	for i := 0; i < len(c); i++ {
-		cand := s.byFirst[lowerASCII(c[i])]
-		for cand != 0 {
-			k := bits.TrailingZeros64(cand)
-			cand &= cand - 1
-			if found&(1<<k) != 0 {
-				continue
-			}
-			kw := s.lower[k]
-			if len(kw) <= len(c)-i && equalFoldASCII(c[i:i+len(kw)], kw) {
-				found |= 1 << k
-				if n++; n == want {
-					return n
-				}
-			}
+// keywordsAndLength returns how many of the keywords occur in c
+// (case-insensitively) and c's length in code points. ASCII text, the
+// common case, takes one pass of the keyword automaton, which also tells
+// whether c is ASCII (then its length is len(c)).
+func (s *Scoring) keywordsAndLength(c string) (keywords, runes int) {
+	if s.match != nil {
+		found, ascii := s.match.scan(c)
+		if ascii {
+			return bits.OnesCount64(found), len(c)
 		}
 	}
-	return n
+	if len(s.lower) > 0 && c != "" {
+		keywords = countKeywordsSlow(c, s.lower)
+	}
+	return keywords, utf8.RuneCountInString(c)
 }
 
 func isASCII(s string) bool {
@@ -84,24 +62,6 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// equalFoldASCII reports whether s equals the lower-case k, ignoring
-// ASCII case in s.
-func equalFoldASCII(s, k string) bool {
-	for j := 0; j < len(k); j++ {
-		if lowerASCII(s[j]) != k[j] {
-			return false
-		}
-	}
-	return true
-}
-
-func lowerASCII(b byte) byte {
-	if 'A' <= b && b <= 'Z' {
-		return b + 'a' - 'A'
-	}
-	return b
 }
 
 // ScoreAll scores every message by its position in msgs.

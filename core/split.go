@@ -80,7 +80,14 @@ func Split(msgs []Message, c *Config) SplitResult {
 	for k := range order {
 		order[k].score = best[order[k].first-start]
 	}
-	slices.SortStableFunc(order, func(a, b unit) int { return cmp.Compare(a.score, b.score) })
+	// Ascending score, ties in original order: the stable order, from the
+	// faster unstable sort (no two units share a first index).
+	slices.SortFunc(order, func(a, b unit) int {
+		if c := cmp.Compare(a.score, b.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.first, b.first)
+	})
 
 	res.ToCompress = make([]int, 0, total)
 	for _, u := range order {

@@ -61,7 +61,7 @@ func run(h handler) (rc int32) {
 	case err != nil:
 		pdk.SetErrorString(err.Error())
 	case viaStage:
-		pdk.Output(stagedOutput(out)) // collected in clipfold_release
+		pdk.Output(stagedOutput(out, large)) // collected in clipfold_release
 		large = false
 	default:
 		pdk.Output(out)

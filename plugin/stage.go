@@ -29,12 +29,12 @@ import (
 //     clipfold_release.
 var staged struct {
 	in, out []byte
+	large   bool // the staged call's input or output was large: collect on release
 }
 
 //go:wasmexport clipfold_stage
 func stage(n uint32) uint32 {
-	staged.out = nil
-	staged.in = nil
+	staged.in, staged.out, staged.large = nil, nil, false
 	if n == 0 || uint64(n) > api.MaxInputBytes {
 		return 0
 	}
@@ -44,8 +44,8 @@ func stage(n uint32) uint32 {
 
 //go:wasmexport clipfold_release
 func release() {
-	large := len(staged.out) > largeCall
-	staged.out, staged.in = nil, nil
+	large := staged.large
+	staged.out, staged.in, staged.large = nil, nil, false
 	if large {
 		collect()
 	}
@@ -55,16 +55,17 @@ func release() {
 // input is empty, and forgets it either way.
 func takeStaged() ([]byte, bool) {
 	in := staged.in
-	staged.in, staged.out = nil, nil
+	staged.in, staged.out, staged.large = nil, nil, false
 	if in == nil || inputLength() != 0 {
 		return nil, false
 	}
 	return in, true
 }
 
-// stagedOutput keeps out for the host and returns its 8-byte descriptor.
-func stagedOutput(out []byte) []byte {
-	staged.out = out
+// stagedOutput keeps out for the host and returns its 8-byte descriptor;
+// large says whether clipfold_release should collect.
+func stagedOutput(out []byte, large bool) []byte {
+	staged.out, staged.large = out, large || len(out) > largeCall
 	var p uint32
 	if len(out) > 0 {
 		p = uint32(uintptr(unsafe.Pointer(&out[0])))

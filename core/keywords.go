@@ -1,0 +1,124 @@
+package core
+
+import "strings"
+
+// keywordMatcher finds which of up to 64 ASCII keywords occur in a text,
+// ignoring ASCII case, in one pass of one table step per byte: an
+// Aho–Corasick automaton compiled to a full transition table. It is
+// built once per keyword list and never changed, so copies of a Scoring
+// share it.
+type keywordMatcher struct {
+	// next[s<<8|b] is the state after byte b in state s; the top bit
+	// marks states at which some keyword ends (look them up in out).
+	next []uint16
+	out  []uint64 // keywords (bit k: lower[k]) ending at each state
+}
+
+const (
+	matchFlag = 1 << 15
+	maxStates = matchFlag // states are numbered below the flag bit
+)
+
+// newKeywordMatcher compiles the lower-cased, de-duplicated, ASCII
+// keywords lower (at most 64). It returns nil when they need more states
+// than a uint16 holds; callers then search the slow way.
+func newKeywordMatcher(lower []string) *keywordMatcher {
+	if len(lower) > 64 {
+		return nil
+	}
+	n := 1
+	for _, k := range lower {
+		n += len(k)
+	}
+	if n > maxStates {
+		return nil
+	}
+	// The trie: children as a dense table (0 = none; the root is state 0
+	// and never a child), and the keywords ending at each node.
+	trie := make([]uint16, 0, n<<8)
+	trie = append(trie, make([]uint16, 256)...)
+	out := make([]uint64, 1, n)
+	for k, kw := range lower {
+		s := 0
+		for i := 0; i < len(kw); i++ {
+			c := int(kw[i])
+			if trie[s<<8|c] == 0 {
+				trie[s<<8|c] = uint16(len(out))
+				trie = append(trie, make([]uint16, 256)...)
+				out = append(out, 0)
+			}
+			s = int(trie[s<<8|c])
+		}
+		out[s] |= 1 << k
+	}
+	// Breadth-first, fill in the missing transitions from each state's
+	// longest proper suffix that is also a trie node (its fail state), and
+	// inherit that state's keywords. trie becomes the transition table.
+	states := len(out)
+	fail := make([]uint16, states)
+	queue := make([]uint16, 0, states)
+	for c := 0; c < 256; c++ {
+		if t := trie[c]; t != 0 {
+			queue = append(queue, t) // depth 1: fail to the root
+		}
+	}
+	for h := 0; h < len(queue); h++ {
+		s := int(queue[h])
+		f := int(fail[s])
+		out[s] |= out[f]
+		for c := 0; c < 256; c++ {
+			if t := trie[s<<8|c]; t != 0 {
+				fail[t] = trie[f<<8|c]
+				queue = append(queue, t)
+			} else {
+				trie[s<<8|c] = trie[f<<8|c]
+			}
+		}
+	}
+	// Fold case: keywords are lower case, so 'A'–'Z' step like 'a'–'z';
+	// then flag the states with output.
+	for s := 0; s < states; s++ {
+		row := trie[s<<8 : s<<8+256]
+		for c := 'A'; c <= 'Z'; c++ {
+			row[c] = row[c+'a'-'A']
+		}
+	}
+	for i, t := range trie {
+		if out[t] != 0 {
+			trie[i] = t | matchFlag
+		}
+	}
+	return &keywordMatcher{next: trie, out: out}
+}
+
+// scan returns the set of keywords occurring in c and whether c is all
+// ASCII. For non-ASCII text the set is not meaningful (Unicode case
+// mapping can turn non-ASCII letters into ASCII ones: U+212A KELVIN SIGN
+// lower-cases to 'k'); callers search such text the slow way.
+func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
+	next := m.next
+	var s uint16
+	var hi byte
+	for i := 0; i < len(c); i++ {
+		b := c[i]
+		hi |= b
+		s = next[int(s&^matchFlag)<<8|int(b)]
+		if s&matchFlag != 0 {
+			found |= m.out[s&^matchFlag]
+		}
+	}
+	return found, hi < 0x80
+}
+
+// countKeywordsSlow is the definition: how many of the lower-cased
+// keywords occur in c lower-cased by Unicode's rules.
+func countKeywordsSlow(c string, lower []string) int {
+	lc := strings.ToLower(c)
+	n := 0
+	for _, k := range lower {
+		if strings.Contains(lc, k) {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,84 @@
+package core
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestKeywordsAndLength(t *testing.T) {
+	def := DefaultScoring()
+	custom := DefaultScoring()
+	custom.SetKeywords([]string{"he", "she", "his", "hers", "A+B", "x"})
+	unicodeKW := DefaultScoring()
+	unicodeKW.SetKeywords([]string{"größe", "error"})
+	many := make([]string, 70)
+	for i := range many {
+		many[i] = "kw" + strings.Repeat("z", i)
+	}
+	tooMany := DefaultScoring()
+	tooMany.SetKeywords(many)
+	none := DefaultScoring()
+	none.SetKeywords(nil)
+
+	tests := []struct {
+		name     string
+		s        *Scoring
+		text     string
+		keywords int
+	}{
+		{"empty", &def, "", 0},
+		{"none", &def, "all good here", 0},
+		{"one", &def, "there is an error", 1},
+		{"repeated counts once", &def, "error error ERROR", 1},
+		{"case-insensitive", &def, "We AGREED on the FIX", 2},
+		{"inside words", &def, "prefixed debugger failures", 3}, // fix, bug, fail
+		{"all of them", &def, "error fail bug fix decision agreed constraint requirement", 8},
+		{"overlapping (suffix links)", &custom, "ushers", 3}, // she, he, hers
+		{"punctuation keyword", &custom, "a+b=c", 1},
+		{"single byte", &custom, "xylophone", 1},
+		{"partial at end", &def, "a decisio", 0},
+		{"non-ASCII text", &def, "Der Fehler: ERROR in Größe", 1},
+		{"Kelvin sign lower-cases to k", &custom, "\u212Aey", 0},
+		{"non-ASCII keyword", &unicodeKW, "Die GRÖSSE und die Größe", 1},
+		{"over 64 keywords", &tooMany, "kw and kwzz", 3},
+		{"no keywords", &none, "error", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k, runes := tc.s.keywordsAndLength(tc.text)
+			if k != tc.keywords {
+				t.Errorf("keywords = %d, want %d", k, tc.keywords)
+			}
+			if want := countKeywordsSlow(tc.text, tc.s.lower); k != want && tc.s.lower != nil {
+				t.Errorf("keywords = %d, definition says %d", k, want)
+			}
+			if want := utf8.RuneCountInString(tc.text); runes != want {
+				t.Errorf("runes = %d, want %d", runes, want)
+			}
+		})
+	}
+	if tooMany.match != nil || unicodeKW.match != nil {
+		t.Error("keyword lists the automaton cannot take must use the slow search")
+	}
+}
+
+// FuzzKeywordsAndLength checks the automaton against the definition.
+func FuzzKeywordsAndLength(f *testing.F) {
+	f.Add("error, fail, bug", "the BUG was a failure of the fix")
+	f.Add("he,she,his,hers", "ushers and his")
+	f.Add("aa,aaa,a", "aaaa")
+	f.Add("ab,bc,abc", "xabcx")
+	f.Add("é,error", "ERRÉUR error")
+	f.Fuzz(func(t *testing.T, kws, text string) {
+		s := DefaultScoring()
+		s.SetKeywords(strings.Split(kws, ","))
+		k, runes := s.keywordsAndLength(text)
+		if want := countKeywordsSlow(text, s.lower); k != want {
+			t.Fatalf("keywords(%q in %q) = %d, want %d", s.lower, text, k, want)
+		}
+		if want := utf8.RuneCountInString(text); runes != want {
+			t.Fatalf("runes = %d, want %d", runes, want)
+		}
+	})
+}
