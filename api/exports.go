@@ -27,7 +27,7 @@ type Env struct {
 // DefaultEnv uses SPEC's defaults and drops warnings.
 func DefaultEnv() *Env { return &Env{Base: core.DefaultConfig()} }
 
-func (e *Env) config(root gjson.Result) (core.Config, error) {
+func (e *Env) config(root object) (core.Config, error) {
 	return decodeConfig(root.Get("config"), &e.Base, e.Warn)
 }
 
@@ -180,7 +180,7 @@ func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
 
 // requestInput reads what both request builders share: the input, its
 // config, and system_prompt / model / max_tokens with their defaults.
-func (e *Env) requestInput(in []byte) (root gjson.Result, cfg core.Config, sys, model string, maxTokens int, err error) {
+func (e *Env) requestInput(in []byte) (root object, cfg core.Config, sys, model string, maxTokens int, err error) {
 	if root, err = parseInput(in); err != nil {
 		return
 	}
@@ -191,7 +191,7 @@ func (e *Env) requestInput(in []byte) (root gjson.Result, cfg core.Config, sys, 
 	return
 }
 
-func requestParams(root gjson.Result, cfg *core.Config) (sys, model string, maxTokens int, err error) {
+func requestParams(root object, cfg *core.Config) (sys, model string, maxTokens int, err error) {
 	sys = cfg.Prompt
 	if v := root.Get("system_prompt"); v.Exists() && v.Type != gjson.Null {
 		if sys, err = optString(v, "system_prompt"); err != nil {
@@ -288,11 +288,10 @@ func (e *Env) VersionInfo(in []byte) ([]byte, error) {
 // a ModelResponse summarized by core's deterministic extractive
 // summarizer. Hosts in any language use it as their offline "LLM".
 func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
-	root, err := parseInput(in)
-	if err != nil {
+	if _, err := parseInput(in); err != nil {
 		return nil, err
 	}
-	req, err := DecodeModelRequest(root, "request")
+	req, err := DecodeModelRequest(gjson.Parse(bytesToString(in)), "request")
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func (e *Env) ProviderResponse(in []byte) ([]byte, error) {
 	return AppendModelResponse(nil, &resp), nil
 }
 
-func providerName(root gjson.Result) (string, error) {
+func providerName(root object) (string, error) {
 	p := root.Get("provider")
 	if !p.Exists() {
 		return "", required("provider")
