@@ -53,7 +53,43 @@ func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Messag
 	d := msgDecoder{field: field, rules: rules}
 	d.onKey = d.key                                   // one closure for the whole array
 	msgs := make([]core.Message, 0, len(r.Raw)/256+8) // a guess: append grows it if short
+	s := r.Raw
+	j := skipWS(s, 0)
+	if at(s, j) != '[' {
+		return decodeMessagesGJSON(r, &d, msgs[:0])
+	}
+	j = skipWS(s, j+1)
+	if at(s, j) == ']' {
+		return msgs, nil
+	}
+	for i := 0; ; i++ {
+		d.i = i
+		m, end, err := d.decodeAt(s, j)
+		if end < 0 {
+			return decodeMessagesGJSON(r, &d, msgs[:0])
+		}
+		if err != nil {
+			return msgs, err
+		}
+		msgs = append(msgs, m)
+		j = skipWS(s, end)
+		switch at(s, j) {
+		case ',':
+			j = skipWS(s, j+1)
+		case ']':
+			return msgs, nil
+		default:
+			return decodeMessagesGJSON(r, &d, msgs[:0])
+		}
+	}
+}
+
+// decodeMessagesGJSON is decodeMessages through gjson's ForEach: the
+// reference the walker is fuzzed against, and its fallback for text it
+// does not expect (none that scanInput accepts).
+func decodeMessagesGJSON(r gjson.Result, d *msgDecoder, msgs []core.Message) ([]core.Message, error) {
 	i := 0
+	d.err = nil
 	r.ForEach(func(_, v gjson.Result) bool {
 		d.i = i
 		m, err := d.decode(v)
@@ -81,6 +117,39 @@ type msgDecoder struct {
 // path is the current message's field path plus sub, built on error only.
 func (d *msgDecoder) path(sub string) string { return idx(d.field, d.i) + sub }
 
+// decodeAt decodes the message whose text starts at s[start] and returns
+// the index after it; end is -1 when the text is not as expected.
+func (d *msgDecoder) decodeAt(s string, start int) (m core.Message, end int, err error) {
+	if at(s, start) != '{' {
+		end = skipValue(s, start)
+		if end < 0 {
+			return m, -1, nil
+		}
+		m, err = d.decode(gjson.Parse(s[start:end]))
+		return m, end, err
+	}
+	d.hasRole, d.hasID, d.err = false, false, nil
+	if copyMessages { // see decode
+		end = skipContainer(s, start)
+		if end < 0 {
+			return m, -1, nil
+		}
+		raw := append(make([]byte, 0, end-start), s[start:end]...)
+		d.m = core.Message{Raw: raw}
+		if _, ok := walkObject(bytesToString(raw), 0, d.onKey); !ok {
+			return m, -1, nil
+		}
+	} else {
+		d.m = core.Message{}
+		var ok bool
+		if end, ok = walkObject(s, start, d.onKey); !ok {
+			return m, -1, nil
+		}
+		d.m.Raw = rawBytes(s[start:end])
+	}
+	return d.m, end, d.check()
+}
+
 func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
 	d.hasRole, d.hasID, d.err = false, false, nil
 	if !v.IsObject() {
@@ -100,19 +169,25 @@ func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
 	}
 	d.m = core.Message{Raw: raw}
 	gjson.Parse(bytesToString(raw)).ForEach(d.onKey)
+	return d.m, d.check()
+}
+
+// check returns the error of the message just decoded: a field's, or a
+// required field missing.
+func (d *msgDecoder) check() error {
 	if d.err != nil {
-		return d.m, d.err
+		return d.err
 	}
 	if !d.hasRole {
-		return d.m, required(d.path(".role"))
+		return required(d.path(".role"))
 	}
 	if d.rules.needID && !d.hasID {
-		return d.m, required(d.path(".id"))
+		return required(d.path(".id"))
 	}
 	if d.rules.needTime && !d.m.HasCreatedAt {
-		return d.m, required(d.path(".created_at"))
+		return required(d.path(".created_at"))
 	}
-	return d.m, nil
+	return nil
 }
 
 func (d *msgDecoder) key(k, val gjson.Result) bool {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -203,7 +204,18 @@ func (s *inputScanner) container(depth int) bool {
 func (s *inputScanner) str() bool {
 	b := s.b
 	for i := s.i; i < len(b); {
+		// Eight plain bytes at a time (see plainWord), then one at a time.
+		for i+8 <= len(b) && plainWord(*(*uint64)(unsafe.Pointer(&b[i]))) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
+		if plainStringByte[c] {
+			i++
+			continue
+		}
 		switch {
 		case c == '"':
 			s.i = i + 1
@@ -237,6 +249,29 @@ func (s *inputScanner) str() bool {
 	}
 	return false
 }
+
+// plainWord reports whether none of the eight bytes in x (a string's
+// next eight, read at once) is a control character, a quote, a backslash
+// or non-ASCII: the bit tricks of "Bit Twiddling Hacks" (haszero,
+// hasless), which can report false alarms but never miss one.
+func plainWord(x uint64) bool {
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+	)
+	quote, backslash := x^(lo*'"'), x^(lo*'\\')
+	bad := (x - lo*' ') | (quote-lo)&^quote | (backslash-lo)&^backslash
+	return (bad&^x|x)&hi == 0
+}
+
+// plainStringByte marks the bytes a string may contain as they are:
+// printable ASCII other than the quote and the backslash.
+var plainStringByte = func() (t [256]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func (s *inputScanner) digits() int {
 	n := 0

@@ -78,3 +78,34 @@ func FuzzScanInput(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainWord: plainWord never calls a word plain that holds a byte a
+// string cannot take as is, wherever the byte sits.
+func TestPlainWord(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for p := 0; p < 8; p++ {
+			w := []byte("abcdefgh")
+			w[p] = byte(c)
+			x := uint64(0)
+			for i := 7; i >= 0; i-- {
+				x = x<<8 | uint64(w[i])
+			}
+			if plainWord(x) && !plainStringByte[c] {
+				t.Fatalf("plainWord missed byte %#x at %d", c, p)
+			}
+			if !plainWord(x) && plainStringByte[c] {
+				t.Errorf("plainWord false alarm on %#x at %d", c, p)
+			}
+		}
+	}
+	for seed := uint64(1); seed < 200000; seed++ {
+		x := seed * 0x9E3779B97F4A7C15
+		all := true
+		for i := 0; i < 8; i++ {
+			all = all && plainStringByte[byte(x>>(8*i))]
+		}
+		if plainWord(x) && !all {
+			t.Fatalf("plainWord(%#x) missed a byte", x)
+		}
+	}
+}

@@ -92,9 +92,9 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 }
 
 // scan returns the set of keywords occurring in c and whether c is all
-// ASCII. For non-ASCII text the set is not meaningful (Unicode case
-// mapping can turn non-ASCII letters into ASCII ones: U+212A KELVIN SIGN
-// lower-cases to 'k'); callers search such text the slow way.
+// ASCII. Bytes of multi-byte sequences match no keyword byte, so the set
+// is also right for non-ASCII text, unless the text has a rune that
+// lower-cases to an ASCII letter (see Scoring.keywordsAndLength).
 func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 	next := m.next
 	var s uint16

@@ -40,6 +40,8 @@ func TestKeywordsAndLength(t *testing.T) {
 		{"partial at end", &def, "a decisio", 0},
 		{"non-ASCII text", &def, "Der Fehler: ERROR in Größe", 1},
 		{"Kelvin sign lower-cases to k", &custom, "\u212Aey", 0},
+		{"dotted capital I lower-cases to i", &def, "F\u0130X the build", 1},
+		{"non-ASCII text, ASCII keyword", &def, "naïve decision — agreed", 2},
 		{"non-ASCII keyword", &unicodeKW, "Die GRÖSSE und die Größe", 1},
 		{"over 64 keywords", &tooMany, "kw and kwzz", 3},
 		{"no keywords", &none, "error", 0},
@@ -70,6 +72,7 @@ func FuzzKeywordsAndLength(f *testing.F) {
 	f.Add("aa,aaa,a", "aaaa")
 	f.Add("ab,bc,abc", "xabcx")
 	f.Add("é,error", "ERRÉUR error")
+	f.Add("fix,kelvin", "F\u0130X \u212Aelvin")
 	f.Fuzz(func(t *testing.T, kws, text string) {
 		s := DefaultScoring()
 		s.SetKeywords(strings.Split(kws, ","))

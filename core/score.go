@@ -41,12 +41,19 @@ func Score(m *Message, index, total int, s *Scoring) float64 {
 // keywordsAndLength returns how many of the keywords occur in c
 // (case-insensitively) and c's length in code points. ASCII text, the
 // common case, takes one pass of the keyword automaton, which also tells
-// whether c is ASCII (then its length is len(c)).
+// whether c is ASCII (then its length is len(c)). Only text with U+0130
+// (İ, lower-cased to "i") or U+212A (Kelvin sign, to "k"), the only
+// non-ASCII runes strings.ToLower maps to ASCII, is searched the slow way.
 func (s *Scoring) keywordsAndLength(c string) (keywords, runes int) {
 	if s.match != nil {
 		found, ascii := s.match.scan(c)
 		if ascii {
 			return bits.OnesCount64(found), len(c)
+		}
+		// Non-ASCII text: the automaton's answer stands unless the text
+		// has one of the two runes that lower-case to ASCII letters.
+		if !strings.Contains(c, "\u0130") && !strings.Contains(c, "\u212a") {
+			return bits.OnesCount64(found), utf8.RuneCountInString(c)
 		}
 	}
 	if len(s.lower) > 0 && c != "" {

@@ -137,7 +137,7 @@ func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
 		p.SetLogger(r.logger)
 	}
 	inst := &Instance{p: p}
-	if r.staging {
+	if r.staging && p.FunctionExists("clipfold_stage") {
 		// One `version` call lets the staging listener see the module
 		// (and initializes the guest's runtime, which the first call
 		// would do anyway).

@@ -11,6 +11,8 @@
 package main
 
 import (
+	"runtime"
+	"runtime/debug"
 	"strconv"
 
 	"github.com/clipfold/clipfold/api"
@@ -29,10 +31,15 @@ func main() {}
 // handler is an export's behaviour: input bytes to output bytes.
 type handler func(e *api.Env, in []byte) ([]byte, error)
 
-// run executes h with the plug-in's environment. No panic may cross the
+// run executes a pure export's h with the plug-in's environment (see call).
+func run(h handler) int32 { return call(h, true) }
+
+// call executes h with the plug-in's environment. No panic may cross the
 // boundary: a recovered panic becomes an "internal" error and the
-// instance keeps answering later calls.
-func run(h handler) (rc int32) {
+// instance keeps answering later calls. pure says that what h allocates
+// stays live until its output is built (true of every export but
+// compress, which makes garbage chunk after chunk).
+func call(h handler, pure bool) (rc int32) {
 	defer func() {
 		if r := recover(); r != nil {
 			pdk.SetErrorString(core.CodeInternal + ": unexpected failure: " + panicText(r))
@@ -55,6 +62,13 @@ func run(h handler) (rc int32) {
 		in = pdk.Input()
 	}
 	large := len(in) > largeCall
+	if large && pure && runtime.Compiler == "gc" {
+		// A collection during a pure export finds no garbage and only
+		// slows it down (marking, write barriers on every pointer
+		// store): collect once afterwards instead (collect, or
+		// clipfold_release for a staged call).
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	}
 	out, err := h(e, in)
 	in = nil
 	switch {

@@ -1,0 +1,86 @@
+package api
+
+import (
+	"reflect"
+	"testing"
+)
+
+func walkSeeds() []string {
+	return []string{
+		`{"messages":[]}`,
+		`{"messages":[ ]}`,
+		`{"messages":[{"role":"user","content":"hi"}]}`,
+		`{"messages":[{"role":"user","content":"a \"quoted\" \\ word\u00e9","id":"m1"} , {"role":"assistant","content":null}]}`,
+		`{"messages":[{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"f","arguments":"{\"x\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"ok"},"raw",{"type":"image"}]}]}`,
+		`{"messages":[{"role":"user","content":"x","created_at":"2026-02-28T10:00:00.000Z","pinned":true,"conversation_id":"c"}]}`,
+		`{"messages":[1,{"role":"user"}]}`,
+		`{"messages":[{"role":"robot"}]}`,
+		`{"messages":[{"role":"user","role":"assistant","content":"dup"}]}`,
+		`{"messages":[{"content":"no role"}]}`,
+		`{"messages":[{"role":"user","pinned":"yes"}]}`,
+		`{"messages":[{"role":"user","created_at":"yesterday"}]}`,
+		`{"messages":[{"ro\u006ce":"user","content":-1.5e3}]}`,
+		`{"messages":[{"role":"user","extra":{"deep":[[{"a":"]}"}]]},"content":"after"}]}`,
+		`{"messages":[{"role":"user","content":"\\\\"},{"role":"user","content":"tail\\\""}]}`,
+		"{\"messages\":[\n\t{\"role\" : \"user\" ,\r\n \"content\" : \"ws\" }\n]}",
+		`{"messages":{"role":"user"}}`,
+		`{"messages":"nope"}`,
+	}
+}
+
+// decodeBoth decodes in's messages with the walker and with gjson.
+func decodeBoth(t *testing.T, in string, rules msgRules) {
+	o, ok := scanInput([]byte(in))
+	if !ok {
+		return
+	}
+	r := o.Get("messages")
+	got, gotErr := decodeMessages(r, "messages", rules)
+	var d msgDecoder
+	want, wantErr := []any(nil), error(nil)
+	if r.Exists() && r.IsArray() {
+		d = msgDecoder{field: "messages", rules: rules}
+		d.onKey = d.key
+		w, err := decodeMessagesGJSON(r, &d, nil)
+		wantErr = err
+		if err == nil {
+			for _, m := range w {
+				want = append(want, m)
+			}
+		}
+	} else {
+		_, wantErr = decodeMessages(r, "messages", rules) // not the walker's path
+	}
+	if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
+		t.Fatalf("%.200q: walker error %v, gjson error %v", in, gotErr, wantErr)
+	}
+	if gotErr != nil {
+		return
+	}
+	var g []any
+	for _, m := range got {
+		g = append(g, m)
+	}
+	if !reflect.DeepEqual(g, want) {
+		t.Fatalf("%.200q: walker decoded\n%+v\ngjson decoded\n%+v", in, g, want)
+	}
+}
+
+func TestWalkerMatchesGJSON(t *testing.T) {
+	for _, s := range walkSeeds() {
+		for _, rules := range []msgRules{{}, {needID: true, needTime: true}} {
+			decodeBoth(t, s, rules)
+		}
+	}
+}
+
+// FuzzDecodeMessages holds the walker to gjson's ForEach: the same
+// messages, byte for byte, and the same errors.
+func FuzzDecodeMessages(f *testing.F) {
+	for _, s := range walkSeeds() {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, in string, strict bool) {
+		decodeBoth(t, in, msgRules{needID: strict, needTime: strict})
+	})
+}
