@@ -1,7 +1,7 @@
 package api
 
 import (
-	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -38,22 +38,37 @@ func skipWS(s string, i int) int {
 // skipString returns the index after the string whose opening quote is
 // at s[i].
 func skipString(s string, i int) int {
-	j := i + 1
-	for {
-		k := strings.IndexByte(s[j:], '"')
-		if k < 0 {
-			return -1
+	end, _ := stringEnd(s, i)
+	return end
+}
+
+// stringEnd returns the index after the string whose opening quote is at
+// s[i], and whether the string has escapes. It looks at eight bytes at a
+// time for a quote or a backslash (bytes of multi-byte UTF-8 sequences
+// are never either).
+func stringEnd(s string, i int) (end int, escaped bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	p := unsafe.Pointer(unsafe.StringData(s))
+	for j := i + 1; j < len(s); {
+		if j+8 <= len(s) {
+			x := *(*uint64)(unsafe.Add(p, j))
+			q, b := x^(lo*'"'), x^(lo*'\\')
+			if ((q-lo)&^q|(b-lo)&^b)&hi == 0 {
+				j += 8
+				continue
+			}
 		}
-		j += k
-		bs := 0
-		for p := j - 1; p > i && s[p] == '\\'; p-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return j + 1
+		switch s[j] {
+		case '"':
+			return j + 1, escaped
+		case '\\':
+			escaped = true
+			j += 2 // the escaped byte is never the string's end
+			continue
 		}
 		j++
 	}
+	return -1, escaped
 }
 
 // skipContainer returns the index after the object or array that opens
@@ -100,28 +115,37 @@ func skipValue(s string, i int) int {
 	return j
 }
 
-// stringResult is the Result of the string token raw (quotes included).
-func stringResult(raw string) gjson.Result {
-	if strings.IndexByte(raw, '\\') >= 0 {
-		return gjson.Parse(raw) // unescapes
-	}
-	return gjson.Result{Type: gjson.String, Raw: raw, Str: raw[1 : len(raw)-1]}
-}
-
-// valueAt returns the Result of the value at s[i] and the index after it.
-func valueAt(s string, i int) (gjson.Result, int) {
-	end := skipValue(s, i)
+// stringAt returns the Result of the string whose opening quote is at
+// s[i] and the index after it.
+func stringAt(s string, i int) (gjson.Result, int) {
+	end, escaped := stringEnd(s, i)
 	if end < 0 {
 		return gjson.Result{}, -1
 	}
 	raw := s[i:end]
-	switch s[i] {
-	case '"':
-		return stringResult(raw), end
-	case '{', '[':
-		return gjson.Result{Type: gjson.JSON, Raw: raw}, end
+	if escaped {
+		return gjson.Parse(raw), end // unescapes
 	}
-	return gjson.Parse(raw), end
+	return gjson.Result{Type: gjson.String, Raw: raw, Str: raw[1 : len(raw)-1]}, end
+}
+
+// valueAt returns the Result of the value at s[i] and the index after it.
+func valueAt(s string, i int) (gjson.Result, int) {
+	switch at(s, i) {
+	case '"':
+		return stringAt(s, i)
+	case '{', '[':
+		end := skipContainer(s, i)
+		if end < 0 {
+			return gjson.Result{}, -1
+		}
+		return gjson.Result{Type: gjson.JSON, Raw: s[i:end]}, end
+	}
+	end := skipValue(s, i)
+	if end < 0 {
+		return gjson.Result{}, -1
+	}
+	return gjson.Parse(s[i:end]), end
 }
 
 // walkObject calls f with each member of the object that opens at s[i],
@@ -140,11 +164,10 @@ func walkObject(s string, i int, f func(k, v gjson.Result) bool) (int, bool) {
 		if at(s, j) != '"' {
 			return -1, false
 		}
-		kend := skipString(s, j)
+		k, kend := stringAt(s, j)
 		if kend < 0 {
 			return -1, false
 		}
-		k := stringResult(s[j:kend])
 		j = skipWS(s, kend)
 		if at(s, j) != ':' {
 			return -1, false

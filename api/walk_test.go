@@ -2,6 +2,7 @@ package api
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -83,4 +84,34 @@ func FuzzDecodeMessages(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string, strict bool) {
 		decodeBoth(t, in, msgRules{needID: strict, needTime: strict})
 	})
+}
+
+// TestStringEnd: quotes and backslashes in every lane of the eight-byte
+// words, escaped quotes across word boundaries.
+func TestStringEnd(t *testing.T) {
+	ref := func(s string) (int, bool) { // byte by byte
+		esc := false
+		for j := 1; j < len(s); j++ {
+			switch s[j] {
+			case '"':
+				return j + 1, esc
+			case '\\':
+				esc = true
+				j++
+			}
+		}
+		return -1, esc
+	}
+	var cases []string
+	for n := 0; n < 20; n++ {
+		body := strings.Repeat("a", n)
+		cases = append(cases, `"`+body+`"x`, `"`+body+`\"b"`, `"`+body+`\\"`, `"`+body+`\\\"c"`, `"`+body+`é\u00e9"`, `"`+body)
+	}
+	for _, c := range cases {
+		gotEnd, gotEsc := stringEnd(c, 0)
+		wantEnd, wantEsc := ref(c)
+		if gotEnd != wantEnd || (gotEnd >= 0 && gotEsc != wantEsc) {
+			t.Errorf("stringEnd(%q) = %d, %v; want %d, %v", c, gotEnd, gotEsc, wantEnd, wantEsc)
+		}
+	}
 }
