@@ -97,7 +97,7 @@ func (w wasmCompressor) compress(t testing.TB, in []byte) gjson.Result {
 
 func newWasmCompressor(t testing.TB, h api.HostCaller) wasmCompressor {
 	ctx := context.Background()
-	rt, err := harness.NewRuntime(ctx, harness.Options{HostFunctions: hostfuncs.Bind(h)})
+	rt, err := harness.NewRuntime(ctx, harness.Options{Host: h})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(ctx) })
 	inst, err := rt.NewInstance(ctx)

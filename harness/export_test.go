@@ -7,3 +7,7 @@ func StagedCalls(i *Instance) int {
 	}
 	return i.st.calls
 }
+
+// DirectHostArgs is whether i's staged calls pass host-function inputs in
+// place (Options.Host).
+func DirectHostArgs(i *Instance) bool { return i.st != nil && i.st.direct }

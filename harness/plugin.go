@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/hostfuncs"
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -23,6 +25,11 @@ type Options struct {
 	// plug-in imports them, so they must be present even for hosts that
 	// only call the pure exports; NoHostFunctions provides failing stubs.
 	HostFunctions []extism.HostFunction
+	// Host answers the host functions instead (a *hostfuncs.Host, or any
+	// api.HostCaller): bound with hostfuncs.Bind, which also lets staged
+	// calls pass host-function inputs without copying them into Extism
+	// memory first. Set Host or HostFunctions, not both.
+	Host api.HostCaller
 	// Config is the Extism manifest config map: plug-in-wide defaults for
 	// the [summarization] keys, values as strings.
 	Config map[string]string
@@ -60,6 +67,7 @@ type Runtime struct {
 	compiled *extism.CompiledPlugin
 	logger   func(extism.LogLevel, string)
 	staging  bool
+	direct   bool // host functions from hostfuncs.Bind: staged calls pass inputs in place
 }
 
 // NewRuntime compiles the module. It is safe to share between goroutines.
@@ -93,7 +101,13 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	manifest := extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: wasm}}, Config: opts.Config}
 	hf := opts.HostFunctions
-	if hf == nil {
+	direct := false
+	switch {
+	case opts.Host != nil && hf != nil:
+		return nil, errors.New("clipfold: Options.Host and Options.HostFunctions are both set")
+	case opts.Host != nil:
+		hf, direct = hostfuncs.Bind(opts.Host), true
+	case hf == nil:
 		hf = NoHostFunctions()
 	}
 	var factories []experimental.FunctionListenerFactory
@@ -110,7 +124,7 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: compiling the plug-in: %w", err)
 	}
-	return &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging}, nil
+	return &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct}, nil
 }
 
 // Close releases the runtime and every instance made from it.
@@ -146,7 +160,7 @@ func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
 			_ = p.Close(ctx)
 			return nil, fmt.Errorf("clipfold: first call to the new instance: %w", err)
 		}
-		inst.st = newStager(sink.mod)
+		inst.st = newStager(sink.mod, r.direct)
 	}
 	return inst, nil
 }
@@ -176,6 +190,9 @@ func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byt
 		}
 		if staged {
 			input = nil
+			if i.st.direct {
+				ctx = hostfuncs.WithGuestMemory(ctx, i.st.mem)
+			}
 		}
 	}
 	rc, out, err := i.p.CallWithContext(ctx, export, input)

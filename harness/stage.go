@@ -19,7 +19,9 @@ import (
 // listener on its `version` export (experimental but public API); the
 // listener sees the calling module, and NewInstance calls `version` once
 // to capture it. With it, Call copies inputs of StageMin bytes or more
-// straight into the plug-in's memory and its output straight out.
+// straight into the plug-in's memory and its output straight out; and
+// when the host functions are hostfuncs.Bind's (Options.Host), compress
+// passes their inputs (summarization requests, commits) in place too.
 //
 // When any of it is missing (a plug-in without clipfold_stage, an input
 // over the limit) the standard path is used; outputs and errors are the
@@ -29,6 +31,10 @@ import (
 // extra calls into the module (a few microseconds); below this size the
 // standard path's host calls cost about as much.
 const StageMin = 16 << 10
+
+// stageDirectHostArgs is clipfold_stage's flag (plugin/stage.go) for
+// host functions that read their inputs from the plug-in's memory.
+const stageDirectHostArgs = 1
 
 type sinkKey struct{}
 
@@ -64,17 +70,18 @@ func (captureListener) Abort(context.Context, api.Module, api.FunctionDefinition
 type stager struct {
 	mem            api.Memory
 	stage, release api.Function
-	calls          int // staged calls so far (tests check the path is taken)
+	direct         bool // host functions read their inputs from mem (hostfuncs.WithGuestMemory)
+	calls          int  // staged calls so far (tests check the path is taken)
 }
 
 // newStager returns nil when the module lacks the staging exports.
-func newStager(mod api.Module) *stager {
+func newStager(mod api.Module, direct bool) *stager {
 	if mod == nil || mod.Memory() == nil {
 		return nil
 	}
-	s := &stager{mem: mod.Memory(), stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release")}
-	if s.stage == nil || s.release == nil {
-		return nil
+	s := &stager{mem: mod.Memory(), stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release"), direct: direct}
+	if s.stage == nil || s.release == nil || len(s.stage.Definition().ParamTypes()) != 2 {
+		return nil // not a clipfold built with this protocol
 	}
 	return s
 }
@@ -82,7 +89,11 @@ func newStager(mod api.Module) *stager {
 // put reserves len(input) bytes in the plug-in and writes input there. ok
 // is false when the plug-in declined (too large): use the standard path.
 func (s *stager) put(ctx context.Context, input []byte) (ok bool, err error) {
-	res, err := s.stage.Call(ctx, uint64(len(input)))
+	var flags uint64
+	if s.direct {
+		flags |= stageDirectHostArgs
+	}
+	res, err := s.stage.Call(ctx, uint64(len(input)), flags)
 	if err != nil {
 		return false, err
 	}

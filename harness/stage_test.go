@@ -3,12 +3,16 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // TestStagingMatchesStandardPath: large inputs staged directly in the
@@ -80,4 +84,76 @@ func TestStagingOutputIsACopy(t *testing.T) {
 	_, err = inst.Call(ctx, "split", benchHistory(700))
 	require.NoError(t, err)
 	assert.True(t, keep == string(first), "a later call changed an earlier output")
+}
+
+// recordingCaller records every host-function input before a real Host
+// answers it.
+type recordingCaller struct {
+	h   *hostfuncs.Host
+	log []string
+}
+
+// timeLeft is the part of a request that depends on the clock.
+var timeLeft = regexp.MustCompile(`"timeout_ms":\d+`)
+
+func (r *recordingCaller) CallHost(name string, input []byte) ([]byte, error) {
+	r.log = append(r.log, name+" "+timeLeft.ReplaceAllString(string(input), `"timeout_ms":…`))
+	return r.h.CallHost(name, input)
+}
+
+// TestStagingCompressHostInputsInPlace: with Options.Host, a staged
+// compress hands its host-function inputs over in its own memory; the
+// host receives exactly the bytes the Extism-memory path delivers, and
+// the outcome is the same.
+func TestStagingCompressHostInputsInPlace(t *testing.T) {
+	ctx := context.Background()
+	hist := conversation("direct", 300)
+	in := compressInput(t, "direct", hist, map[string]any{
+		"now": "2026-03-01T12:00:00.000Z", "operation_id": "op-direct"})
+	require.Greater(t, len(in), harness.StageMin)
+
+	run := func(opts func(api.HostCaller) harness.Options) (*harness.Instance, *recordingCaller, []byte) {
+		rec := &recordingCaller{h: &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)}}
+		rt, err := harness.NewRuntime(ctx, opts(rec))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = rt.Close(ctx) })
+		inst, err := rt.NewInstance(ctx)
+		require.NoError(t, err)
+		out, err := inst.Call(ctx, "compress", in)
+		require.NoError(t, err)
+		return inst, rec, out
+	}
+	direct, dRec, dOut := run(func(h api.HostCaller) harness.Options { return harness.Options{Host: h} })
+	require.True(t, harness.DirectHostArgs(direct))
+	require.Equal(t, 1, harness.StagedCalls(direct))
+	plain, pRec, pOut := run(func(h api.HostCaller) harness.Options {
+		return harness.Options{HostFunctions: hostfuncs.Bind(h), NoStaging: true}
+	})
+	require.False(t, harness.DirectHostArgs(plain))
+
+	require.Greater(t, len(dRec.log), 10, "compress made too few host calls to compare")
+	require.Equal(t, len(pRec.log), len(dRec.log), "host calls")
+	for k := range pRec.log {
+		if a, b := dRec.log[k], pRec.log[k]; a != b {
+			i := 0
+			for i < len(a) && i < len(b) && a[i] == b[i] {
+				i++
+			}
+			lo := max(0, i-150)
+			t.Fatalf("host call %d differs at byte %d:\nin place: …%.300s\nExtism:   …%.300s", k, i, a[lo:], b[lo:])
+		}
+	}
+	res, want := gjson.ParseBytes(dOut), gjson.ParseBytes(pOut)
+	require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+	for _, f := range []string{"batches_created", "messages_compressed", "operation_id", "active_history.#"} {
+		assert.Equal(t, want.Get(f).Raw, res.Get(f).Raw, f)
+	}
+}
+
+// TestOptionsHostAndHostFunctionsConflict: a Runtime gets its host
+// functions one way.
+func TestOptionsHostAndHostFunctionsConflict(t *testing.T) {
+	h := &hostfuncs.Host{}
+	_, err := harness.NewRuntime(context.Background(), harness.Options{Host: h, HostFunctions: hostfuncs.Bind(h)})
+	require.ErrorContains(t, err, "both set")
 }

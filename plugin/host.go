@@ -4,13 +4,17 @@ package main
 
 import (
 	"errors"
+	"runtime"
+	"unsafe"
 
 	"github.com/clipfold/clipfold/api"
 	pdk "github.com/extism/go-pdk"
 )
 
 // The host functions of SPEC §5: each takes the offset of a JSON input in
-// Extism memory and returns the offset of a JSON output.
+// Extism memory and returns the offset of a JSON output. (In a staged call
+// of a host that asked for it, the input stays in this module's memory;
+// see CallHost and stage.go.)
 
 //go:wasmimport extism:host/user llm_complete
 func hostLLMComplete(offset uint64) uint64
@@ -25,19 +29,28 @@ func hostCompactionCommit(offset uint64) uint64
 type extismHost struct{}
 
 func (extismHost) CallHost(name string, input []byte) ([]byte, error) {
-	in := pdk.AllocateBytes(input)
-	defer in.Free()
+	var arg uint64
+	if directHostArgs && len(input) > 0 {
+		// The host reads the input where it is (staged calls of the Go
+		// host): bit 63 set, the length above bit 32, the address below.
+		arg = 1<<63 | uint64(len(input))<<32 | uint64(uintptr(unsafe.Pointer(&input[0])))
+	} else {
+		in := pdk.AllocateBytes(input)
+		defer in.Free()
+		arg = in.Offset()
+	}
 	var off uint64
 	switch name {
 	case "llm_complete":
-		off = hostLLMComplete(in.Offset())
+		off = hostLLMComplete(arg)
 	case "memory_list":
-		off = hostMemoryList(in.Offset())
+		off = hostMemoryList(arg)
 	case "compaction_commit":
-		off = hostCompactionCommit(in.Offset())
+		off = hostCompactionCommit(arg)
 	default:
 		return nil, errors.New("no host function " + name)
 	}
+	runtime.KeepAlive(input)
 	if off == 0 {
 		return nil, errors.New("the host returned no output")
 	}

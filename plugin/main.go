@@ -52,6 +52,7 @@ func call(h handler, pure bool) (rc int32) {
 		return 1
 	}
 	in, viaStage := takeStaged()
+	defer func() { directHostArgs = false }()
 	if !viaStage {
 		// Refuse oversized input before copying it out of the Extism kernel.
 		if n := inputLength(); n > api.MaxInputBytes {

@@ -19,8 +19,10 @@ import (
 //
 // Protocol, one call at a time (an instance is never used concurrently):
 //
-//  1. clipfold_stage(n) reserves n bytes and returns their address (0
-//     when n is 0 or over api.MaxInputBytes: use the standard path).
+//  1. clipfold_stage(n, flags) reserves n bytes and returns their
+//     address (0 when n is 0 or over api.MaxInputBytes: use the standard
+//     path). flags bit 0 says the host's functions also take their input
+//     straight from this memory (see extismHost.CallHost).
 //  2. The host writes the input there and calls the export with an
 //     empty Extism input.
 //  3. On success the export's Extism output is 8 bytes, the little-endian
@@ -30,11 +32,20 @@ import (
 var staged struct {
 	in, out []byte
 	large   bool // the staged call's input or output was large: collect on release
+	direct  bool // the host reads host-function inputs from this memory
 }
 
+// directHostArgs is true during a staged call whose host reads
+// host-function inputs straight from this module's memory.
+var directHostArgs bool
+
+// stageDirectHostArgs is clipfold_stage's flag for it.
+const stageDirectHostArgs = 1
+
 //go:wasmexport clipfold_stage
-func stage(n uint32) uint32 {
+func stage(n, flags uint32) uint32 {
 	staged.in, staged.out, staged.large = nil, nil, false
+	staged.direct = flags&stageDirectHostArgs != 0
 	if n == 0 || uint64(n) > api.MaxInputBytes {
 		return 0
 	}
@@ -54,11 +65,12 @@ func release() {
 // takeStaged returns the staged input, if there is one and the Extism
 // input is empty, and forgets it either way.
 func takeStaged() ([]byte, bool) {
-	in := staged.in
-	staged.in, staged.out, staged.large = nil, nil, false
+	in, direct := staged.in, staged.direct
+	staged.in, staged.out, staged.large, staged.direct = nil, nil, false, false
 	if in == nil || inputLength() != 0 {
 		return nil, false
 	}
+	directHostArgs = direct
 	return in, true
 }
 

@@ -127,21 +127,20 @@ func loadPlugin(e *env, pf *pluginFlags, host *hostfuncs.Host, config []byte, wa
 		return nil, err
 	}
 	p := &plugin{source: source, stats: &stats{}, config: config}
-	var hf []extism.HostFunction
-	if host != nil {
-		host.OnCall = p.stats.observe
-		host.Context = e.ctx
-		hf = host.Functions()
-	}
-	rt, err := harness.NewRuntime(e.ctx, harness.Options{
-		Wasm:          wasm,
-		HostFunctions: hf,
+	opts := harness.Options{
+		Wasm: wasm,
 		Logger: func(level extism.LogLevel, msg string) {
 			if level >= extism.LogLevelWarn && warn != nil {
 				warn("plug-in: " + msg)
 			}
 		},
-	})
+	}
+	if host != nil {
+		host.OnCall = p.stats.observe
+		host.Context = e.ctx
+		opts.Host = host
+	}
+	rt, err := harness.NewRuntime(e.ctx, opts)
 	if err != nil {
 		return nil, failf("loading the plug-in (%s): %v", source, err)
 	}
