@@ -32,6 +32,16 @@ export async function compileWasm(wasm) {
 const LOG_LEVEL_WARN = 3;
 const LOG_LEVEL_OFF = 0x7fffffff;
 
+/**
+ * Inputs of at least this many bytes are staged (see #stager): written
+ * straight into the plug-in's memory instead of into Extism memory, from
+ * which go-pdk copies them eight bytes per host call. Same as the Go
+ * host's harness.StageMin.
+ */
+export const STAGE_MIN = 16 * 1024;
+
+const encoder = new TextEncoder();
+
 export class PluginInstance {
   /** @type {InstanceOptions} */
   #opts;
@@ -40,6 +50,10 @@ export class PluginInstance {
   /** @type {Promise<unknown>} */
   #queue = Promise.resolve();
   #closed = false;
+  /** @type {{ stage: Function, release: Function, memory: WebAssembly.Memory } | null | undefined} */
+  #stage;
+  /** staged calls so far (tests check the path is taken) */
+  stagedCalls = 0;
 
   /** @param {InstanceOptions} opts */
   constructor(opts) {
@@ -113,8 +127,10 @@ export class PluginInstance {
     return this.#exclusive(async () => {
       const plugin = await this.#get();
       let out;
+      let staged = null;
       try {
-        out = await plugin.call(name, input);
+        staged = await this.#put(plugin, input);
+        out = await plugin.call(name, staged ? new Uint8Array(0) : input);
       } catch (err) {
         const pluginError = err instanceof Error && err.message.startsWith('Plugin-originated error: ');
         if (pluginError) {
@@ -123,15 +139,76 @@ export class PluginInstance {
           // A trap (or a dead worker): the Go runtime inside cannot be
           // trusted any more. Start afresh on the next call.
           this.#plugin = null;
+          this.#stage = undefined;
+          this.#called = false;
           await plugin.close().catch(() => {});
         }
         throw toClipfoldError(name, err);
       }
       // Copy before reset: the output is a view of Extism memory.
-      const bytes = out ? new Uint8Array(out.bytes()) : new Uint8Array(0);
+      let bytes = out ? new Uint8Array(out.bytes()) : new Uint8Array(0);
+      if (staged) bytes = this.#take(staged, bytes);
       await plugin.reset();
+      this.#called = true;
       return bytes;
     });
+  }
+
+  /** an export has returned on the current plug-in (its runtime is initialized) */
+  #called = false;
+
+  /**
+   * The staging exports of a main-thread instance of a plug-in that has
+   * them (plugin/stage.go), or null. Only after a first call: a Go
+   * plug-in's exports may be called directly once its runtime is up.
+   * @param {import('@extism/extism').Plugin} plugin
+   */
+  async #stager(plugin) {
+    if (this.#stage !== undefined || !this.#called) return this.#stage ?? null;
+    this.#stage = null;
+    if (this.#opts.runInWorker) return null;
+    const ex = (await plugin.getInstance()).exports;
+    if (typeof ex.clipfold_stage === 'function' && ex.clipfold_stage.length === 2 &&
+        typeof ex.clipfold_release === 'function' && ex.memory instanceof WebAssembly.Memory) {
+      this.#stage = { stage: ex.clipfold_stage, release: ex.clipfold_release, memory: ex.memory };
+    }
+    return this.#stage;
+  }
+
+  /**
+   * Writes a large input into the plug-in's own memory; null when the
+   * standard path is to be used.
+   * @param {import('@extism/extism').Plugin} plugin
+   * @param {string | Uint8Array} input
+   */
+  async #put(plugin, input) {
+    if (input.length < STAGE_MIN / 4) return null; // cheap pre-check: a string's UTF-8 is at most 4× its length
+    const st = await this.#stager(plugin);
+    if (!st) return null;
+    const bytes = typeof input === 'string' ? encoder.encode(input) : input;
+    if (bytes.length < STAGE_MIN) return null;
+    const ptr = st.stage(bytes.length, 0) >>> 0;
+    if (ptr === 0) return null; // over the plug-in's limit: it says so on the standard path
+    new Uint8Array(st.memory.buffer, ptr, bytes.length).set(bytes);
+    this.stagedCalls++;
+    return st;
+  }
+
+  /**
+   * Copies out the output a staged call describes (8 bytes: address and
+   * length, little-endian) and lets the plug-in free it.
+   * @param {{ release: Function, memory: WebAssembly.Memory }} st
+   * @param {Uint8Array} desc
+   */
+  #take(st, desc) {
+    if (desc.length !== 8) throw new Error('clipfold: staging: the plug-in answered without an output descriptor');
+    const d = new DataView(desc.buffer, desc.byteOffset, 8);
+    const ptr = d.getUint32(0, true);
+    const len = d.getUint32(4, true);
+    if (ptr + len > st.memory.buffer.byteLength) throw new Error('clipfold: staging: the output descriptor points outside the plug-in\'s memory');
+    const out = new Uint8Array(st.memory.buffer, ptr, len).slice();
+    st.release();
+    return out;
   }
 
   /**
