@@ -10,6 +10,7 @@ import (
 
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/stretchr/testify/require"
 )
@@ -45,8 +46,15 @@ var benchSizes = []int{1_000, 10_000, 100_000}
 func BenchmarkSplit(b *testing.B) { benchExport(b, "split") }
 func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
 
+//
+// wasm-extism is the same call with staging off (Options.NoStaging): the
+// input and output cross through Extism memory, as for hosts that cannot
+// stage.
 func benchExport(b *testing.B, export string) {
 	inst := newInstance(b)
+	rt := newRuntime(b, harness.Options{NoStaging: true})
+	plain, err := rt.NewInstance(context.Background())
+	require.NoError(b, err)
 	env := api.DefaultEnv()
 	h := api.Exports[export]
 	for _, n := range benchSizes {
@@ -60,15 +68,20 @@ func benchExport(b *testing.B, export string) {
 				}
 			}
 		})
-		b.Run(fmt.Sprintf("wasm/n=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(in)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := inst.Call(context.Background(), export, in); err != nil {
-					b.Fatal(err)
+		for _, c := range []struct {
+			name string
+			inst *harness.Instance
+		}{{"wasm", inst}, {"wasm-extism", plain}} {
+			b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
+				b.SetBytes(int64(len(in)))
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := c.inst.Call(context.Background(), export, in); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -231,7 +231,7 @@ func (quickLLM) Complete(_ context.Context, req *core.ModelRequest) (core.ModelR
 func BenchmarkPerfPool(b *testing.B) {
 	ctx := context.Background()
 	host := &hostfuncs.Host{LLM: quickLLM{}, Store: newMemStore(nil)}
-	rt := newRuntime(b, harness.Options{HostFunctions: hostfuncs.Bind(host)})
+	rt := newRuntime(b, harness.Options{Host: host})
 	const maxN = 4
 	splitIn := make([][]byte, maxN)
 	compIn := make([][]byte, maxN)

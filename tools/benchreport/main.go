@@ -50,22 +50,24 @@ type variant struct {
 }
 
 type report struct {
-	Date       time.Time
-	CPU        string
-	NProc      int
-	GoVersion  string
-	Count      int
-	Main       *benchRun
-	Variants   []*variant
-	LeakLog    string
-	LeakOK     bool
-	LeakLoad   string
-	Node       map[string]any
-	NodeErr    string
-	NodeLoad   string
-	Benchstat  string
-	WasmOptVer string
-	Errors     []string
+	Date      time.Time
+	CPU       string
+	NProc     int
+	GoVersion string
+	// SDKVersion and WazeroVersion are the Extism Go SDK's and wazero's.
+	SDKVersion, WazeroVersion string
+	Count                     int
+	Main                      *benchRun
+	Variants                  []*variant
+	LeakLog                   string
+	LeakOK                    bool
+	LeakLoad                  string
+	Node                      map[string]any
+	NodeErr                   string
+	NodeLoad                  string
+	Benchstat                 string
+	WasmOptVer                string
+	Errors                    []string
 }
 
 func main() {
@@ -122,6 +124,11 @@ func main() {
 	r := &report{Date: time.Now().UTC(), NProc: runtime.NumCPU(), CPU: cpuModel(), Count: *count}
 	if out, err := sh(nil, "go", "version"); err == nil {
 		r.GoVersion = strings.TrimSpace(string(out))
+	}
+	if out, err := sh(nil, "go", "list", "-m", "-f", "{{.Version}}", "github.com/extism/go-sdk", "github.com/tetratelabs/wazero"); err == nil {
+		if v := strings.Fields(string(out)); len(v) == 2 {
+			r.SDKVersion, r.WazeroVersion = v[0], v[1]
+		}
 	}
 	must(sh(nil, "make", "build"))
 
