@@ -46,7 +46,6 @@ var benchSizes = []int{1_000, 10_000, 100_000}
 func BenchmarkSplit(b *testing.B) { benchExport(b, "split") }
 func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
 
-//
 // wasm-extism is the same call with staging off (Options.NoStaging): the
 // input and output cross through Extism memory, as for hosts that cannot
 // stage.

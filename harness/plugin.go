@@ -43,11 +43,24 @@ type Options struct {
 	// Extism kernel, as the other hosts do, instead of staging large ones
 	// directly in the plug-in's memory (stage.go). For comparisons.
 	NoStaging bool
+	// MaxMemory bounds an instance's linear memory: when a call leaves it
+	// larger, the instance is replaced by a fresh one before the next call
+	// (its circuit breakers start over). 0 means DefaultMaxMemory; a
+	// negative value never replaces. Wasm memory never shrinks, and
+	// TinyGo's collector retains memory on long runs of multi-megabyte
+	// calls (docs/benchmarks-history.md); this keeps such instances
+	// bounded. It needs the module handle that staging captures, so it
+	// does nothing with NoStaging.
+	MaxMemory int64
 	// Listeners are extra wazero function listeners compiled into the
 	// module (measurements, tracing). The staging listener is added to
 	// them; a factory put in NewRuntime's context would replace it.
 	Listeners experimental.FunctionListenerFactory
 }
+
+// DefaultMaxMemory is Options.MaxMemory's default: 256 MiB, twenty times
+// what a 10k-message split needs.
+const DefaultMaxMemory = 256 << 20
 
 // DefaultCacheDir is where compiled code is cached between processes:
 // $CLIPFOLD_CACHE_DIR, else the user cache dir's clipfold/wazero.
@@ -64,10 +77,11 @@ func DefaultCacheDir() string {
 
 // Runtime is a compiled clipfold module from which instances are made.
 type Runtime struct {
-	compiled *extism.CompiledPlugin
-	logger   func(extism.LogLevel, string)
-	staging  bool
-	direct   bool // host functions from hostfuncs.Bind: staged calls pass inputs in place
+	compiled  *extism.CompiledPlugin
+	logger    func(extism.LogLevel, string)
+	staging   bool
+	direct    bool   // host functions from hostfuncs.Bind: staged calls pass inputs in place
+	maxMemory uint64 // 0: never replace an instance
 }
 
 // NewRuntime compiles the module. It is safe to share between goroutines.
@@ -124,7 +138,14 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: compiling the plug-in: %w", err)
 	}
-	return &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct}, nil
+	r := &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct}
+	switch {
+	case opts.MaxMemory == 0:
+		r.maxMemory = DefaultMaxMemory
+	case opts.MaxMemory > 0:
+		r.maxMemory = uint64(opts.MaxMemory)
+	}
+	return r, nil
 }
 
 // Close releases the runtime and every instance made from it.
@@ -132,37 +153,65 @@ func (r *Runtime) Close(ctx context.Context) error { return r.compiled.Close(ctx
 
 // Instance is one plug-in instance. It keeps state between calls (the
 // per-conversation circuit breaker) and must not be used concurrently.
+// When a call leaves its memory above Options.MaxMemory it is replaced by
+// a fresh instance of the same Runtime (the breakers start over).
 type Instance struct {
-	p  *extism.Plugin
-	st *stager // nil: every call takes the standard path
+	r        *Runtime
+	p        *extism.Plugin
+	st       *stager // nil: every call takes the standard path
+	replaced int     // times the instance was replaced (MaxMemory)
 }
 
 // NewInstance instantiates the module.
 func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
+	inst := &Instance{r: r}
+	if err := r.instantiate(ctx, inst); err != nil {
+		return nil, err
+	}
+	return inst, nil
+}
+
+// instantiate gives inst a new plug-in instance.
+func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 	// wazero's default clocks are fake (fixed walltime, nanosleep that
 	// returns at once): compress needs the real ones for its deadline,
 	// retry backoff and breaker cooldown.
 	mc := wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep()
 	p, err := r.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
-		return nil, fmt.Errorf("clipfold: instantiating the plug-in: %w", err)
+		return fmt.Errorf("clipfold: instantiating the plug-in: %w", err)
 	}
 	if r.logger != nil {
 		p.SetLogger(r.logger)
 	}
-	inst := &Instance{p: p}
+	fresh := &Instance{r: r, p: p}
 	if r.staging && p.FunctionExists("clipfold_stage") {
 		// One `version` call lets the staging listener see the module
 		// (and initializes the guest's runtime, which the first call
 		// would do anyway).
 		sink := &moduleSink{}
-		if _, err := inst.Call(context.WithValue(ctx, sinkKey{}, sink), "version", []byte("{}")); err != nil {
+		if _, err := fresh.call(context.WithValue(ctx, sinkKey{}, sink), "version", []byte("{}")); err != nil {
 			_ = p.Close(ctx)
-			return nil, fmt.Errorf("clipfold: first call to the new instance: %w", err)
+			return fmt.Errorf("clipfold: first call to the new instance: %w", err)
 		}
-		inst.st = newStager(sink.mod, r.direct)
+		fresh.st = newStager(sink.mod, r.direct)
 	}
-	return inst, nil
+	inst.p, inst.st = fresh.p, fresh.st
+	return nil
+}
+
+// bound replaces the instance when its memory has grown past MaxMemory.
+// If a fresh instance cannot be made, the old one stays.
+func (i *Instance) bound(ctx context.Context) {
+	if i.st == nil || i.r.maxMemory == 0 || uint64(i.st.mem.Size()) <= i.r.maxMemory {
+		return
+	}
+	old := i.p
+	if err := i.r.instantiate(context.WithoutCancel(ctx), i); err != nil {
+		return
+	}
+	_ = old.Close(context.WithoutCancel(ctx))
+	i.replaced++
 }
 
 // Close releases the instance.
@@ -182,6 +231,12 @@ func (e *CallError) Error() string { return e.Export + ": " + e.Code + ": " + e.
 // is a *CallError; anything else (a trap, a cancelled context) is a plain
 // error.
 func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	out, err := i.call(ctx, export, input)
+	i.bound(ctx)
+	return out, err
+}
+
+func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	staged := false
 	if i.st != nil && len(input) >= StageMin {
 		var err error
