@@ -16,4 +16,4 @@ export { MemoryStore } from './store.js';
 export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/openai.js';
 export { offlineLLM, extractiveSummaryJS } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';
-export { compileWasm, PluginInstance, STAGE_MIN } from './instance.js';
+export { compileWasm, PluginInstance, STAGE_MIN, DEFAULT_MAX_MEMORY } from './instance.js';

@@ -27,7 +27,16 @@ export async function compileWasm(wasm) {
  * @property {boolean} runInWorker run the Wasm on a worker thread (required for async host functions)
  * @property {Record<string, string>} [config] the Extism manifest config map
  * @property {(level: string, message: string) => void} [onLog] receives the plug-in's log lines
+ * @property {number} [maxMemory] bytes of linear memory above which a main-thread instance is
+ *   replaced by a fresh one after the call (its breakers start over); default DEFAULT_MAX_MEMORY, 0 never
  */
+
+/**
+ * Wasm memory never shrinks, and TinyGo's collector retains memory on long
+ * runs of multi-megabyte calls: an instance left above this after a call
+ * is replaced before the next one. Same as the Go host's.
+ */
+export const DEFAULT_MAX_MEMORY = 256 * 1024 * 1024;
 
 const LOG_LEVEL_WARN = 3;
 const LOG_LEVEL_OFF = 0x7fffffff;
@@ -150,8 +159,29 @@ export class PluginInstance {
       if (staged) bytes = this.#take(staged, bytes);
       await plugin.reset();
       this.#called = true;
+      await this.#bound(plugin);
       return bytes;
     });
+  }
+
+  /** times the instance was replaced for its memory */
+  replaced = 0;
+
+  /**
+   * Replaces a main-thread instance whose memory grew past maxMemory: the
+   * next call makes a fresh one.
+   * @param {import('@extism/extism').Plugin} plugin
+   */
+  async #bound(plugin) {
+    const max = this.#opts.maxMemory ?? DEFAULT_MAX_MEMORY;
+    if (!max || this.#opts.runInWorker) return;
+    const ex = (await plugin.getInstance()).exports;
+    if (!(ex.memory instanceof WebAssembly.Memory) || ex.memory.buffer.byteLength <= max) return;
+    this.#plugin = null;
+    this.#stage = undefined;
+    this.#called = false;
+    this.replaced++;
+    await plugin.close().catch(() => {});
   }
 
   /** an export has returned on the current plug-in (its runtime is initialized) */

@@ -53,3 +53,22 @@ describe('staging', () => {
     assert.equal(plain.stagedCalls, 0);
   });
 });
+
+describe('memory bound', () => {
+  test('an instance left above maxMemory is replaced and answers the same', async () => {
+    const module = await compileWasm(wasmPath());
+    const inst = new PluginInstance({ module, functions: { [HOST_NAMESPACE]: stubHostFunctions() }, runInWorker: false, maxMemory: 4 * 1024 * 1024 });
+    try {
+      const small = JSON.stringify({ messages: makeConversation('small', 3) });
+      await inst.call('split', small);
+      const big = JSON.stringify({ messages: makeConversation('big', 6000) });
+      const a = new TextDecoder().decode(await inst.call('split', big));
+      assert.ok(inst.replaced >= 1, 'a split of 6000 messages needs more than 4 MiB');
+      const b = new TextDecoder().decode(await inst.call('split', big));
+      assert.equal(b, a);
+      assert.ok((await inst.wasmMemoryBytes()) !== null);
+    } finally {
+      await inst.close();
+    }
+  });
+});
