@@ -44,6 +44,12 @@ type msgRules struct {
 // itself needs (TinyGo's collector, in particular, pays for every
 // allocation on large histories).
 func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Message, error) {
+	return decodeMessagesCopy(r, field, rules, copyMessages)
+}
+
+// decodeMessagesCopy is decodeMessages with each message copied out of
+// the input (own) or not; tests run both ways on any compiler.
+func decodeMessagesCopy(r gjson.Result, field string, rules msgRules, own bool) ([]core.Message, error) {
 	if !r.Exists() {
 		return nil, required(field)
 	}
@@ -64,7 +70,7 @@ func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Messag
 	}
 	for i := 0; ; i++ {
 		d.i = i
-		m, end, err := d.decodeAt(s, j)
+		m, end, err := d.decodeAt(s, j, own)
 		if end < 0 {
 			return decodeMessagesGJSON(r, &d, msgs[:0])
 		}
@@ -119,7 +125,7 @@ func (d *msgDecoder) path(sub string) string { return idx(d.field, d.i) + sub }
 
 // decodeAt decodes the message whose text starts at s[start] and returns
 // the index after it; end is -1 when the text is not as expected.
-func (d *msgDecoder) decodeAt(s string, start int) (m core.Message, end int, err error) {
+func (d *msgDecoder) decodeAt(s string, start int, own bool) (m core.Message, end int, err error) {
 	if at(s, start) != '{' {
 		end = skipValue(s, start)
 		if end < 0 {
@@ -129,7 +135,7 @@ func (d *msgDecoder) decodeAt(s string, start int) (m core.Message, end int, err
 		return m, end, err
 	}
 	d.hasRole, d.hasID, d.err = false, false, nil
-	if copyMessages { // see decode
+	if own { // see decode
 		end = skipContainer(s, start)
 		if end < 0 {
 			return m, -1, nil

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 func walkSeeds() []string {
@@ -36,7 +38,15 @@ func decodeBoth(t *testing.T, in string, rules msgRules) {
 		return
 	}
 	r := o.Get("messages")
-	got, gotErr := decodeMessages(r, "messages", rules)
+	for _, own := range []bool{false, true} {
+		decodeOneWay(t, in, r, rules, own)
+	}
+}
+
+// decodeOneWay compares the walker, copying messages (own) or not, with
+// gjson's ForEach.
+func decodeOneWay(t *testing.T, in string, r gjson.Result, rules msgRules, own bool) {
+	got, gotErr := decodeMessagesCopy(r, "messages", rules, own)
 	var d msgDecoder
 	want, wantErr := []any(nil), error(nil)
 	if r.Exists() && r.IsArray() {
@@ -53,7 +63,7 @@ func decodeBoth(t *testing.T, in string, rules msgRules) {
 		_, wantErr = decodeMessages(r, "messages", rules) // not the walker's path
 	}
 	if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
-		t.Fatalf("%.200q: walker error %v, gjson error %v", in, gotErr, wantErr)
+		t.Fatalf("%.200q (copying %v): walker error %v, gjson error %v", in, own, gotErr, wantErr)
 	}
 	if gotErr != nil {
 		return
@@ -63,7 +73,7 @@ func decodeBoth(t *testing.T, in string, rules msgRules) {
 		g = append(g, m)
 	}
 	if !reflect.DeepEqual(g, want) {
-		t.Fatalf("%.200q: walker decoded\n%+v\ngjson decoded\n%+v", in, g, want)
+		t.Fatalf("%.200q (copying %v): walker decoded\n%+v\ngjson decoded\n%+v", in, own, g, want)
 	}
 }
 
