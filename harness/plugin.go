@@ -189,10 +189,14 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 		// One `version` call lets the staging listener see the module
 		// (and initializes the guest's runtime, which the first call
 		// would do anyway).
+		// An export's error (a bad manifest config fails every call) is
+		// left for the caller's calls to report, as without staging.
 		sink := &moduleSink{}
 		if _, err := fresh.call(context.WithValue(ctx, sinkKey{}, sink), "version", []byte("{}")); err != nil {
-			_ = p.Close(ctx)
-			return fmt.Errorf("clipfold: first call to the new instance: %w", err)
+			if ce := (*CallError)(nil); !errors.As(err, &ce) {
+				_ = p.Close(ctx)
+				return fmt.Errorf("clipfold: first call to the new instance: %w", err)
+			}
 		}
 		fresh.st = newStager(sink.mod, r.direct)
 	}

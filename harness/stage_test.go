@@ -157,3 +157,22 @@ func TestOptionsHostAndHostFunctionsConflict(t *testing.T) {
 	_, err := harness.NewRuntime(context.Background(), harness.Options{Host: h, HostFunctions: hostfuncs.Bind(h)})
 	require.ErrorContains(t, err, "both set")
 }
+
+// TestBadManifestConfigFailsEachCall: NewInstance's own first call does
+// not turn a bad manifest value into an instantiation failure; every call
+// reports it, naming the key, with or without staging.
+func TestBadManifestConfigFailsEachCall(t *testing.T) {
+	ctx := context.Background()
+	for _, noStaging := range []bool{false, true} {
+		rt := newRuntime(t, harness.Options{Config: map[string]string{"keep_recent": "-3"}, NoStaging: noStaging})
+		inst, err := rt.NewInstance(ctx)
+		require.NoError(t, err)
+		for _, in := range [][]byte{[]byte(`{"messages":[]}`), benchHistory(200)} {
+			_, err = inst.Call(ctx, "split", in)
+			var ce *harness.CallError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "invalid_input", ce.Code)
+			assert.Contains(t, ce.Message, "manifest config.keep_recent")
+		}
+	}
+}
