@@ -245,7 +245,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	w("\n\n")
 
 	// 5. memory.
-	w("## 5. Memory\n\nRead through a wazero function listener on the exports (`harness/perf_helpers_test.go`): after each call it records the plug-in module's linear memory and the Extism kernel's (which holds the input and the output). Go's Wasm runtime never returns linear memory, so the size after a call is the peak so far. A fresh instance per measurement.\n\n")
+	w("## 5. Memory\n\nRead through a wazero function listener on the exports (`harness/perf_helpers_test.go`): after each call it records the plug-in module's linear memory and the Extism kernel's (which holds the input and output of calls that are not staged; staged ones live in the plug-in's memory). Go's Wasm runtime never returns linear memory, so the size after a call is the peak so far. A fresh instance per measurement.\n\n")
 	w("| split of | input MiB | plug-in memory after 1st call MiB | after 21 calls MiB | Extism kernel MiB | (plug-in + kernel) / input, 1st call |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, n := range []int{1000, 10000} {
 		name := fmt.Sprintf("BenchmarkPerfFirstCall/split/n=%d", n)
