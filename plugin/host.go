@@ -61,7 +61,7 @@ func (extismHost) CallHost(name string, input []byte) ([]byte, error) {
 
 //go:wasmexport compress
 func compress() int32 {
-	return call(func(e *api.Env, in []byte) ([]byte, error) {
+	return run(func(e *api.Env, in []byte) ([]byte, error) {
 		return e.Compress(in, extismHost{}, api.SystemClock{})
-	}, false)
+	})
 }

@@ -31,15 +31,20 @@ func main() {}
 // handler is an export's behaviour: input bytes to output bytes.
 type handler func(e *api.Env, in []byte) ([]byte, error)
 
-// run executes a pure export's h with the plug-in's environment (see call).
-func run(h handler) int32 { return call(h, true) }
+// run executes h with the plug-in's environment (see call).
+func run(h handler) int32 { return call(h, false) }
+
+// runLive is run for an export whose allocations all stay live until its
+// output is built: the decoded messages and the output (see call).
+func runLive(h handler) int32 { return call(h, true) }
 
 // call executes h with the plug-in's environment. No panic may cross the
 // boundary: a recovered panic becomes an "internal" error and the
-// instance keeps answering later calls. pure says that what h allocates
-// stays live until its output is built (true of every export but
-// compress, which makes garbage chunk after chunk).
-func call(h handler, pure bool) (rc int32) {
+// instance keeps answering later calls. live says that what h allocates
+// stays live until its output is built, so collecting during it is
+// wasted (true of split, score, chunk, estimateTokens, shouldCompact;
+// not of compress or the summarizer, which make garbage as they go).
+func call(h handler, live bool) (rc int32) {
 	defer func() {
 		if r := recover(); r != nil {
 			pdk.SetErrorString(core.CodeInternal + ": unexpected failure: " + panicText(r))
@@ -63,7 +68,7 @@ func call(h handler, pure bool) (rc int32) {
 		in = pdk.Input()
 	}
 	large := len(in) > largeCall
-	if large && pure && runtime.Compiler == "gc" {
+	if large && live && runtime.Compiler == "gc" {
 		// A collection during a pure export finds no garbage and only
 		// slows it down (marking, write barriers on every pointer
 		// store): collect once afterwards instead (collect, or
@@ -129,19 +134,19 @@ func environment() (*api.Env, error) {
 }
 
 //go:wasmexport score
-func score() int32 { return run((*api.Env).Score) }
+func score() int32 { return runLive((*api.Env).Score) }
 
 //go:wasmexport split
-func split() int32 { return run((*api.Env).Split) }
+func split() int32 { return runLive((*api.Env).Split) }
 
 //go:wasmexport chunk
-func chunk() int32 { return run((*api.Env).Chunk) }
+func chunk() int32 { return runLive((*api.Env).Chunk) }
 
 //go:wasmexport estimateTokens
-func estimateTokens() int32 { return run((*api.Env).EstimateTokens) }
+func estimateTokens() int32 { return runLive((*api.Env).EstimateTokens) }
 
 //go:wasmexport shouldCompact
-func shouldCompact() int32 { return run((*api.Env).ShouldCompact) }
+func shouldCompact() int32 { return runLive((*api.Env).ShouldCompact) }
 
 //go:wasmexport buildSummarizationRequest
 func buildSummarizationRequest() int32 { return run((*api.Env).BuildSummarizationRequest) }
