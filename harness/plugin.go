@@ -43,6 +43,9 @@ type Options struct {
 	// Extism kernel, as the other hosts do, instead of staging large ones
 	// directly in the plug-in's memory (stage.go). For comparisons.
 	NoStaging bool
+	// StageMin is the smallest input that is staged; 0 means the
+	// package's StageMin. (Tests set 1 to stage everything.)
+	StageMin int
 	// MaxMemory bounds an instance's linear memory: when a call leaves it
 	// larger, the instance is replaced by a fresh one before the next call
 	// (its circuit breakers start over). 0 means DefaultMaxMemory; a
@@ -82,6 +85,7 @@ type Runtime struct {
 	staging   bool
 	direct    bool   // host functions from hostfuncs.Bind: staged calls pass inputs in place
 	maxMemory uint64 // 0: never replace an instance
+	stageMin  int
 }
 
 // NewRuntime compiles the module. It is safe to share between goroutines.
@@ -138,7 +142,10 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: compiling the plug-in: %w", err)
 	}
-	r := &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct}
+	r := &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct, stageMin: opts.StageMin}
+	if r.stageMin <= 0 {
+		r.stageMin = StageMin
+	}
 	switch {
 	case opts.MaxMemory == 0:
 		r.maxMemory = DefaultMaxMemory
@@ -242,7 +249,7 @@ func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byt
 
 func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	staged := false
-	if i.st != nil && len(input) >= StageMin {
+	if i.st != nil && len(input) >= i.r.stageMin {
 		var err error
 		if staged, err = i.st.put(ctx, input); err != nil {
 			return nil, fmt.Errorf("clipfold: %s: %w", export, err)

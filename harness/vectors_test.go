@@ -44,3 +44,22 @@ func TestVectorsWasm(t *testing.T) {
 		})
 	}
 }
+
+// TestVectorsWasmStaged runs the vectors with every input staged
+// (StageMin 1): the staged path must give the same answers and errors as
+// the Extism-memory path, which the vectors' small inputs otherwise take.
+func TestVectorsWasmStaged(t *testing.T) {
+	vs, err := harness.LoadVectors(vectorDir)
+	require.NoError(t, err)
+	rt := newRuntime(t, harness.Options{StageMin: 1})
+	inst, err := rt.NewInstance(context.Background())
+	require.NoError(t, err)
+	defer inst.Close(context.Background())
+	for _, v := range vs {
+		t.Run(v.Export+"/"+v.Name, func(t *testing.T) {
+			out, err := inst.Call(context.Background(), v.Export, v.InputBytes())
+			require.NoError(t, v.Check(out, err))
+		})
+	}
+	require.Greater(t, harness.StagedCalls(inst), len(vs)/2, "most vectors must have been staged")
+}
