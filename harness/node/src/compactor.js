@@ -67,6 +67,8 @@ export function manifestConfig(config) {
  * @property {Store} [store]        answers memory_list / compaction_commit; default a new MemoryStore
  * @property {Config} [config]      plug-in-wide defaults (the manifest config map); a call's config overrides them
  * @property {(level: string, message: string) => void} [onLog] the plug-in's log lines (warnings about unknown keys); default: dropped
+ * @property {number} [stageMin] pure exports stage inputs of at least this many bytes (default STAGE_MIN, 16 KiB)
+ * @property {number} [maxMemory] the pure-export instance is replaced after a call leaves its memory above this (default 256 MiB; 0 never)
  * @property {(e: HostCallEvent) => void} [onHostCall] observes every host-function call
  */
 
@@ -99,6 +101,7 @@ export async function createCompactor(opts = {}) {
 
   const pure = new PluginInstance({
     module, config, onLog: opts.onLog, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() },
+    stageMin: opts.stageMin, maxMemory: opts.maxMemory,
   });
   await pure.ready();
   /** @type {PluginInstance | null} */
@@ -154,6 +157,8 @@ export async function createCompactor(opts = {}) {
     has: (name) => exportNames.has(name),
     call,
     callRaw,
+    /** How many pure-export calls were staged (diagnostics). */
+    get stagedCalls() { return pure.stagedCalls; },
 
     /**
      * Compacts a conversation (SPEC §4). The history defaults to the

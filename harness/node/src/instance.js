@@ -27,6 +27,7 @@ export async function compileWasm(wasm) {
  * @property {boolean} runInWorker run the Wasm on a worker thread (required for async host functions)
  * @property {Record<string, string>} [config] the Extism manifest config map
  * @property {(level: string, message: string) => void} [onLog] receives the plug-in's log lines
+ * @property {number} [stageMin] the smallest input that is staged (default STAGE_MIN; tests set 1)
  * @property {number} [maxMemory] bytes of linear memory above which a main-thread instance is
  *   replaced by a fresh one after the call (its breakers start over); default DEFAULT_MAX_MEMORY, 0 never
  */
@@ -212,11 +213,12 @@ export class PluginInstance {
    * @param {string | Uint8Array} input
    */
   async #put(plugin, input) {
-    if (input.length < STAGE_MIN / 4) return null; // cheap pre-check: a string's UTF-8 is at most 4× its length
+    const min = Math.max(1, this.#opts.stageMin ?? STAGE_MIN);
+    if (input.length < min / 4) return null; // cheap pre-check: a string's UTF-8 is at most 4× its length
     const st = await this.#stager(plugin);
     if (!st) return null;
     const bytes = typeof input === 'string' ? encoder.encode(input) : input;
-    if (bytes.length < STAGE_MIN) return null;
+    if (bytes.length < min) return null;
     const ptr = st.stage(bytes.length, 0) >>> 0;
     if (ptr === 0) return null; // over the plug-in's limit: it says so on the standard path
     new Uint8Array(st.memory.buffer, ptr, bytes.length).set(bytes);
