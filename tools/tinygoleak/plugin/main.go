@@ -71,3 +71,20 @@ func itoa(v uint64) string {
 	}
 	return string(b)
 }
+
+var sink byte
+
+// alloconly allocates an input-sized buffer and drops it: nothing else.
+//
+//go:wasmexport alloconly
+func alloconly() int32 {
+	n := int(inputLen())
+	b := make([]byte, n)
+	b[n/2] = 1
+	sink += b[n/2]
+	pdk.Output([]byte{sink})
+	return 0
+}
+
+//go:wasmimport extism:host/env input_length
+func inputLen() uint64
