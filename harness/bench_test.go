@@ -110,3 +110,39 @@ func BenchmarkCompressOverhead(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPerfPerTurn is what an agent pays on every turn: shouldCompact,
+// score and split of a 100-message history (~27 KB), natively and
+// through the plug-in (staged: it is over 16 KiB), and the same through
+// Extism memory.
+func BenchmarkPerfPerTurn(b *testing.B) {
+	inst := newInstance(b)
+	rt := newRuntime(b, harness.Options{NoStaging: true})
+	plain, err := rt.NewInstance(context.Background())
+	require.NoError(b, err)
+	env := api.DefaultEnv()
+	in := benchHistory(100)
+	for _, export := range []string{"shouldCompact", "score", "split"} {
+		h := api.Exports[export]
+		b.Run(export+"/native", func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			for i := 0; i < b.N; i++ {
+				if _, err := h(env, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		for _, c := range []struct {
+			name string
+			inst *harness.Instance
+		}{{"wasm", inst}, {"wasm-extism", plain}} {
+			b.Run(export+"/"+c.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, err := c.inst.Call(context.Background(), export, in); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

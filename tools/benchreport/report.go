@@ -178,6 +178,13 @@ func (r *report) markdown(svgPath, mdPath string) string {
 		}
 		w("| %d | %s | %s | %s | %.1f× | %s | %s | %s | %s / %s | %s / %s |\n", n, f(mbs*spn/1e3), f(spn), f(spw), spw/spn, opt(spx, okx), saves, f(sink+emit), f(vw), f(vn), f(ew), f(en))
 	}
+	w("\nPer turn — what an agent pays on every turn for a 100-message history (%s KB; staged, being over 16 KiB), µs per call:\n\n| export | native µs | plug-in µs | plug-in / native | through Extism memory µs |\n| --- | ---: | ---: | ---: | ---: |\n", f(r.perTurnKB()))
+	for _, exp := range []string{"shouldCompact", "score", "split"} {
+		nat, ok1 := m.ms("BenchmarkPerfPerTurn/" + exp + "/native")
+		was, ok2 := m.ms("BenchmarkPerfPerTurn/" + exp + "/wasm")
+		ext, ok3 := m.ms("BenchmarkPerfPerTurn/" + exp + "/wasm-extism")
+		w("| %s | %s | %s | %s | %s |\n", exp, opt(nat*1e3, ok1), opt(was*1e3, ok2), ratioStr(was, nat, ok1 && ok2), opt(ext*1e3, ok3))
+	}
 	w("\nsplit with nothing to sort vs everything to sort, 10k messages (same output size):\n\n| keep_recent | native ms | plug-in ms | ratio |\n| ---: | ---: | ---: | ---: |\n")
 	for _, k := range []int{0, 10000} {
 		a, _ := m.ms(fmt.Sprintf("BenchmarkPerfSplitKeep/native/keep=%d", k))
@@ -319,6 +326,13 @@ func (r *report) markdown(svgPath, mdPath string) string {
 		w("## Appendix: benchstat\n\n<details><summary>benchstat over the standard build's %d runs (median ± 95%% confidence interval)</summary>\n\n```\n%s```\n\n</details>\n", r.Count, r.Benchstat)
 	}
 	return b.String()
+}
+
+// perTurnKB is the size of the per-turn benchmark's history in KB.
+func (r *report) perTurnKB() float64 {
+	t, _ := r.Main.ms("BenchmarkPerfPerTurn/split/native")
+	mbs, _ := r.Main.get("BenchmarkPerfPerTurn/split/native", "MB/s")
+	return mbs * t
 }
 
 func ratioStr(a, b float64, ok bool) string {
