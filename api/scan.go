@@ -200,10 +200,12 @@ func (s *inputScanner) container(depth int) bool {
 }
 
 // str scans a string's contents and closing quote (s.i is just past the
-// opening quote): no control characters, valid escapes, valid UTF-8.
+// opening quote): no control characters, valid escapes, valid UTF-8. On
+// failure s.i is at the offending byte (firstSyntaxError reports it).
 func (s *inputScanner) str() bool {
 	b := s.b
-	for i := s.i; i < len(b); {
+	i := s.i
+	for i < len(b) {
 		// Eight plain bytes at a time (see plainWord), then one at a time.
 		for i+8 <= len(b) && plainWord(*(*uint64)(unsafe.Pointer(&b[i]))) {
 			i += 8
@@ -221,20 +223,26 @@ func (s *inputScanner) str() bool {
 			s.i = i + 1
 			return true
 		case c < ' ':
+			s.i = i
 			return false
 		case c == '\\':
 			if i+1 >= len(b) {
+				s.i = i + 1
 				return false
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return false
+				for k := i + 2; k < i+6; k++ {
+					if k >= len(b) || !isHex(b[k]) {
+						s.i = k
+						return false
+					}
 				}
 				i += 6
 			default:
+				s.i = i + 1
 				return false
 			}
 		case c < utf8.RuneSelf:
@@ -242,11 +250,13 @@ func (s *inputScanner) str() bool {
 		default:
 			r, n := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && n == 1 {
+				s.i = i
 				return false
 			}
 			i += n
 		}
 	}
+	s.i = len(b)
 	return false
 }
 
