@@ -195,6 +195,36 @@ func MarshalMessage(m *Message) (json.RawMessage, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
+// PreparedCommit is a commit checked and ready for a backend to apply.
+type PreparedCommit struct {
+	Insert    Message  // the clip-archive as a stored message (InsertAsMessage)
+	RemoveIDs []string // remove_message_ids without repeats
+	DeleteIDs []string // archive_deletes without repeats
+}
+
+// PrepareCommit checks what can be checked before a transaction starts —
+// a conversation id, the insert message, a label on every archive write —
+// and returns the commit ready to apply at now. Both backends call it, so
+// they refuse the same commits with the same words.
+func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
+	if c == nil {
+		return PreparedCommit{}, errors.New("commit: nil commit")
+	}
+	if c.ConversationID == "" {
+		return PreparedCommit{}, fmt.Errorf("commit %q: conversation_id is empty", c.OperationID)
+	}
+	insert, err := InsertAsMessage(c, now)
+	if err != nil {
+		return PreparedCommit{}, err
+	}
+	for i, w := range c.ArchiveWrites {
+		if w.Label == "" {
+			return PreparedCommit{}, fmt.Errorf("commit %q: archive_writes[%d]: label is empty", c.OperationID, i)
+		}
+	}
+	return PreparedCommit{Insert: insert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes)}, nil
+}
+
 // InsertAsMessage turns a commit's clip-archive into the Message to store:
 // the conversation is the commit's, the role "system" unless set, the
 // created_at the insert's (or now, when it has none), and Raw built by

@@ -305,24 +305,12 @@ func (s *Store) ListBlocks(ctx context.Context, tier, labelPrefix string) ([]cor
 // written, so a conflicting commit changes nothing — not even an identity
 // sequence.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
-	if c == nil {
-		return errors.New("commit: nil commit")
-	}
-	if c.ConversationID == "" {
-		return fmt.Errorf("commit %q: conversation_id is empty", c.OperationID)
-	}
 	now := s.now().UTC()
-	insert, err := store.InsertAsMessage(c, now)
+	p, err := store.PrepareCommit(c, now)
 	if err != nil {
 		return err
 	}
-	for i, w := range c.ArchiveWrites {
-		if w.Label == "" {
-			return fmt.Errorf("commit %q: archive_writes[%d]: label is empty", c.OperationID, i)
-		}
-	}
-	removeIDs := store.UniqueStrings(c.RemoveMessageIDs)
-	deleteIDs := store.UniqueStrings(c.ArchiveDeletes)
+	insert, removeIDs, deleteIDs := p.Insert, p.RemoveIDs, p.DeleteIDs
 	nowText := core.FormatTime(now)
 
 	err = s.inTx(ctx, func(tx pgx.Tx) error {

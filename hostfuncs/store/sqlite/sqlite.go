@@ -283,19 +283,12 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
 // checked before anything is written, inside the IMMEDIATE transaction, so
 // a loser of a race changes nothing and reports core.ErrConflict.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
-	if c == nil {
-		return errors.New("commit: nil commit")
-	}
-	if c.ConversationID == "" {
-		return fmt.Errorf("commit %q: conversation_id is empty", c.OperationID)
-	}
 	now := s.now().UTC()
-	insert, err := store.InsertAsMessage(c, now)
+	p, err := store.PrepareCommit(c, now)
 	if err != nil {
 		return err
 	}
-	removeIDs := store.UniqueStrings(c.RemoveMessageIDs)
-	deleteIDs := store.UniqueStrings(c.ArchiveDeletes)
+	insert, removeIDs, deleteIDs := p.Insert, p.RemoveIDs, p.DeleteIDs
 	removeJSON, err := jsonArray(removeIDs)
 	if err != nil {
 		return fmt.Errorf("commit %q: %w", c.OperationID, err)
@@ -370,9 +363,6 @@ WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY 
 		tier := w.Tier
 		if tier == "" {
 			tier = "archival"
-		}
-		if w.Label == "" {
-			return fail(fmt.Sprintf("archive_writes[%d]", i), errors.New("label is empty"))
 		}
 		id, err := store.NewID("blk_")
 		if err != nil {

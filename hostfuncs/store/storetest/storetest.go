@@ -42,6 +42,7 @@ func Run(t *testing.T, open Opener) {
 		{"CommitAppliesEverything", testCommitAppliesEverything},
 		{"CommitConflictChangesNothing", testCommitConflictChangesNothing},
 		{"CommitDuplicateInsertID", testCommitDuplicateInsertID},
+		{"CommitMalformedRefused", testCommitMalformedRefused},
 		{"ListBlocksLiteralPrefix", testListBlocksLiteralPrefix},
 		{"RecallExactRaw", testRecallExactRaw},
 		{"SearchRanking", testSearchRanking},
@@ -337,6 +338,36 @@ func testCommitDuplicateInsertID(t *testing.T, open Opener) {
 	err := s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op3", Insert: clipArchive("c2", "ca9")})
 	require.Error(t, err, "an insert for another conversation is refused")
 	assert.Equal(t, before, dump(t, s))
+}
+
+// testCommitMalformedRefused: commits store.PrepareCommit refuses change
+// nothing, and every backend says why in the same words.
+func testCommitMalformedRefused(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 3)
+	label := core.BatchLabelPrefix("c1") + "2026-02-28T11:00:00.000Z"
+	cases := []struct {
+		name string
+		c    *core.Commit
+		want string
+	}{
+		{"nil", nil, "nil commit"},
+		{"no conversation", &core.Commit{OperationID: "op1", Insert: clipArchive("c1", "ca1")}, "conversation_id is empty"},
+		{"no insert id", &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"}}, "insert_message.id is empty"},
+		{"unlabelled archive write", &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"},
+			ArchiveWrites: []core.ArchiveWrite{{Label: label, Content: "a"}, {Content: "b"}}, Insert: clipArchive("c1", "ca1")}, "archive_writes[1]: label is empty"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dump(t, s)
+			err := s.Commit(ctx, tc.c)
+			require.Error(t, err)
+			assert.False(t, errors.Is(err, core.ErrConflict), "a malformed commit is a caller error, not a conflict")
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, before, dump(t, s), "a refused commit must change nothing")
+		})
+	}
 }
 
 func testListBlocksLiteralPrefix(t *testing.T, open Opener) {
