@@ -13,8 +13,8 @@ import (
 //
 // Through Extism's own path a call's input and output cross the boundary
 // eight bytes per host call (go-pdk reads with input_load_u64 and writes
-// with store_u64, ~100 ns each): 70 ms of a 10k-message split, a quarter
-// of it. The Go SDK gives host code no handle on the plug-in module's
+// with store_u64, ~100 ns each): about half of a 10k-message split
+// (docs/benchmarks.md: 100 ms through Extism memory, 53 ms staged). The Go SDK gives host code no handle on the plug-in module's
 // linear memory, so the Runtime compiles the module with a wazero function
 // listener on its `version` export (experimental but public API); the
 // listener sees the calling module, and NewInstance calls `version` once
@@ -27,7 +27,8 @@ import (
 // over the limit) the standard path is used; outputs and errors are the
 // same either way (harness tests compare both paths byte for byte).
 
-// StageMin is the input size from which Call stages. Staging costs two
+// StageMin is the input size from which Call stages, unless
+// Options.StageMin says otherwise. Staging costs two
 // extra calls into the module (a few microseconds); below this size the
 // standard path's host calls cost about as much.
 const StageMin = 16 << 10

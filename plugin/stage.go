@@ -10,11 +10,11 @@ import (
 )
 
 // Staged transfer: a host that can reach this module's linear memory
-// (the Go harness can; see harness/stage.go) writes a large input
+// (the Go and Node hosts can; see harness/stage.go) writes a large input
 // straight into a buffer reserved here and reads the output straight from
 // here, instead of moving both through the Extism kernel eight bytes per
-// host call (go-pdk's Input and Output), which is most of the cost of
-// a 10k-message split. Every other host uses the standard path; an
+// host call (go-pdk's Input and Output), which is about half the cost of
+// a 10k-message split under wazero. Every other host uses the standard path; an
 // export called with a non-empty Extism input ignores anything staged.
 //
 // Protocol, one call at a time (an instance is never used concurrently):
