@@ -139,8 +139,9 @@ export class PluginInstance {
       let out;
       let staged = null;
       try {
-        staged = await this.#put(plugin, input);
-        out = await plugin.call(name, staged ? new Uint8Array(0) : input);
+        const put = await this.#put(plugin, input);
+        staged = put.staged;
+        out = await plugin.call(name, put.input);
       } catch (err) {
         const pluginError = err instanceof Error && err.message.startsWith('Plugin-originated error: ');
         if (pluginError) {
@@ -207,23 +208,26 @@ export class PluginInstance {
   }
 
   /**
-   * Writes a large input into the plug-in's own memory; null when the
-   * standard path is to be used.
+   * Writes a large input into the plug-in's own memory. Returns the
+   * stager when it did (and an empty input for the export call), else
+   * staged null and the input to pass the standard way (encoded once
+   * already when it had to be measured).
    * @param {import('@extism/extism').Plugin} plugin
    * @param {string | Uint8Array} input
+   * @returns {Promise<{ staged: { release: Function, memory: WebAssembly.Memory } | null, input: string | Uint8Array }>}
    */
   async #put(plugin, input) {
     const min = Math.max(1, this.#opts.stageMin ?? STAGE_MIN);
-    if (input.length < min / 4) return null; // cheap pre-check: a string's UTF-8 is at most 4× its length
+    if (input.length < min / 4) return { staged: null, input }; // cheap pre-check: a string's UTF-8 is at most 4× its length
     const st = await this.#stager(plugin);
-    if (!st) return null;
+    if (!st) return { staged: null, input };
     const bytes = typeof input === 'string' ? encoder.encode(input) : input;
-    if (bytes.length < min) return null;
+    if (bytes.length < min) return { staged: null, input: bytes };
     const ptr = st.stage(bytes.length, 0) >>> 0;
-    if (ptr === 0) return null; // over the plug-in's limit: it says so on the standard path
+    if (ptr === 0) return { staged: null, input: bytes }; // over the plug-in's limit: it says so on the standard path
     new Uint8Array(st.memory.buffer, ptr, bytes.length).set(bytes);
     this.stagedCalls++;
-    return st;
+    return { staged: st, input: new Uint8Array(0) };
   }
 
   /**
