@@ -49,6 +49,12 @@ func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Messag
 
 // decodeMessagesCopy is decodeMessages with each message copied out of
 // the input (own) or not; tests run both ways on any compiler.
+//
+// Messages are decoded in place, into the slice, and the walker hands
+// values over by pointer: under standard Go's Wasm every copy of a
+// Message (~170 bytes) or a gjson.Result (80 bytes) is a memory.copy that
+// wazero runs as a call into the host's memmove, and those copies were
+// 15% of a 10k-message split.
 func decodeMessagesCopy(r gjson.Result, field string, rules msgRules, own bool) ([]core.Message, error) {
 	if !r.Exists() {
 		return nil, required(field)
@@ -57,7 +63,6 @@ func decodeMessagesCopy(r gjson.Result, field string, rules msgRules, own bool) 
 		return nil, wrongType(field, "an array of messages", r)
 	}
 	d := msgDecoder{field: field, rules: rules}
-	d.onKey = d.key                                   // one closure for the whole array
 	msgs := make([]core.Message, 0, len(r.Raw)/256+8) // a guess: append grows it if short
 	s := r.Raw
 	j := skipWS(s, 0)
@@ -70,14 +75,20 @@ func decodeMessagesCopy(r gjson.Result, field string, rules msgRules, own bool) 
 	}
 	for i := 0; ; i++ {
 		d.i = i
-		m, end, err := d.decodeAt(s, j, own)
+		// A new element, zero: make and append hand out zeroed memory,
+		// and this loop never shrinks the slice.
+		if len(msgs) < cap(msgs) {
+			msgs = msgs[:len(msgs)+1]
+		} else {
+			msgs = append(msgs, core.Message{})
+		}
+		end, err := d.decodeAt(s, j, own, &msgs[i])
 		if end < 0 {
 			return decodeMessagesGJSON(r, &d, msgs[:0])
 		}
 		if err != nil {
-			return msgs, err
+			return msgs[:i], err
 		}
-		msgs = append(msgs, m)
 		j = skipWS(s, end)
 		switch at(s, j) {
 		case ',':
@@ -98,8 +109,8 @@ func decodeMessagesGJSON(r gjson.Result, d *msgDecoder, msgs []core.Message) ([]
 	d.err = nil
 	r.ForEach(func(_, v gjson.Result) bool {
 		d.i = i
-		m, err := d.decode(v)
-		if err != nil {
+		var m core.Message
+		if err := d.decode(v, &m); err != nil {
 			d.err = err
 			return false
 		}
@@ -114,8 +125,8 @@ type msgDecoder struct {
 	field          string // the array's path
 	i              int    // index in it
 	rules          msgRules
-	onKey          func(k, v gjson.Result) bool
-	m              core.Message
+	m              *core.Message // the message being decoded
+	v              gjson.Result  // the walker's current member value
 	hasRole, hasID bool
 	err            error
 }
@@ -123,44 +134,43 @@ type msgDecoder struct {
 // path is the current message's field path plus sub, built on error only.
 func (d *msgDecoder) path(sub string) string { return idx(d.field, d.i) + sub }
 
-// decodeAt decodes the message whose text starts at s[start] and returns
-// the index after it; end is -1 when the text is not as expected.
-func (d *msgDecoder) decodeAt(s string, start int, own bool) (m core.Message, end int, err error) {
+// decodeAt decodes the message whose text starts at s[start] into m, which
+// is zero, and returns the index after it; end is -1 when the text is not
+// as expected.
+func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (end int, err error) {
 	if at(s, start) != '{' {
 		end = skipValue(s, start)
 		if end < 0 {
-			return m, -1, nil
+			return -1, nil
 		}
-		m, err = d.decode(gjson.Parse(s[start:end]))
-		return m, end, err
+		return end, d.decode(gjson.Parse(s[start:end]), m)
 	}
-	d.hasRole, d.hasID, d.err = false, false, nil
+	d.hasRole, d.hasID, d.err, d.m = false, false, nil, m
 	if own { // see decode
 		end = skipContainer(s, start)
 		if end < 0 {
-			return m, -1, nil
+			return -1, nil
 		}
-		raw := append(make([]byte, 0, end-start), s[start:end]...)
-		d.m = core.Message{Raw: raw}
-		if _, ok := walkObject(bytesToString(raw), 0, d.onKey); !ok {
-			return m, -1, nil
+		m.Raw = append(make([]byte, 0, end-start), s[start:end]...)
+		if _, ok := walkObject(bytesToString(m.Raw), 0, d); !ok {
+			return -1, nil
 		}
 	} else {
-		d.m = core.Message{}
 		var ok bool
-		if end, ok = walkObject(s, start, d.onKey); !ok {
-			return m, -1, nil
+		if end, ok = walkObject(s, start, d); !ok {
+			return -1, nil
 		}
-		d.m.Raw = rawBytes(s[start:end])
+		m.Raw = rawBytes(s[start:end])
 	}
-	return d.m, end, d.check()
+	return end, d.check()
 }
 
-func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
-	d.hasRole, d.hasID, d.err = false, false, nil
+// decode decodes the message v into m.
+func (d *msgDecoder) decode(v gjson.Result, m *core.Message) error {
+	d.hasRole, d.hasID, d.err, d.m = false, false, nil, m
 	if !v.IsObject() {
-		d.m = core.Message{Raw: rawBytes(v.Raw)}
-		return d.m, wrongType(d.path(""), "a message object", v)
+		*m = core.Message{Raw: rawBytes(v.Raw)}
+		return wrongType(d.path(""), "a message object", v)
 	}
 	// Under TinyGo each message gets its own copy of its bytes, and its
 	// strings point into that copy, not into the multi-megabyte input: a
@@ -173,9 +183,11 @@ func (d *msgDecoder) decode(v gjson.Result) (core.Message, error) {
 	if copyMessages {
 		raw = append(make([]byte, 0, len(v.Raw)), v.Raw...)
 	}
-	d.m = core.Message{Raw: raw}
-	gjson.Parse(bytesToString(raw)).ForEach(d.onKey)
-	return d.m, d.check()
+	*m = core.Message{Raw: raw}
+	gjson.Parse(bytesToString(raw)).ForEach(func(k, v gjson.Result) bool {
+		return d.key(k.Str, &v)
+	})
+	return d.check()
 }
 
 // check returns the error of the message just decoded: a field's, or a
@@ -196,16 +208,17 @@ func (d *msgDecoder) check() error {
 	return nil
 }
 
-func (d *msgDecoder) key(k, val gjson.Result) bool {
-	m := &d.m
-	switch k.Str {
+// key decodes one member of the current message.
+func (d *msgDecoder) key(k string, val *gjson.Result) bool {
+	m := d.m
+	switch k {
 	case "id":
 		switch val.Type {
 		case gjson.String:
 			m.ID, d.hasID = val.Str, val.Str != ""
 		case gjson.Null:
 		default:
-			d.err = wrongType(d.path(".id"), "a string", val)
+			d.err = wrongType(d.path(".id"), "a string", *val)
 		}
 	case "conversation_id":
 		switch val.Type {
@@ -213,11 +226,11 @@ func (d *msgDecoder) key(k, val gjson.Result) bool {
 			m.ConversationID = val.Str
 		case gjson.Null:
 		default:
-			d.err = wrongType(d.path(".conversation_id"), "a string", val)
+			d.err = wrongType(d.path(".conversation_id"), "a string", *val)
 		}
 	case "role":
 		if val.Type != gjson.String {
-			d.err = wrongType(d.path(".role"), "one of user, assistant, system, tool", val)
+			d.err = wrongType(d.path(".role"), "one of user, assistant, system, tool", *val)
 			break
 		}
 		r, ok := core.ParseRole(val.Str)
@@ -231,21 +244,21 @@ func (d *msgDecoder) key(k, val gjson.Result) bool {
 			m.Content = val.Str
 			break
 		}
-		c, err := decodeContent(val, "content")
+		c, err := decodeContent(*val, "content")
 		if err != nil {
 			d.err = core.Invalid(d.path("."+err.(*core.Error).Field), err.(*core.Error).Msg)
 			break
 		}
 		m.Content = c
 	case "tool_calls":
-		m.HasToolCalls, m.ToolCalls = decodeToolCalls(val)
+		m.HasToolCalls, m.ToolCalls = decodeToolCalls(*val)
 	case "tool_call_id":
 		switch val.Type {
 		case gjson.String:
 			m.ToolCallID = val.Str
 		case gjson.Null:
 		default:
-			d.err = wrongType(d.path(".tool_call_id"), "a string", val)
+			d.err = wrongType(d.path(".tool_call_id"), "a string", *val)
 		}
 	case "created_at":
 		switch val.Type {
@@ -258,7 +271,7 @@ func (d *msgDecoder) key(k, val gjson.Result) bool {
 			}
 			m.CreatedAt, m.HasCreatedAt = t, true
 		default:
-			d.err = wrongType(d.path(".created_at"), "an RFC 3339 time string", val)
+			d.err = wrongType(d.path(".created_at"), "an RFC 3339 time string", *val)
 		}
 	case "pinned":
 		switch val.Type {
@@ -266,7 +279,7 @@ func (d *msgDecoder) key(k, val gjson.Result) bool {
 			m.Pinned = true
 		case gjson.False, gjson.Null:
 		default:
-			d.err = wrongType(d.path(".pinned"), "true or false", val)
+			d.err = wrongType(d.path(".pinned"), "true or false", *val)
 		}
 	}
 	return d.err == nil

@@ -115,44 +115,63 @@ func skipValue(s string, i int) int {
 	return j
 }
 
-// stringAt returns the Result of the string whose opening quote is at
-// s[i] and the index after it.
-func stringAt(s string, i int) (gjson.Result, int) {
+// stringAt sets *r to the Result of the string whose opening quote is at
+// s[i] and returns the index after it. Results go through a pointer: see
+// decodeMessagesCopy.
+func stringAt(s string, i int, r *gjson.Result) int {
 	end, escaped := stringEnd(s, i)
 	if end < 0 {
-		return gjson.Result{}, -1
+		return -1
 	}
 	raw := s[i:end]
 	if escaped {
-		return gjson.Parse(raw), end // unescapes
+		*r = gjson.Parse(raw) // unescapes
+		return end
 	}
-	return gjson.Result{Type: gjson.String, Raw: raw, Str: raw[1 : len(raw)-1]}, end
+	r.Type, r.Raw, r.Str, r.Num, r.Index, r.Indexes = gjson.String, raw, raw[1:len(raw)-1], 0, 0, nil
+	return end
 }
 
-// valueAt returns the Result of the value at s[i] and the index after it.
-func valueAt(s string, i int) (gjson.Result, int) {
+// keyAt returns the unescaped key whose opening quote is at s[i] and the
+// index after it.
+func keyAt(s string, i int) (string, int) {
+	end, escaped := stringEnd(s, i)
+	if end < 0 {
+		return "", -1
+	}
+	if escaped {
+		return gjson.Parse(s[i:end]).Str, end
+	}
+	return s[i+1 : end-1], end
+}
+
+// valueAt sets *r to the Result of the value at s[i] and returns the index
+// after it.
+func valueAt(s string, i int, r *gjson.Result) int {
 	switch at(s, i) {
 	case '"':
-		return stringAt(s, i)
+		return stringAt(s, i, r)
 	case '{', '[':
 		end := skipContainer(s, i)
 		if end < 0 {
-			return gjson.Result{}, -1
+			return -1
 		}
-		return gjson.Result{Type: gjson.JSON, Raw: s[i:end]}, end
+		r.Type, r.Raw, r.Str, r.Num, r.Index, r.Indexes = gjson.JSON, s[i:end], "", 0, 0, nil
+		return end
 	}
 	end := skipValue(s, i)
 	if end < 0 {
-		return gjson.Result{}, -1
+		return -1
 	}
-	return gjson.Parse(s[i:end]), end
+	*r = gjson.Parse(s[i:end])
+	return end
 }
 
-// walkObject calls f with each member of the object that opens at s[i],
-// in order, until f returns false. It returns the index after the object
-// (or after the member where f stopped) and false if the text is not a
-// well-formed object.
-func walkObject(s string, i int, f func(k, v gjson.Result) bool) (int, bool) {
+// walkObject hands d.key each member of the object that opens at s[i], in
+// order, until it returns false. It returns the index after the object
+// (or after the member where d.key stopped) and false if the text is not
+// a well-formed object.
+func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 	if at(s, i) != '{' {
 		return -1, false
 	}
@@ -164,7 +183,7 @@ func walkObject(s string, i int, f func(k, v gjson.Result) bool) (int, bool) {
 		if at(s, j) != '"' {
 			return -1, false
 		}
-		k, kend := stringAt(s, j)
+		k, kend := keyAt(s, j)
 		if kend < 0 {
 			return -1, false
 		}
@@ -173,11 +192,11 @@ func walkObject(s string, i int, f func(k, v gjson.Result) bool) (int, bool) {
 			return -1, false
 		}
 		j = skipWS(s, j+1)
-		v, vend := valueAt(s, j)
+		vend := valueAt(s, j, &d.v)
 		if vend < 0 {
 			return -1, false
 		}
-		if !f(k, v) {
+		if !d.key(k, &d.v) {
 			return vend, true
 		}
 		j = skipWS(s, vend)

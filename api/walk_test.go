@@ -51,7 +51,6 @@ func decodeOneWay(t *testing.T, in string, r gjson.Result, rules msgRules, own b
 	want, wantErr := []any(nil), error(nil)
 	if r.Exists() && r.IsArray() {
 		d = msgDecoder{field: "messages", rules: rules}
-		d.onKey = d.key
 		w, err := decodeMessagesGJSON(r, &d, nil)
 		wantErr = err
 		if err == nil {
