@@ -106,5 +106,8 @@ func FormatTime(t time.Time) string {
 
 // ParseTime reads an RFC 3339 instant (fractional seconds optional).
 func ParseTime(s string) (time.Time, error) {
+	if t, ok := parseUTC(s); ok {
+		return t, nil
+	}
 	return time.Parse(time.RFC3339Nano, s)
 }
