@@ -4,40 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/clipfold/clipfold/api"
-	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/internal/benchdata"
 	"github.com/stretchr/testify/require"
 )
 
-// benchHistory is n messages of ~400 bytes each, JSON-encoded as the
-// input of split/score.
-func benchHistory(n int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"messages":[`)
-	base := time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)
-	words := "the deploy failed because the config had a typo; we agreed to add validation and a test for it before Friday "
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		role := [...]string{"user", "assistant"}[i%2]
-		content := words[:(i*7)%len(words)] + words
-		content = content[:min(len(content), 280)]
-		if i%10 == 3 {
-			content += " — any idea?"
-		}
-		fmt.Fprintf(&b, `{"id":"m%d","conversation_id":"bench","role":%q,"content":%q,"created_at":%q}`,
-			i, role, content, core.FormatTime(base.Add(time.Duration(i)*time.Second)))
-	}
-	b.WriteString(`],"config":{"keep_recent":20}}`)
-	return []byte(b.String())
-}
+// benchHistory is n messages of ~400 bytes each (internal/benchdata),
+// JSON-encoded as the input of split/score.
+func benchHistory(n int) []byte { return benchdata.History(n) }
 
 var benchSizes = []int{1_000, 10_000, 100_000}
 

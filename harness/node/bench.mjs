@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Benchmarks of the Node host (@extism/extism over build/clipfold.wasm):
-// median time of `split` and `score` on 1k and 10k messages of ~400 bytes,
+// median time of `split` and `score` on 1k and 10k messages of ~400 bytes
+// (internal/benchdata's conversation; --inputs=DIR reads its files),
 // JSON encoding of the input and decoding of the output included; and cold
 // start (compile + instantiate + first call), measured in fresh processes.
 //
 //   node bench.mjs                 a table
 //   node bench.mjs --json          JSON on stdout
 //   node bench.mjs --json=out.json the table, and JSON written to out.json
-//   options: --sizes=1000,10000 --runs=N --cold-runs=N
+//   options: --sizes=1000,10000 --runs=N --cold-runs=N --inputs=DIR
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -39,23 +40,31 @@ const median = (/** @type {number[]} */ xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** n messages of about 400 bytes each, deterministic. */
-function messages(n) {
-  const words = ['migration', 'invoice', 'decision', 'error', 'postgres', 'replica', 'schema', 'budget', 'deadline', 'fix',
-    'tool', 'result', 'agreed', 'customer', 'export', 'index', 'hash', 'column', 'review', 'finance'];
-  const roles = ['user', 'assistant', 'user', 'assistant', 'tool'];
-  const out = [];
+const WORDS = 'the deploy failed because the config had a typo; we agreed to add validation and a test for it before Friday ';
+const TEXT = WORDS.repeat(5);
+
+/** The input of internal/benchdata.History(n), ported: n messages of about 400 bytes of JSON each. */
+function generate(n) {
   const base = Date.parse('2026-02-28T10:00:00.000Z');
+  const messages = [];
   for (let i = 0; i < n; i++) {
-    let text = '';
-    let j = i;
-    while (text.length < 260) { text += words[(j * 7 + text.length) % words.length] + (j % 9 === 0 ? '? ' : ' '); j++; }
-    const role = roles[i % roles.length];
-    out.push({ id: `m${i}`, conversation_id: 'bench', role: role === 'tool' ? 'user' : role, content: text.trim(),
+    const start = (i * 7) % WORDS.length;
+    let content = TEXT.slice(start, start + 220 + (i * 37) % 150);
+    if (i % 10 === 3) content += ' — any idea?';
+    messages.push({ id: `m${i}`, conversation_id: 'bench', role: i % 2 ? 'assistant' : 'user', content,
       created_at: new Date(base + i * 1000).toISOString() });
   }
-  return out;
+  return { messages, config: { keep_recent: 20 } };
 }
+
+/** The history of n messages: from --inputs=DIR (history-N.json, written by tools/benchreport from the Go generator), else generated. */
+function history(n) {
+  if (typeof args.inputs !== 'string') return generate(n);
+  const text = readFileSync(`${args.inputs}/history-${n}.json`, 'utf8');
+  if (JSON.stringify(generate(n)) !== text) inputsDiffer = true;
+  return JSON.parse(text);
+}
+let inputsDiffer = false;
 
 const wasm = findWasm();
 const c = await createCompactor({ wasmPath: wasm });
@@ -65,16 +74,16 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 for (const n of sizes) {
-  const msgs = messages(n);
-  const bytes = enc.encode(JSON.stringify({ messages: msgs })).length;
+  const input = history(n);
+  const bytes = enc.encode(JSON.stringify(input)).length;
   const runs = Number(args.runs ?? (n >= 10000 ? 7 : 21));
   for (const exp of ['split', 'score']) {
     // warm-up
-    JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify({ messages: msgs }))));
+    JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify(input))));
     const times = [];
     for (let r = 0; r < runs; r++) {
       const t0 = performance.now();
-      const out = JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify({ messages: msgs }))));
+      const out = JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify(input))));
       times.push(performance.now() - t0);
       if (!out) throw new Error('no output');
     }
@@ -82,6 +91,7 @@ for (const n of sizes) {
   }
 }
 await c.close();
+results.inputs = typeof args.inputs === 'string' ? (inputsDiffer ? 'files (the port differs from the Go generator)' : 'files (identical to the port)') : 'generated';
 
 const coldRuns = Number(args['cold-runs'] ?? 5);
 const self = fileURLToPath(import.meta.url);

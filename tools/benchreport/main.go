@@ -36,6 +36,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/clipfold/clipfold/internal/benchdata"
 )
 
 type variant struct {
@@ -261,7 +263,13 @@ func main() {
 	if *doNode {
 		if _, err := os.Stat("harness/node/bench.mjs"); err == nil {
 			r.NodeLoad = loadavg()
-			out, err := sh([]string{"CLIPFOLD_WASM=" + abs(main.Path)}, "node", "harness/node/bench.mjs", "--json", fmt.Sprintf("--cold-runs=%d", *coldRuns))
+			// The Go benchmarks' inputs, byte for byte.
+			inputs := filepath.Join(*rawDir, "inputs")
+			_ = os.MkdirAll(inputs, 0o755)
+			for _, n := range []int{1000, 10000} {
+				_ = os.WriteFile(filepath.Join(inputs, fmt.Sprintf("history-%d.json", n)), benchdata.History(n), 0o644)
+			}
+			out, err := sh([]string{"CLIPFOLD_WASM=" + abs(main.Path)}, "node", "harness/node/bench.mjs", "--json", fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
 			if err != nil {
 				r.NodeErr = tail(err.Error(), 800)
 			} else if err := json.Unmarshal(out, &r.Node); err != nil {

@@ -152,7 +152,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 		w("\nThe TinyGo columns come from the interleaved rounds of §4, not from the run above; in those rounds the standard build's split 10k took %s ms.\n", f(a))
 	}
 	if r.Node != nil {
-		w("\n† The Node benchmark generates its own messages (%s bytes each instead of ~%d), so its inputs are larger at the same count; see §7.\n", r.nodeBytesPerMessage(), r.bytesPerMessage())
+		w("\n† The Node host runs on the same inputs (%s), JSON encoding of the input and decoding of the output in JavaScript included; see §7.\n", r.nodeInputs())
 	}
 	w("\nReference (issue 6): a TypeScript splitHistory takes ~%.0f ms for 10k messages incl. JSON on this machine.\n\n", tsRefMs)
 
@@ -292,7 +292,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	if r.Node == nil {
 		w("Not measured: %s\n\n", r.NodeErr)
 	} else {
-		w("`node harness/node/bench.mjs --json` (its own message generator: %s bytes of JSON per message, larger than the Go benchmarks' — compare per MB, not per message; JSON encoding of the input and decoding of the output included). Load at start %s.\n\n| export | messages | input MB | median ms | min ms | runs |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", r.nodeBytesPerMessage(), r.NodeLoad)
+		w("`node harness/node/bench.mjs --json --inputs=DIR` on the Go benchmarks' inputs (%s; %s bytes of JSON per message), JSON encoding of the input and decoding of the output included. Load at start %s.\n\n| export | messages | input MB | median ms | min ms | runs |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", r.nodeInputs(), r.nodeBytesPerMessage(), r.NodeLoad)
 		calls, _ := r.Node["calls"].([]any)
 		for _, c := range calls {
 			x, _ := c.(map[string]any)
@@ -392,6 +392,14 @@ func (r *report) findings(w func(string, ...any)) {
 		w("- **Concurrency**: no scaling could be measured in this run (%.2f× at N=2, %.2f× at N=4): the %d cores were already busy with other engineers' builds (load average %s). Instances share nothing but the compiled code; re-run `BenchmarkPerfPool` on an idle machine to see it.\n", w2/w1, w4/w1, r.NProc, m.LoadBefore)
 	}
 	w("- **Cold start is fine with the cache**: loading compiled code from wazero's cache directory is fast; without it, compiling the %.1f MB module takes seconds. Keep the default cache directory on (`CacheDir: \"\"`) in every host.\n\n", float64(r.Variants[0].Bytes)/1e6)
+}
+
+// nodeInputs says where bench.mjs took its inputs from.
+func (r *report) nodeInputs() string {
+	if s, ok := r.Node["inputs"].(string); ok {
+		return "internal/benchdata's, read from " + s
+	}
+	return "its own generator"
 }
 
 // nodeInputMB is the input size of a Node benchmark row, in MB.
