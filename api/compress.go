@@ -51,7 +51,7 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 		return nil, core.Invalid("conversation_id", "must be a non-empty string")
 	}
 	ci.ConversationID = conv.Str
-	if ci.History, err = decodeMessages(root.Get("history"), "history", msgRules{needID: true, needTime: true}); err != nil {
+	if ci.History, err = decodeMessages(root, "history", msgRules{needID: true, needTime: true}); err != nil {
 		return nil, err
 	}
 	if err := uniqueIDs(ci.History); err != nil {

@@ -43,8 +43,9 @@ type msgRules struct {
 // only on error, so decoding allocates per message only what the message
 // itself needs (TinyGo's collector, in particular, pays for every
 // allocation on large histories).
-func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Message, error) {
-	return decodeMessagesCopy(r, field, rules, copyMessages)
+func decodeMessages(o object, key string, rules msgRules) ([]core.Message, error) {
+	r, n := o.array(key)
+	return decodeMessagesCopy(r, n, key, rules, copyMessages)
 }
 
 // decodeMessagesCopy is decodeMessages with each message copied out of
@@ -55,7 +56,10 @@ func decodeMessages(r gjson.Result, field string, rules msgRules) ([]core.Messag
 // Message (~170 bytes) or a gjson.Result (80 bytes) is a memory.copy that
 // wazero runs as a call into the host's memmove, and those copies were
 // 15% of a 10k-message split.
-func decodeMessagesCopy(r gjson.Result, field string, rules msgRules, own bool) ([]core.Message, error) {
+//
+// n is the number of elements when the scanner counted them (else -1):
+// the slice is made that long at once, neither grown nor oversized.
+func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own bool) ([]core.Message, error) {
 	if !r.Exists() {
 		return nil, required(field)
 	}
@@ -63,7 +67,10 @@ func decodeMessagesCopy(r gjson.Result, field string, rules msgRules, own bool) 
 		return nil, wrongType(field, "an array of messages", r)
 	}
 	d := msgDecoder{field: field, rules: rules}
-	msgs := make([]core.Message, 0, len(r.Raw)/256+8) // a guess: append grows it if short
+	if n < 0 {
+		n = len(r.Raw)/256 + 8 // a guess: append grows it if short
+	}
+	msgs := make([]core.Message, 0, n)
 	s := r.Raw
 	j := skipWS(s, 0)
 	if at(s, j) != '[' {

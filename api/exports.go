@@ -41,7 +41,7 @@ func (e *Env) messagesAndConfig(in []byte) ([]core.Message, core.Config, error) 
 	if err != nil {
 		return nil, cfg, err
 	}
-	msgs, err := decodeMessages(root.Get("messages"), "messages", msgRules{})
+	msgs, err := decodeMessages(root, "messages", msgRules{})
 	return msgs, cfg, err
 }
 
@@ -128,8 +128,8 @@ func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 			return nil, wrongType("text", "a string", t)
 		}
 		n = core.EstimateTokens(t.Str)
-	} else if m := root.Get("messages"); m.Exists() {
-		msgs, err := decodeMessages(m, "messages", msgRules{})
+	} else if root.Get("messages").Exists() {
+		msgs, err := decodeMessages(root, "messages", msgRules{})
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := decodeMessages(root.Get("messages"), "messages", msgRules{})
+	msgs, err := decodeMessages(root, "messages", msgRules{})
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,7 @@ func parseInput(in []byte) (object, error) {
 	// (FuzzScanInput looks for it). Serve the input all the same.
 	var o object
 	r.ForEach(func(k, v gjson.Result) bool {
-		o.members = append(o.members, member{key: k.Raw[1 : len(k.Raw)-1], raw: v.Raw})
+		o.members = append(o.members, member{key: k.Raw[1 : len(k.Raw)-1], raw: v.Raw, elems: -1})
 		return true
 	})
 	return o, nil

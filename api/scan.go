@@ -19,8 +19,9 @@ import (
 
 // member is a top-level key of the input object and its value.
 type member struct {
-	key string // as written, without quotes (escapes included)
-	raw string // the value's JSON text
+	key   string // as written, without quotes (escapes included)
+	raw   string // the value's JSON text
+	elems int    // for an array, its number of elements; else -1
 }
 
 // object is an export's input: its top-level members in order.
@@ -32,13 +33,20 @@ type object struct {
 // the input would (Type JSON, Raw the text, for an object or array;
 // parsed for anything else), or a Result that does not exist.
 func (o object) Get(key string) gjson.Result {
+	r, _ := o.array(key)
+	return r
+}
+
+// array is Get plus, when the value is an array the scanner counted, its
+// number of elements (else -1): decodeMessages sizes its slice by it.
+func (o object) array(key string) (gjson.Result, int) {
 	for i := range o.members {
 		m := &o.members[i]
 		if m.key == key || (hasBackslash(m.key) && gjson.Parse(`"`+m.key+`"`).Str == key) {
-			return gjson.Parse(m.raw)
+			return gjson.Parse(m.raw), m.elems
 		}
 	}
-	return gjson.Result{}
+	return gjson.Result{}, -1
 }
 
 func hasBackslash(s string) bool {
@@ -84,7 +92,11 @@ func scanInput(in []byte) (o object, ok bool) {
 			if !s.value(1) {
 				return o, false
 			}
-			members = append(members, member{key: key, raw: bytesToString(s.b[v0:s.i])})
+			elems := -1
+			if s.b[v0] == '[' {
+				elems = s.elems
+			}
+			members = append(members, member{key: key, raw: bytesToString(s.b[v0:s.i]), elems: elems})
 			s.ws()
 			if s.i >= len(s.b) {
 				return o, false
@@ -108,8 +120,9 @@ func scanInput(in []byte) (o object, ok bool) {
 }
 
 type inputScanner struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	elems int // elements of the last array closed at depth 2 (a top-level member's)
 }
 
 func (s *inputScanner) ws() {
@@ -161,9 +174,12 @@ func (s *inputScanner) container(depth int) bool {
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == end {
 		s.i++
+		if depth == 2 {
+			s.elems = 0
+		}
 		return true
 	}
-	for {
+	for n := 1; ; n++ {
 		if obj {
 			if s.i >= len(s.b) || s.b[s.i] != '"' {
 				return false
@@ -189,6 +205,9 @@ func (s *inputScanner) container(depth int) bool {
 		switch s.b[s.i] {
 		case end:
 			s.i++
+			if depth == 2 {
+				s.elems = n
+			}
 			return true
 		case ',':
 			s.i++

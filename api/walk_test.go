@@ -28,6 +28,8 @@ func walkSeeds() []string {
 		"{\"messages\":[\n\t{\"role\" : \"user\" ,\r\n \"content\" : \"ws\" }\n]}",
 		`{"messages":{"role":"user"}}`,
 		`{"messages":"nope"}`,
+		`{"messages":[{"role":"user","tool_calls":[]},{"role":"user","x":[[],[1,[]]]}],"after":[1,2,3]}`,
+		`{"before":[[]],"messages":[ {"role":"user"} ,{"role":"tool","content":[]}],"empty":[]}`,
 	}
 }
 
@@ -37,16 +39,27 @@ func decodeBoth(t *testing.T, in string, rules msgRules) {
 	if !ok {
 		return
 	}
-	r := o.Get("messages")
+	r, n := o.array("messages")
+	if r.IsArray() { // the scanner's count is the array's length
+		count := 0
+		r.ForEach(func(_, _ gjson.Result) bool { count++; return true })
+		if n != count {
+			t.Fatalf("%.200q: scanner counted %d messages, gjson %d", in, n, count)
+		}
+	} else if n != -1 {
+		t.Fatalf("%.200q: scanner counted %d elements of a non-array", in, n)
+	}
 	for _, own := range []bool{false, true} {
-		decodeOneWay(t, in, r, rules, own)
+		for _, hint := range []int{n, -1} {
+			decodeOneWay(t, in, o, r, hint, rules, own)
+		}
 	}
 }
 
 // decodeOneWay compares the walker, copying messages (own) or not, with
 // gjson's ForEach.
-func decodeOneWay(t *testing.T, in string, r gjson.Result, rules msgRules, own bool) {
-	got, gotErr := decodeMessagesCopy(r, "messages", rules, own)
+func decodeOneWay(t *testing.T, in string, o object, r gjson.Result, n int, rules msgRules, own bool) {
+	got, gotErr := decodeMessagesCopy(r, n, "messages", rules, own)
 	var d msgDecoder
 	want, wantErr := []any(nil), error(nil)
 	if r.Exists() && r.IsArray() {
@@ -59,7 +72,7 @@ func decodeOneWay(t *testing.T, in string, r gjson.Result, rules msgRules, own b
 			}
 		}
 	} else {
-		_, wantErr = decodeMessages(r, "messages", rules) // not the walker's path
+		_, wantErr = decodeMessages(o, "messages", rules) // not the walker's path
 	}
 	if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 		t.Fatalf("%.200q (copying %v): walker error %v, gjson error %v", in, own, gotErr, wantErr)
