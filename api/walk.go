@@ -74,11 +74,16 @@ func stringEnd(s string, i int) (end int, escaped bool) {
 // skipContainer returns the index after the object or array that opens
 // at s[i].
 func skipContainer(s string, i int) int {
+	var d msgDecoder // no index
+	return d.skipContainer(s, i)
+}
+
+func (d *msgDecoder) skipContainer(s string, i int) int {
 	depth := 0
 	for j := i; j < len(s); j++ {
 		switch s[j] {
 		case '"':
-			e := skipString(s, j)
+			e, _ := d.stringEnd(s, j)
 			if e < 0 {
 				return -1
 			}
@@ -115,11 +120,39 @@ func skipValue(s string, i int) int {
 	return j
 }
 
+// strCursor walks a strIndex forward: the walker asks about strings in
+// the order they appear, so each lookup moves the cursor past the strings
+// it skipped and costs O(1) overall.
+type strCursor struct {
+	ix   strIndex
+	base int // the walked text's offset in the input
+}
+
+// from is a cursor over the strings of the text at offset base.
+func (ix strIndex) from(base int) strCursor { return strCursor{ix: ix, base: base} }
+
+// stringEnd is stringEnd(s, i), from the scanner's index when it has the
+// string.
+func (d *msgDecoder) stringEnd(s string, i int) (end int, escaped bool) {
+	if len(d.ix.ix) > 0 {
+		abs := int32(d.ix.base + d.base + i)
+		ix := d.ix.ix
+		for len(ix) > 0 && ix[0].start < abs {
+			ix = ix[1:]
+		}
+		d.ix.ix = ix
+		if len(ix) > 0 && ix[0].start == abs {
+			return int(ix[0].end-abs) + i, ix[0].escaped
+		}
+	}
+	return stringEnd(s, i)
+}
+
 // stringAt sets *r to the Result of the string whose opening quote is at
 // s[i] and returns the index after it. Results go through a pointer: see
 // decodeMessagesCopy.
-func stringAt(s string, i int, r *gjson.Result) int {
-	end, escaped := stringEnd(s, i)
+func (d *msgDecoder) stringAt(s string, i int, r *gjson.Result) int {
+	end, escaped := d.stringEnd(s, i)
 	if end < 0 {
 		return -1
 	}
@@ -134,8 +167,8 @@ func stringAt(s string, i int, r *gjson.Result) int {
 
 // keyAt returns the unescaped key whose opening quote is at s[i] and the
 // index after it.
-func keyAt(s string, i int) (string, int) {
-	end, escaped := stringEnd(s, i)
+func (d *msgDecoder) keyAt(s string, i int) (string, int) {
+	end, escaped := d.stringEnd(s, i)
 	if end < 0 {
 		return "", -1
 	}
@@ -147,12 +180,12 @@ func keyAt(s string, i int) (string, int) {
 
 // valueAt sets *r to the Result of the value at s[i] and returns the index
 // after it.
-func valueAt(s string, i int, r *gjson.Result) int {
+func (d *msgDecoder) valueAt(s string, i int, r *gjson.Result) int {
 	switch at(s, i) {
 	case '"':
-		return stringAt(s, i, r)
+		return d.stringAt(s, i, r)
 	case '{', '[':
-		end := skipContainer(s, i)
+		end := d.skipContainer(s, i)
 		if end < 0 {
 			return -1
 		}
@@ -171,6 +204,12 @@ func valueAt(s string, i int, r *gjson.Result) int {
 // order, until it returns false. It returns the index after the object
 // (or after the member where d.key stopped) and false if the text is not
 // a well-formed object.
+//
+// Plain keys and string values are scanned here, not through keyAt and
+// valueAt: under standard Go's Wasm a call costs more than scanning a
+// short string, and a message is mostly short strings (ten per message;
+// with the string index, decoding 10k messages under wazero went from
+// 15.9 to 13.0 ms). Anything else goes through the general functions.
 func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 	if at(s, i) != '{' {
 		return -1, false
@@ -183,17 +222,52 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 		if at(s, j) != '"' {
 			return -1, false
 		}
-		k, kend := keyAt(s, j)
+		var k string
+		kend := -1
+		for e := j + 1; e < len(s); e++ {
+			if c := s[e]; c == '"' {
+				k, kend = s[j+1:e], e+1
+				break
+			} else if c == '\\' {
+				break
+			}
+		}
 		if kend < 0 {
-			return -1, false
+			if k, kend = d.keyAt(s, j); kend < 0 {
+				return -1, false
+			}
 		}
 		j = skipWS(s, kend)
 		if at(s, j) != ':' {
 			return -1, false
 		}
 		j = skipWS(s, j+1)
-		vend := valueAt(s, j, &d.v)
-		if vend < 0 {
+		vend := -1
+		if at(s, j) == '"' {
+			escaped := false
+			if ix := d.ix.ix; len(ix) > 0 { // d.stringEnd's lookup
+				abs := int32(d.ix.base + d.base + j)
+				for len(ix) > 0 && ix[0].start < abs {
+					ix = ix[1:]
+				}
+				d.ix.ix = ix
+				if len(ix) > 0 && ix[0].start == abs {
+					vend, escaped = int(ix[0].end-abs)+j, ix[0].escaped
+				}
+			}
+			if vend < 0 {
+				vend, escaped = stringEnd(s, j)
+			}
+			switch {
+			case vend < 0:
+				return -1, false
+			case escaped:
+				d.v = gjson.Parse(s[j:vend]) // unescapes
+			default:
+				r := &d.v
+				r.Type, r.Raw, r.Str, r.Num, r.Index, r.Indexes = gjson.String, s[j:vend], s[j+1:vend-1], 0, 0, nil
+			}
+		} else if vend = d.valueAt(s, j, &d.v); vend < 0 {
 			return -1, false
 		}
 		if !d.key(k, &d.v) {
