@@ -44,11 +44,8 @@ type msgRules struct {
 // itself needs (TinyGo's collector, in particular, pays for every
 // allocation on large histories).
 func decodeMessages(o object, key string, rules msgRules) ([]core.Message, error) {
-	m := o.find(key)
-	if m == nil {
-		return nil, required(key)
-	}
-	return decodeMessagesCopy(gjson.Parse(m.raw), m.elems, o.long.from(m.off), key, rules, copyMessages)
+	r, n := o.array(key)
+	return decodeMessagesCopy(r, n, key, rules, copyMessages)
 }
 
 // decodeMessagesCopy is decodeMessages with each message copied out of
@@ -61,16 +58,15 @@ func decodeMessages(o object, key string, rules msgRules) ([]core.Message, error
 // 15% of a 10k-message split.
 //
 // n is the number of elements when the scanner counted them (else -1):
-// the slice is made that long at once, neither grown nor oversized. ix
-// is where the scanner saw r's long strings end (may be empty).
-func decodeMessagesCopy(r gjson.Result, n int, ix strCursor, field string, rules msgRules, own bool) ([]core.Message, error) {
+// the slice is made that long at once, neither grown nor oversized.
+func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own bool) ([]core.Message, error) {
 	if !r.Exists() {
 		return nil, required(field)
 	}
 	if !r.IsArray() {
 		return nil, wrongType(field, "an array of messages", r)
 	}
-	d := msgDecoder{field: field, rules: rules, ix: ix}
+	d := msgDecoder{field: field, rules: rules}
 	if n < 0 {
 		n = len(r.Raw)/256 + 8 // a guess: append grows it if short
 	}
@@ -138,8 +134,6 @@ type msgDecoder struct {
 	rules          msgRules
 	m              *core.Message // the message being decoded
 	v              gjson.Result  // the walker's current member value
-	ix             strCursor     // the scanner's long strings
-	base           int           // offset of the walked text in ix's terms
 	hasRole, hasID bool
 	err            error
 }
@@ -160,17 +154,12 @@ func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (e
 	}
 	d.hasRole, d.hasID, d.err, d.m = false, false, nil, m
 	if own { // see decode
-		saved := d.ix // the walk below asks about the same strings again
-		end = d.skipContainer(s, start)
-		d.ix = saved
+		end = skipContainer(s, start)
 		if end < 0 {
 			return -1, nil
 		}
 		m.Raw = append(make([]byte, 0, end-start), s[start:end]...)
-		d.base = start // the copy's offsets are start less than s's
-		_, ok := walkObject(bytesToString(m.Raw), 0, d)
-		d.base = 0
-		if !ok {
+		if _, ok := walkObject(bytesToString(m.Raw), 0, d); !ok {
 			return -1, nil
 		}
 	} else {

@@ -21,51 +21,32 @@ import (
 type member struct {
 	key   string // as written, without quotes (escapes included)
 	raw   string // the value's JSON text
-	off   int    // raw's offset in the input
 	elems int    // for an array, its number of elements; else -1
 }
 
-// object is an export's input: its top-level members in order, and where
-// its long strings end.
+// object is an export's input: its top-level members in order.
 type object struct {
 	members []member
-	long    strIndex
 }
-
-// strIndex lists the input's strings of longStr bytes or more, in order:
-// the scanner has found where each ends, so the message walker need not
-// look again (under Wasm, that second look at every message's content
-// was a tenth of a split). Offsets are the input's.
-type strIndex []strSpan
-
-type strSpan struct {
-	start, end int32 // the opening quote; just past the closing one
-	escaped    bool
-}
-
-// longStr is the shortest string the scanner indexes, quotes included:
-// shorter ones cost the walker less to scan than to look up.
-const longStr = 48
 
 // Get returns the value of the first member named key, as gjson.Get on
 // the input would (Type JSON, Raw the text, for an object or array;
 // parsed for anything else), or a Result that does not exist.
 func (o object) Get(key string) gjson.Result {
-	if m := o.find(key); m != nil {
-		return gjson.Parse(m.raw)
-	}
-	return gjson.Result{}
+	r, _ := o.array(key)
+	return r
 }
 
-// find returns the first member named key, or nil.
-func (o object) find(key string) *member {
+// array is Get plus, when the value is an array the scanner counted, its
+// number of elements (else -1): decodeMessages sizes its slice by it.
+func (o object) array(key string) (gjson.Result, int) {
 	for i := range o.members {
 		m := &o.members[i]
 		if m.key == key || (hasBackslash(m.key) && gjson.Parse(`"`+m.key+`"`).Str == key) {
-			return m
+			return gjson.Parse(m.raw), m.elems
 		}
 	}
-	return nil
+	return gjson.Result{}, -1
 }
 
 func hasBackslash(s string) bool {
@@ -115,7 +96,7 @@ func scanInput(in []byte) (o object, ok bool) {
 			if s.b[v0] == '[' {
 				elems = s.elems
 			}
-			members = append(members, member{key: key, raw: bytesToString(s.b[v0:s.i]), off: v0, elems: elems})
+			members = append(members, member{key: key, raw: bytesToString(s.b[v0:s.i]), elems: elems})
 			s.ws()
 			if s.i >= len(s.b) {
 				return o, false
@@ -135,14 +116,13 @@ func scanInput(in []byte) (o object, ok bool) {
 	if s.i != len(s.b) {
 		return o, false
 	}
-	return object{members: members, long: s.long}, true
+	return object{members: members}, true
 }
 
 type inputScanner struct {
 	b     []byte
 	i     int
 	elems int // elements of the last array closed at depth 2 (a top-level member's)
-	long  strIndex
 }
 
 func (s *inputScanner) ws() {
@@ -244,7 +224,6 @@ func (s *inputScanner) container(depth int) bool {
 func (s *inputScanner) str() bool {
 	b := s.b
 	i := s.i
-	escaped := false
 	for i < len(b) {
 		// Eight plain bytes at a time (see plainWord), then one at a time.
 		for i+8 <= len(b) && plainWord(*(*uint64)(unsafe.Pointer(&b[i]))) {
@@ -260,16 +239,12 @@ func (s *inputScanner) str() bool {
 		}
 		switch {
 		case c == '"':
-			if i+2-s.i >= longStr {
-				s.long = append(s.long, strSpan{start: int32(s.i - 1), end: int32(i + 1), escaped: escaped})
-			}
 			s.i = i + 1
 			return true
 		case c < ' ':
 			s.i = i
 			return false
 		case c == '\\':
-			escaped = true
 			if i+1 >= len(b) {
 				s.i = i + 1
 				return false

@@ -74,16 +74,11 @@ func stringEnd(s string, i int) (end int, escaped bool) {
 // skipContainer returns the index after the object or array that opens
 // at s[i].
 func skipContainer(s string, i int) int {
-	var d msgDecoder // no index
-	return d.skipContainer(s, i)
-}
-
-func (d *msgDecoder) skipContainer(s string, i int) int {
 	depth := 0
 	for j := i; j < len(s); j++ {
 		switch s[j] {
 		case '"':
-			e, _ := d.stringEnd(s, j)
+			e := skipString(s, j)
 			if e < 0 {
 				return -1
 			}
@@ -120,39 +115,11 @@ func skipValue(s string, i int) int {
 	return j
 }
 
-// strCursor walks a strIndex forward: the walker asks about strings in
-// the order they appear, so each lookup moves the cursor past the strings
-// it skipped and costs O(1) overall.
-type strCursor struct {
-	ix   strIndex
-	base int // the walked text's offset in the input
-}
-
-// from is a cursor over the strings of the text at offset base.
-func (ix strIndex) from(base int) strCursor { return strCursor{ix: ix, base: base} }
-
-// stringEnd is stringEnd(s, i), from the scanner's index when it has the
-// string.
-func (d *msgDecoder) stringEnd(s string, i int) (end int, escaped bool) {
-	if len(d.ix.ix) > 0 {
-		abs := int32(d.ix.base + d.base + i)
-		ix := d.ix.ix
-		for len(ix) > 0 && ix[0].start < abs {
-			ix = ix[1:]
-		}
-		d.ix.ix = ix
-		if len(ix) > 0 && ix[0].start == abs {
-			return int(ix[0].end-abs) + i, ix[0].escaped
-		}
-	}
-	return stringEnd(s, i)
-}
-
 // stringAt sets *r to the Result of the string whose opening quote is at
 // s[i] and returns the index after it. Results go through a pointer: see
 // decodeMessagesCopy.
-func (d *msgDecoder) stringAt(s string, i int, r *gjson.Result) int {
-	end, escaped := d.stringEnd(s, i)
+func stringAt(s string, i int, r *gjson.Result) int {
+	end, escaped := stringEnd(s, i)
 	if end < 0 {
 		return -1
 	}
@@ -167,8 +134,8 @@ func (d *msgDecoder) stringAt(s string, i int, r *gjson.Result) int {
 
 // keyAt returns the unescaped key whose opening quote is at s[i] and the
 // index after it.
-func (d *msgDecoder) keyAt(s string, i int) (string, int) {
-	end, escaped := d.stringEnd(s, i)
+func keyAt(s string, i int) (string, int) {
+	end, escaped := stringEnd(s, i)
 	if end < 0 {
 		return "", -1
 	}
@@ -180,12 +147,12 @@ func (d *msgDecoder) keyAt(s string, i int) (string, int) {
 
 // valueAt sets *r to the Result of the value at s[i] and returns the index
 // after it.
-func (d *msgDecoder) valueAt(s string, i int, r *gjson.Result) int {
+func valueAt(s string, i int, r *gjson.Result) int {
 	switch at(s, i) {
 	case '"':
-		return d.stringAt(s, i, r)
+		return stringAt(s, i, r)
 	case '{', '[':
-		end := d.skipContainer(s, i)
+		end := skipContainer(s, i)
 		if end < 0 {
 			return -1
 		}
@@ -208,8 +175,8 @@ func (d *msgDecoder) valueAt(s string, i int, r *gjson.Result) int {
 // Plain keys and string values are scanned here, not through keyAt and
 // valueAt: under standard Go's Wasm a call costs more than scanning a
 // short string, and a message is mostly short strings (ten per message;
-// with the string index, decoding 10k messages under wazero went from
-// 15.9 to 13.0 ms). Anything else goes through the general functions.
+// decoding 10k messages under wazero went from 15.9 to 13.2 ms). Anything
+// else goes through the general functions.
 func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 	if at(s, i) != '{' {
 		return -1, false
@@ -233,7 +200,7 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 			}
 		}
 		if kend < 0 {
-			if k, kend = d.keyAt(s, j); kend < 0 {
+			if k, kend = keyAt(s, j); kend < 0 {
 				return -1, false
 			}
 		}
@@ -242,23 +209,10 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 			return -1, false
 		}
 		j = skipWS(s, j+1)
-		vend := -1
+		var vend int
 		if at(s, j) == '"' {
-			escaped := false
-			if ix := d.ix.ix; len(ix) > 0 { // d.stringEnd's lookup
-				abs := int32(d.ix.base + d.base + j)
-				for len(ix) > 0 && ix[0].start < abs {
-					ix = ix[1:]
-				}
-				d.ix.ix = ix
-				if len(ix) > 0 && ix[0].start == abs {
-					vend, escaped = int(ix[0].end-abs)+j, ix[0].escaped
-				}
-			}
-			if vend < 0 {
-				vend, escaped = stringEnd(s, j)
-			}
-			switch {
+			var escaped bool
+			switch vend, escaped = stringEnd(s, j); {
 			case vend < 0:
 				return -1, false
 			case escaped:
@@ -267,7 +221,7 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 				r := &d.v
 				r.Type, r.Raw, r.Str, r.Num, r.Index, r.Indexes = gjson.String, s[j:vend], s[j+1:vend-1], 0, 0, nil
 			}
-		} else if vend = d.valueAt(s, j, &d.v); vend < 0 {
+		} else if vend = valueAt(s, j, &d.v); vend < 0 {
 			return -1, false
 		}
 		if !d.key(k, &d.v) {
