@@ -110,7 +110,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	r.findings(w)
 
 	// 1. split and score.
-	w("## 1. split and score: native vs plug-in\n\nSame `api` function natively and through `build/clipfold.wasm` from the Go host (Extism Go SDK); JSON decode and encode included on both sides; `benchHistory` messages of about %d bytes of JSON each (user/assistant prose, every tenth a question), `keep_recent` 20. Load %s → %s during the run (%s).\n\n", r.bytesPerMessage(), m.LoadBefore, m.LoadAfter, m.Took.Round(1e9))
+	w("## 1. split and score: native vs plug-in\n\nSame `api` function natively and through `build/clipfold.wasm` from the Go host (Extism Go SDK); JSON decode and encode included on both sides; `internal/benchdata` messages of about %d bytes of JSON each (user/assistant prose, every tenth a question), `keep_recent` 20. Load %s → %s during the run (%s).\n\n", r.bytesPerMessage(), m.LoadBefore, m.LoadAfter, m.Took.Round(1e9))
 	hdr := "| export | messages | input MB | native ms | plug-in (Go host) ms | plug-in / native |"
 	sep := "| --- | ---: | ---: | ---: | ---: | ---: |"
 	if tiny != nil {
@@ -386,7 +386,7 @@ func (r *report) findings(w func(string, ...any)) {
 	first, _ := m.get("BenchmarkPerfFirstCall/split/n=10000", "linear-MB")
 	steady, _ := m.get("BenchmarkPerfFirstCall/split/n=10000", "steady-MB")
 	in, _ := m.get("BenchmarkPerfFirstCall/split/n=10000", "input-MB")
-	w("- **Memory**: a 10k split (%.1f MiB of input) leaves the plug-in at %.1f MiB of linear memory after the first call and %.1f MiB after 20 more (%.1f×), plus the Extism kernel's 1 MiB: the staged input, the decoded messages (one slice, sized by the scanner's count) and the output are all live at the end of the call, on top of the Go runtime's ~3.5 MiB, and Go's heap grows in 4 MiB arenas. The margin is one arena: anything that adds a few hundred KB of live data per call can cross it (a string index tried this session did).\n", in, first, steady, steady/in)
+	w("- **Memory**: a 10k split (%.1f MiB of input) leaves the plug-in at %.1f MiB of linear memory after the first call and %.1f MiB after 20 more (%.1f×), plus the Extism kernel's 1 MiB: the staged input, the decoded messages (one slice, sized by the scanner's count) and the output are all live at the end of the call, on top of the Go runtime's ~3.5 MiB, and Go's heap grows in 4 MiB arenas. The margin is one arena: anything that adds a few hundred KB of live data per call can cross it (an index of string ends, tried and reverted, did: see benchmarks-history.md).\n", in, first, steady, steady/in)
 	w1, _ := m.get("BenchmarkPerfPool/split10k/wasm/N=1", "convs/s")
 	w2, _ := m.get("BenchmarkPerfPool/split10k/wasm/N=2", "convs/s")
 	w4, _ := m.get("BenchmarkPerfPool/split10k/wasm/N=4", "convs/s")
@@ -400,10 +400,14 @@ func (r *report) findings(w func(string, ...any)) {
 
 // nodeInputs says where bench.mjs took its inputs from.
 func (r *report) nodeInputs() string {
-	if s, ok := r.Node["inputs"].(string); ok {
-		return "internal/benchdata's, read from " + s
+	s, _ := r.Node["inputs"].(string)
+	switch {
+	case strings.HasPrefix(s, "files (identical"):
+		return "internal/benchdata's bytes, read from files; bench.mjs's own port of the generator matches them"
+	case strings.HasPrefix(s, "files"):
+		return "internal/benchdata's bytes, read from files; note: bench.mjs's own port of the generator does not match them"
 	}
-	return "its own generator"
+	return "its own port of internal/benchdata's generator"
 }
 
 // nodeInputMB is the input size of a Node benchmark row, in MB.
@@ -439,9 +443,9 @@ func (r *report) nextSteps(w func(string, ...any)) {
 	if t := r.variant("TinyGo"); t != nil && t.AB != nil && r.Variants[0].AB != nil {
 		a, _ := r.Variants[0].AB.ms("BenchmarkSplit/wasm/n=10000")
 		b, _ := t.AB.ms("BenchmarkSplit/wasm/n=10000")
-		a1, _ := r.Variants[0].AB.ms("BenchmarkSplit/wasm/n=1000")
+		a1, _ := m.ms("BenchmarkSplit/wasm/n=1000") // the rounds run the standard build at 10k only
 		b1, _ := t.AB.ms("BenchmarkSplit/wasm/n=1000")
-		w("2. **TinyGo's collector.** TinyGo is %.0f× smaller and starts in %s ms with the cache (%s ms without); split of 1k messages takes %s ms (standard build %s ms), of 10k %s ms (standard build %s ms) in the same rounds, score 100k worst round %s s: on large inputs its collector dominates, and a long-lived instance's memory keeps growing on 10k-message calls (see benchmarks-history.md; the hosts replace an instance above MaxMemory). Tune or replace its GC before recommending it for large histories.\n",
+		w("2. **TinyGo's collector.** TinyGo is %.0f× smaller and starts in %s ms with the cache (%s ms without); split of 1k messages takes %s ms (standard build %s ms in §1), of 10k %s ms (standard build %s ms in the same rounds), score 100k worst round %s s: on large inputs its collector dominates, and a long-lived instance's memory keeps growing on 10k-message calls (see benchmarks-history.md; the hosts replace an instance above MaxMemory). Tune or replace its GC before recommending it for large histories.\n",
 			float64(r.Variants[0].Bytes)/float64(t.Bytes), f(t.Cold["cache"].InProc), f(t.Cold["nocache"].InProc), f(b1), f(a1), f(b), f(a), f(maxOf(t.AB, "BenchmarkScore/wasm/n=100000")/1e9))
 	} else {
 		w("2. **TinyGo** (`make build-tinygo`): a smaller module, a different code generator and GC; benchreport adds a column as soon as `build/clipfold-tinygo.wasm` exists.\n")
