@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Failure codes of a CompactionResult (SPEC §4).
@@ -261,9 +260,9 @@ func (u *run) compress() error {
 		Content:        content,
 		CreatedAt:      shown[0].Start,
 	}
-	chars := utf8.RuneCountInString(content)
+	chars := runeCount(content)
 	for _, k := range keep {
-		chars += utf8.RuneCountInString(hist[k].Content)
+		chars += runeCount(hist[k].Content)
 	}
 	after := ceilDiv4(chars)
 	if after >= u.res.TokensBefore {
@@ -350,7 +349,7 @@ func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
 			}
 		}
 		for _, k := range s.ToCompress[n:end] {
-			r := utf8.RuneCountInString(hist[k].Content)
+			r := runeCount(hist[k].Content)
 			removed += r
 			chunkTok += ceilDiv4(r)
 		}
@@ -383,7 +382,7 @@ func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
 func (u *run) charsBefore() int {
 	if u.chars == 0 {
 		for i := range u.in.History {
-			u.chars += utf8.RuneCountInString(u.in.History[i].Content)
+			u.chars += runeCount(u.in.History[i].Content)
 		}
 	}
 	return u.chars

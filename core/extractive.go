@@ -744,7 +744,7 @@ func (ex *extractor) selectSentences(budget int) {
 		}
 		order = append(order, int32(i))
 		if s.informative && ex.srcs[s.src].kind != exPrior {
-			newTotal += int(s.cost) + utf8.RuneCountInString(ex.srcs[s.src].label) + 3
+			newTotal += int(s.cost) + runeCount(ex.srcs[s.src].label) + 3
 		}
 	}
 	slices.SortFunc(order, func(a, b int32) int { return ex.cmp(a, b) })
@@ -754,7 +754,7 @@ func (ex *extractor) selectSentences(budget int) {
 		s := &ex.sents[k]
 		c := int(s.cost)
 		if !opened[s.src] {
-			c += utf8.RuneCountInString(ex.srcs[s.src].label) + 3 // ": " and "\n"
+			c += runeCount(ex.srcs[s.src].label) + 3 // ": " and "\n"
 		}
 		if used+c <= limit {
 			used += c
@@ -826,10 +826,10 @@ func (ex *extractor) render(budget int) string {
 	}
 	s := &ex.sents[best]
 	room := min(budget, extractiveSentenceMax)
-	if l := ex.srcs[s.src].label; l != "" && utf8.RuneCountInString(l)+2+min(int(s.runes), 12) <= room {
+	if l := ex.srcs[s.src].label; l != "" && runeCount(l)+2+min(int(s.runes), 12) <= room {
 		b.WriteString(l)
 		b.WriteString(": ")
-		room -= utf8.RuneCountInString(l) + 2
+		room -= runeCount(l) + 2
 	}
 	writeCollapsed(&b, s.text, room)
 	return b.String()

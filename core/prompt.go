@@ -108,7 +108,7 @@ func ClampText(s string, max int) string {
 	if max <= 0 || len(s) <= max {
 		return s
 	}
-	n := utf8.RuneCountInString(s)
+	n := runeCount(s)
 	if n <= max {
 		return s
 	}

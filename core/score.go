@@ -53,13 +53,13 @@ func (s *Scoring) keywordsAndLength(c string) (keywords, runes int) {
 		// Non-ASCII text: the automaton's answer stands unless the text
 		// has one of the two runes that lower-case to ASCII letters.
 		if !strings.Contains(c, "\u0130") && !strings.Contains(c, "\u212a") {
-			return bits.OnesCount64(found), utf8.RuneCountInString(c)
+			return bits.OnesCount64(found), runeCount(c)
 		}
 	}
 	if len(s.lower) > 0 && c != "" {
 		keywords = countKeywordsSlow(c, s.lower)
 	}
-	return keywords, utf8.RuneCountInString(c)
+	return keywords, runeCount(c)
 }
 
 func isASCII(s string) bool {

@@ -1,10 +1,8 @@
 package core
 
-import "unicode/utf8"
-
 // EstimateTokens is clipfold's token estimate: ⌈code points / 4⌉.
 func EstimateTokens(text string) int {
-	return ceilDiv4(utf8.RuneCountInString(text))
+	return ceilDiv4(runeCount(text))
 }
 
 // EstimateMessagesTokens is one ceiling over all the messages' contents
@@ -12,7 +10,7 @@ func EstimateTokens(text string) int {
 func EstimateMessagesTokens(msgs []Message) int {
 	n := 0
 	for i := range msgs {
-		n += utf8.RuneCountInString(msgs[i].Content)
+		n += runeCount(msgs[i].Content)
 	}
 	return ceilDiv4(n)
 }
