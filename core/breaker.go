@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Breakers is the per-conversation circuit breaker of SPEC §4 guarantee 3.
 // It lives as long as the plug-in instance (or the Go host's compactor):
@@ -43,7 +46,10 @@ func (b *Breakers) fail(conv string, now time.Time) {
 	s := b.m[conv]
 	if s == nil {
 		s = &breaker{}
-		b.m[conv] = s
+		// A copy: conv is usually a view into the call's input, which the
+		// map would otherwise keep alive (and the plug-in reuses small
+		// staged inputs' buffers).
+		b.m[strings.Clone(conv)] = s
 	}
 	s.failures++
 	s.openedAt = now
