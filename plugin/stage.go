@@ -31,9 +31,17 @@ import (
 //     clipfold_release.
 var staged struct {
 	in, out []byte
-	large   bool // the staged call's input or output was large: collect on release
-	direct  bool // the host reads host-function inputs from this memory
+	buf     []byte // the staged input's buffer, until clipfold_release
+	large   bool   // the staged call's input or output was large: collect on release
+	direct  bool   // the host reads host-function inputs from this memory
 }
+
+// spare is a released input buffer of at most largeCall bytes, which the
+// next stage reuses when it fits: an agent's per-turn calls (tens of KB)
+// then allocate no input buffer, and the collector runs less often
+// (a ninth of a per-turn shouldCompact was collection). Nothing may keep
+// a view into an input past its call (core.Breakers copies its keys).
+var spare []byte
 
 // directHostArgs is true during a staged call whose host reads
 // host-function inputs straight from this module's memory.
@@ -44,19 +52,27 @@ const stageDirectHostArgs = 1
 
 //go:wasmexport clipfold_stage
 func stage(n, flags uint32) uint32 {
-	staged.in, staged.out, staged.large = nil, nil, false
+	staged.in, staged.out, staged.buf, staged.large = nil, nil, nil, false
 	staged.direct = flags&stageDirectHostArgs != 0
 	if n == 0 || uint64(n) > api.MaxInputBytes {
 		return 0
 	}
-	staged.in = make([]byte, n)
+	if int(n) <= cap(spare) {
+		staged.in, spare = spare[:n], nil
+	} else {
+		staged.in = make([]byte, n)
+	}
+	staged.buf = staged.in
 	return uint32(uintptr(unsafe.Pointer(&staged.in[0])))
 }
 
 //go:wasmexport clipfold_release
 func release() {
 	large := staged.large
-	staged.out, staged.in, staged.large = nil, nil, false
+	if b := staged.buf; cap(b) <= largeCall && cap(b) > cap(spare) {
+		spare = b[:0]
+	}
+	staged.out, staged.in, staged.buf, staged.large = nil, nil, nil, false
 	if large {
 		collect()
 	}
