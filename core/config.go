@@ -48,7 +48,7 @@ type Scoring struct {
 	// SetKeywords and never changed afterwards (copies share them).
 	Keywords []string
 	lower    []string
-	match    *keywordMatcher // nil: search the slow way (non-ASCII or > 64 keywords)
+	match    *keywordMatcher // nil: search the slow way (non-ASCII or > maxKeywords keywords)
 }
 
 // DefaultKeywords is the default important_keywords list.

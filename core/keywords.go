@@ -2,11 +2,14 @@ package core
 
 import "strings"
 
-// keywordMatcher finds which of up to 64 ASCII keywords occur in a text,
+// keywordMatcher finds which of up to 61 ASCII keywords occur in a text,
 // ignoring ASCII case, in one pass of one table step per byte: an
 // Aho–Corasick automaton compiled to a full transition table. It is
 // built once per keyword list and never changed, so copies of a Scoring
-// share it.
+// share it. The same pass also finds what else Score asks of a content
+// (the bits past the keywords': a '?', and the two runes that lower-case
+// to ASCII letters), which otherwise took two or three more passes over
+// every content.
 type keywordMatcher struct {
 	// next[s<<8|b] is the state after byte b in state s; the top bit
 	// marks states at which some keyword ends (look them up in out).
@@ -17,18 +20,45 @@ type keywordMatcher struct {
 const (
 	matchFlag = 1 << 15
 	maxStates = matchFlag // states are numbered below the flag bit
+
+	maxKeywords = 61
+	keywordBits = 1<<maxKeywords - 1
+	// bitQuestion marks a '?' in the text.
+	bitQuestion = 1 << 61
+	// bitToASCII marks U+0130 (İ, lower-cased to "i̇") or U+212A (Kelvin
+	// sign, to "k"): the only non-ASCII runes strings.ToLower maps to
+	// ASCII letters, so text with them needs the slow keyword search.
+	bitToASCII = 1<<62 | 1<<63
 )
 
+// pseudoPatterns are searched for alongside the keywords, with these bits.
+var pseudoPatterns = [...]struct {
+	s   string
+	bit uint64
+}{{"?", bitQuestion}, {"\u0130", 1 << 62}, {"\u212a", 1 << 63}}
+
 // newKeywordMatcher compiles the lower-cased, de-duplicated, ASCII
-// keywords lower (at most 64). It returns nil when they need more states
-// than a uint16 holds; callers then search the slow way.
+// keywords lower (at most maxKeywords) and the pseudo-patterns. It
+// returns nil for more keywords or when they need more states than a
+// uint16 holds; callers then search the slow way.
 func newKeywordMatcher(lower []string) *keywordMatcher {
-	if len(lower) > 64 {
+	if len(lower) > maxKeywords {
 		return nil
 	}
+	type pattern struct {
+		s   string
+		bit uint64
+	}
+	patterns := make([]pattern, 0, len(lower)+len(pseudoPatterns))
+	for k, kw := range lower {
+		patterns = append(patterns, pattern{kw, 1 << k})
+	}
+	for _, p := range pseudoPatterns {
+		patterns = append(patterns, pattern{p.s, p.bit})
+	}
 	n := 1
-	for _, k := range lower {
-		n += len(k)
+	for _, p := range patterns {
+		n += len(p.s)
 	}
 	if n > maxStates {
 		return nil
@@ -38,7 +68,8 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 	trie := make([]uint16, 0, n<<8)
 	trie = append(trie, make([]uint16, 256)...)
 	out := make([]uint64, 1, n)
-	for k, kw := range lower {
+	for _, p := range patterns {
+		kw := p.s
 		s := 0
 		for i := 0; i < len(kw); i++ {
 			c := int(kw[i])
@@ -49,7 +80,7 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 			}
 			s = int(trie[s<<8|c])
 		}
-		out[s] |= 1 << k
+		out[s] |= p.bit
 	}
 	// Breadth-first, fill in the missing transitions from each state's
 	// longest proper suffix that is also a trie node (its fail state), and
@@ -91,10 +122,11 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 	return &keywordMatcher{next: trie, out: out}
 }
 
-// scan returns the set of keywords occurring in c and whether c is all
-// ASCII. Bytes of multi-byte sequences match no keyword byte, so the set
-// is also right for non-ASCII text, unless the text has a rune that
-// lower-cases to an ASCII letter (see Scoring.keywordsAndLength).
+// scan returns the set of keywords (and pseudo-patterns) occurring in c
+// and whether c is all ASCII. Bytes of multi-byte sequences match no
+// keyword byte, so the set is also right for non-ASCII text, unless the
+// text has a rune that lower-cases to an ASCII letter (bitToASCII; see
+// Scoring.contentFacts).
 func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 	next := m.next
 	var s uint16

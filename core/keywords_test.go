@@ -18,6 +18,12 @@ func TestKeywordsAndLength(t *testing.T) {
 	}
 	tooMany := DefaultScoring()
 	tooMany.SetKeywords(many)
+	most := DefaultScoring() // as many as the automaton takes
+	most.SetKeywords(many[:maxKeywords])
+	oneOver := DefaultScoring()
+	oneOver.SetKeywords(many[:maxKeywords+1])
+	questionKW := DefaultScoring()
+	questionKW.SetKeywords([]string{"why?", "?!"})
 	none := DefaultScoring()
 	none.SetKeywords(nil)
 
@@ -44,11 +50,19 @@ func TestKeywordsAndLength(t *testing.T) {
 		{"non-ASCII text, ASCII keyword", &def, "naïve decision — agreed", 2},
 		{"non-ASCII keyword", &unicodeKW, "Die GRÖSSE und die Größe", 1},
 		{"over 64 keywords", &tooMany, "kw and kwzz", 3},
+		{"61 keywords, the automaton's most", &most, "kw and kwzz?", 3},
+		{"62 keywords, searched the slow way", &oneOver, "kw and kwzz?", 3},
+		{"a question", &def, "is it a bug?", 1},
+		{"keywords with a question mark", &questionKW, "Why? Why?!", 2},
+		{"a question next to a rune that lower-cases to ASCII", &def, "\u212A? fix", 1},
 		{"no keywords", &none, "error", 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k, runes := tc.s.keywordsAndLength(tc.text)
+			q, k, runes := tc.s.contentFacts(tc.text)
+			if want := strings.IndexByte(tc.text, '?') >= 0; q != want {
+				t.Errorf("question = %v, want %v", q, want)
+			}
 			if k != tc.keywords {
 				t.Errorf("keywords = %d, want %d", k, tc.keywords)
 			}
@@ -60,12 +74,16 @@ func TestKeywordsAndLength(t *testing.T) {
 			}
 		})
 	}
-	if tooMany.match != nil || unicodeKW.match != nil {
+	if tooMany.match != nil || unicodeKW.match != nil || oneOver.match != nil {
 		t.Error("keyword lists the automaton cannot take must use the slow search")
+	}
+	if most.match == nil || def.match == nil {
+		t.Error("keyword lists the automaton can take must use it")
 	}
 }
 
-// FuzzKeywordsAndLength checks the automaton against the definition.
+// FuzzKeywordsAndLength checks the automaton (Scoring.contentFacts)
+// against the definitions.
 func FuzzKeywordsAndLength(f *testing.F) {
 	f.Add("error, fail, bug", "the BUG was a failure of the fix")
 	f.Add("he,she,his,hers", "ushers and his")
@@ -73,10 +91,14 @@ func FuzzKeywordsAndLength(f *testing.F) {
 	f.Add("ab,bc,abc", "xabcx")
 	f.Add("é,error", "ERRÉUR error")
 	f.Add("fix,kelvin", "F\u0130X \u212Aelvin")
+	f.Add("why?,?", "why? \u0130?")
 	f.Fuzz(func(t *testing.T, kws, text string) {
 		s := DefaultScoring()
 		s.SetKeywords(strings.Split(kws, ","))
-		k, runes := s.keywordsAndLength(text)
+		q, k, runes := s.contentFacts(text)
+		if want := strings.IndexByte(text, '?') >= 0; q != want {
+			t.Fatalf("question(%q) = %v, want %v", text, q, want)
+		}
 		if want := countKeywordsSlow(text, s.lower); k != want {
 			t.Fatalf("keywords(%q in %q) = %d, want %d", s.lower, text, k, want)
 		}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"strings"
-	"unicode/utf8"
 )
 
 // Score is the importance of one message (seed 001): the role weight (a
@@ -25,46 +24,46 @@ func Score(m *Message, index, total int, s *Scoring) float64 {
 		w = s.RoleWeightAssistant
 	}
 	score := w * math.Pow(s.RecencyDecay, float64(total-1-index))
-	c := m.Content
-	if strings.IndexByte(c, '?') >= 0 {
+	question, keywords, runes := s.contentFacts(m.Content)
+	if question {
 		score += s.QuestionBonus
 	}
 	if m.HasToolCalls {
 		score += s.ToolCallBonus
 	}
-	keywords, runes := s.keywordsAndLength(c)
 	score += s.KeywordBonus * float64(keywords)
 	score += math.Min(float64(runes)/100*s.ContentLengthWeight, 3.0)
 	return score
 }
 
-// keywordsAndLength returns how many of the keywords occur in c
-// (case-insensitively) and c's length in code points. ASCII text, the
-// common case, takes one pass of the keyword automaton, which also tells
-// whether c is ASCII (then its length is len(c)). Only text with U+0130
-// (İ, lower-cased to "i") or U+212A (Kelvin sign, to "k"), the only
-// non-ASCII runes strings.ToLower maps to ASCII, is searched the slow way.
-func (s *Scoring) keywordsAndLength(c string) (keywords, runes int) {
+// contentFacts returns whether c has a '?', how many of the keywords
+// occur in it (case-insensitively) and its length in code points. With
+// the keyword automaton (ASCII keywords, the common case) that is one
+// pass over c, plus a rune count when c is not ASCII. Text with U+0130
+// or U+212A, the only non-ASCII runes strings.ToLower maps to ASCII, and
+// non-ASCII keyword lists are searched the slow way.
+func (s *Scoring) contentFacts(c string) (question bool, keywords, runes int) {
 	if s.match != nil {
 		found, ascii := s.match.scan(c)
+		question = found&bitQuestion != 0
 		if ascii {
-			return bits.OnesCount64(found), len(c)
+			return question, bits.OnesCount64(found & keywordBits), len(c)
 		}
-		// Non-ASCII text: the automaton's answer stands unless the text
-		// has one of the two runes that lower-case to ASCII letters.
-		if !strings.Contains(c, "\u0130") && !strings.Contains(c, "\u212a") {
-			return bits.OnesCount64(found), runeCount(c)
+		if found&bitToASCII == 0 {
+			return question, bits.OnesCount64(found & keywordBits), runeCount(c)
 		}
+	} else {
+		question = strings.IndexByte(c, '?') >= 0
 	}
 	if len(s.lower) > 0 && c != "" {
 		keywords = countKeywordsSlow(c, s.lower)
 	}
-	return keywords, runeCount(c)
+	return question, keywords, runeCount(c)
 }
 
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+		if s[i] >= 0x80 {
 			return false
 		}
 	}
