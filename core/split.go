@@ -1,10 +1,5 @@
 package core
 
-import (
-	"cmp"
-	"slices"
-)
-
 // SplitResult says where each message of a split goes, as indices into the
 // input: Prior is the previous clip-archive (-1 when there is none),
 // ToCompress the compressible messages in importance order (lowest first),
@@ -54,10 +49,6 @@ func Split(msgs []Message, c *Config) SplitResult {
 	isPinned := func(i int) bool { return anyPinned && pinned[units.leader(i)-start] }
 
 	total := cut - start
-	type unit struct {
-		score float64
-		first int
-	}
 	var order []unit
 	var best []float64 // best score per leader, indexed by leader-start
 	if total > 0 {
@@ -80,14 +71,9 @@ func Split(msgs []Message, c *Config) SplitResult {
 	for k := range order {
 		order[k].score = best[order[k].first-start]
 	}
-	// Ascending score, ties in original order: the stable order, from the
-	// faster unstable sort (no two units share a first index).
-	slices.SortFunc(order, func(a, b unit) int {
-		if c := cmp.Compare(a.score, b.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.first, b.first)
-	})
+	// Ascending score, ties in original order (order is in ascending
+	// first).
+	sortUnits(order)
 
 	res.ToCompress = make([]int, 0, total)
 	for _, u := range order {
