@@ -184,8 +184,16 @@ func (s *inputScanner) container(depth int) bool {
 			if s.i >= len(s.b) || s.b[s.i] != '"' {
 				return false
 			}
-			s.i++
-			if !s.str() {
+			// A key of plain bytes is scanned here (under Wasm the call
+			// costs more than the key); anything else, errors included,
+			// by str from the key's start.
+			b, j := s.b, s.i+1
+			for j < len(b) && plainStringByte[b[j]] {
+				j++
+			}
+			if j < len(b) && b[j] == '"' {
+				s.i = j + 1
+			} else if s.i++; !s.str() {
 				return false
 			}
 			s.ws()
@@ -195,7 +203,12 @@ func (s *inputScanner) container(depth int) bool {
 			s.i++
 			s.ws()
 		}
-		if !s.value(depth) {
+		if s.i < len(s.b) && s.b[s.i] == '"' { // value's commonest case, without the call
+			s.i++
+			if !s.str() {
+				return false
+			}
+		} else if !s.value(depth) {
 			return false
 		}
 		s.ws()
