@@ -26,26 +26,28 @@ func compareUnits(a, b unit) int {
 // lists take a stable LSD radix sort on the scores' bits, which keeps
 // ties in their given order: a comparison sort calls its comparator
 // through a closure some 14 times per unit at 10k units, and under
-// standard Go's Wasm each such call costs more than a radix pass.
-// TestSortUnits holds it to slices.SortFunc with compareUnits.
+// standard Go's Wasm each such call costs more than a radix pass. The
+// sort keys replace the scores in place (as bit patterns), so the only
+// extra memory is one copy of the list: a split of 10k messages holds
+// everything it allocates until it returns. Callers must not read the
+// scores afterwards. TestSortUnits holds it to slices.SortFunc.
 func sortUnits(order []unit) {
 	if len(order) < 256 {
 		slices.SortFunc(order, compareUnits)
 		return
 	}
-	keys := make([]uint64, len(order))
-	for i, u := range order {
-		keys[i] = orderedBits(u.score)
+	key := func(u *unit) uint64 { return math.Float64bits(u.score) }
+	for i := range order {
+		order[i].score = math.Float64frombits(orderedBits(order[i].score))
 	}
-	tmpKeys := make([]uint64, len(order))
 	src, dst := order, make([]unit, len(order))
 	var count [256]int
 	for shift := uint(0); shift < 64; shift += 8 {
 		count = [256]int{}
-		for _, k := range keys {
-			count[byte(k>>shift)]++
+		for i := range src {
+			count[byte(key(&src[i])>>shift)]++
 		}
-		if count[byte(keys[0]>>shift)] == len(keys) {
+		if count[byte(key(&src[0])>>shift)] == len(src) {
 			continue // every key has this byte: the pass would change nothing
 		}
 		pos := 0
@@ -53,12 +55,11 @@ func sortUnits(order []unit) {
 			count[b] = pos
 			pos += c
 		}
-		for i, k := range keys {
-			d := byte(k >> shift)
-			tmpKeys[count[d]], dst[count[d]] = k, src[i]
+		for i := range src {
+			d := byte(key(&src[i]) >> shift)
+			dst[count[d]] = src[i]
 			count[d]++
 		}
-		keys, tmpKeys = tmpKeys, keys
 		src, dst = dst, src
 	}
 	if &src[0] != &order[0] {
