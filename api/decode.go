@@ -53,7 +53,7 @@ func decodeMessages(o object, key string, rules msgRules) ([]core.Message, error
 //
 // Messages are decoded in place, into the slice, and the walker hands
 // values over by pointer: under standard Go's Wasm every copy of a
-// Message (~170 bytes) or a gjson.Result (80 bytes) is a memory.copy that
+// Message (144 bytes) or a gjson.Result (80 bytes) is a memory.copy that
 // wazero runs as a call into the host's memmove, and those copies were
 // 15% of a 10k-message split.
 //
