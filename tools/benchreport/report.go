@@ -386,7 +386,7 @@ func (r *report) findings(w func(string, ...any)) {
 	first, _ := m.get("BenchmarkPerfFirstCall/split/n=10000", "linear-MB")
 	steady, _ := m.get("BenchmarkPerfFirstCall/split/n=10000", "steady-MB")
 	in, _ := m.get("BenchmarkPerfFirstCall/split/n=10000", "input-MB")
-	w("- **Memory**: a 10k split (%.1f MiB of input) leaves the plug-in at %.1f MiB of linear memory after the first call and %.1f MiB after 20 more (%.1f×), plus the Extism kernel's 1 MiB: the staged input, the decoded messages (one slice, sized by the scanner's count) and the output are all live at the end of the call, on top of the Go runtime's ~3.5 MiB, and Go's heap grows in 4 MiB arenas. The margin is one arena: anything that adds a few hundred KB of live data per call can cross it (an index of string ends, tried and reverted, did: see benchmarks-history.md).\n", in, first, steady, steady/in)
+	w("- **Memory**: a 10k split (%.1f MiB of input) leaves the plug-in at %.1f MiB of linear memory after the first call and %.1f MiB after 20 more (%.1f×), plus the Extism kernel's 1 MiB: the staged input, the decoded messages (one slice, sized by the scanner's count) and the output are all live at the end of the call, on top of the Go runtime's ~3.5 MiB, and linear memory only grows. The margin under the target is about half a MiB: anything that adds a few hundred KB of live data per call can cross it (an index of string ends and a first radix sort did; see benchmarks-history.md).\n", in, first, steady, steady/in)
 	w1, _ := m.get("BenchmarkPerfPool/split10k/wasm/N=1", "convs/s")
 	w2, _ := m.get("BenchmarkPerfPool/split10k/wasm/N=2", "convs/s")
 	w4, _ := m.get("BenchmarkPerfPool/split10k/wasm/N=4", "convs/s")
