@@ -48,6 +48,13 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 		{"invalid JSON", "split", unterminated},
 		{"bad role", "score", badRole},
 		{"estimateTokens", "estimateTokens", textInput(100_000)},
+		// Inputs of at most 256 KiB leave their buffer to the plug-in's
+		// next staged call: a larger one followed by smaller ones reuses
+		// it, a longer one after them needs a new one.
+		{"split medium (buffer kept)", "split", benchHistory(300)},
+		{"shouldCompact per turn (kept buffer reused)", "shouldCompact", benchHistory(100)},
+		{"score per turn (reused again)", "score", benchHistory(60)},
+		{"split medium again", "split", benchHistory(300)},
 	}
 	stagedBefore := harness.StagedCalls(staged)
 	// Twice each, interleaved, so that a staged call is followed by both
