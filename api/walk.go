@@ -3,6 +3,7 @@ package api
 import (
 	"unsafe"
 
+	"github.com/clipfold/clipfold/core"
 	"github.com/tidwall/gjson"
 )
 
@@ -218,6 +219,9 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 			case escaped:
 				d.v = gjson.Parse(s[j:vend]) // unescapes
 			default:
+				if d.plainMember(k, s[j+1:vend-1]) {
+					goto next
+				}
 				r := &d.v
 				r.Type, r.Raw, r.Str, r.Num, r.Index, r.Indexes = gjson.String, s[j:vend], s[j+1:vend-1], 0, 0, nil
 			}
@@ -227,6 +231,7 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 		if !d.key(k, &d.v) {
 			return vend, true
 		}
+	next:
 		j = skipWS(s, vend)
 		switch at(s, j) {
 		case ',':
@@ -237,4 +242,37 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 			return -1, false
 		}
 	}
+}
+
+// plainMember is key's work for a member whose value is a string without
+// escapes, where that cannot fail, done without building a gjson.Result
+// and without key's second switch. It reports false for everything else,
+// which goes to key (FuzzDecodeMessages holds the two to gjson's path).
+func (d *msgDecoder) plainMember(k, v string) bool {
+	m := d.m
+	switch k {
+	case "content":
+		m.Content = v
+	case "id":
+		m.ID, d.hasID = v, v != ""
+	case "role":
+		r, ok := core.ParseRole(v)
+		if !ok {
+			return false
+		}
+		m.Role, d.hasRole = r, true
+	case "created_at":
+		t, err := core.ParseTime(v)
+		if err != nil {
+			return false
+		}
+		m.CreatedAt, m.HasCreatedAt = t, true
+	case "conversation_id":
+		m.ConversationID = v
+	case "tool_call_id":
+		m.ToolCallID = v
+	default:
+		return false
+	}
+	return true
 }
