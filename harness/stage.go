@@ -14,7 +14,7 @@ import (
 // Through Extism's own path a call's input and output cross the boundary
 // eight bytes per host call (go-pdk reads with input_load_u64 and writes
 // with store_u64, ~100 ns each): two thirds of a 10k-message split
-// (docs/benchmarks.md: 115 ms through Extism memory, 39 ms staged, for
+// (docs/benchmarks.md: 114 ms through Extism memory, 35 ms staged, for
 // 4 MB). The Go SDK gives host code no handle on the plug-in module's
 // linear memory, so the Runtime compiles the module with a wazero function
 // listener on its `version` export (experimental but public API); the
