@@ -24,41 +24,52 @@ var benchSizes = []int{1_000, 10_000, 100_000}
 func BenchmarkSplit(b *testing.B) { benchExport(b, "split") }
 func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
 
-// wasm-extism is the same call with staging off (Options.NoStaging): the
-// input and output cross through Extism memory, as for hosts that cannot
-// stage.
 func benchExport(b *testing.B, export string) {
-	inst := newInstance(b)
+	staged, plain := benchInstances(b)
+	for _, n := range benchSizes {
+		benchCall(b, export, benchHistory(n), staged, plain, func(kind string) string { return fmt.Sprintf("%s/n=%d", kind, n) })
+	}
+}
+
+// benchInstances is a staged instance and one with staging off
+// (Options.NoStaging): its input and output cross through Extism memory,
+// as for hosts that cannot stage.
+func benchInstances(b *testing.B) (staged, plain *harness.Instance) {
+	staged = newInstance(b)
 	rt := newRuntime(b, harness.Options{NoStaging: true})
 	plain, err := rt.NewInstance(context.Background())
 	require.NoError(b, err)
+	return staged, plain
+}
+
+// benchCall times export on in natively and through both instances, as
+// sub-benchmarks named name("native"), name("wasm") and
+// name("wasm-extism").
+func benchCall(b *testing.B, export string, in []byte, staged, plain *harness.Instance, name func(kind string) string) {
 	env := api.DefaultEnv()
 	h := api.Exports[export]
-	for _, n := range benchSizes {
-		in := benchHistory(n)
-		b.Run(fmt.Sprintf("native/n=%d", n), func(b *testing.B) {
+	b.Run(name("native"), func(b *testing.B) {
+		b.SetBytes(int64(len(in)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if _, err := h(env, in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, c := range []struct {
+		name string
+		inst *harness.Instance
+	}{{"wasm", staged}, {"wasm-extism", plain}} {
+		b.Run(name(c.name), func(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := h(env, in); err != nil {
+				if _, err := c.inst.Call(context.Background(), export, in); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
-		for _, c := range []struct {
-			name string
-			inst *harness.Instance
-		}{{"wasm", inst}, {"wasm-extism", plain}} {
-			b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
-				b.SetBytes(int64(len(in)))
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if _, err := c.inst.Call(context.Background(), export, in); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
 	}
 }
 
@@ -90,37 +101,13 @@ func BenchmarkCompressOverhead(b *testing.B) {
 }
 
 // BenchmarkPerfPerTurn is what an agent pays on every turn: shouldCompact,
-// score and split of a 100-message history (~27 KB), natively and
+// score and split of a 100-message history (~41 KB), natively and
 // through the plug-in (staged: it is over 16 KiB), and the same through
 // Extism memory.
 func BenchmarkPerfPerTurn(b *testing.B) {
-	inst := newInstance(b)
-	rt := newRuntime(b, harness.Options{NoStaging: true})
-	plain, err := rt.NewInstance(context.Background())
-	require.NoError(b, err)
-	env := api.DefaultEnv()
+	staged, plain := benchInstances(b)
 	in := benchHistory(100)
 	for _, export := range []string{"shouldCompact", "score", "split"} {
-		h := api.Exports[export]
-		b.Run(export+"/native", func(b *testing.B) {
-			b.SetBytes(int64(len(in)))
-			for i := 0; i < b.N; i++ {
-				if _, err := h(env, in); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		for _, c := range []struct {
-			name string
-			inst *harness.Instance
-		}{{"wasm", inst}, {"wasm-extism", plain}} {
-			b.Run(export+"/"+c.name, func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					if _, err := c.inst.Call(context.Background(), export, in); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-		}
+		benchCall(b, export, in, staged, plain, func(kind string) string { return export + "/" + kind })
 	}
 }
