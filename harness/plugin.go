@@ -270,19 +270,28 @@ func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byt
 		if ge := i.p.GetErrorWithContext(ctx); ge != "" {
 			msg = ge
 		}
-		code, rest, ok := strings.Cut(msg, ": ")
-		if ok && isCode(code) {
-			return nil, &CallError{Export: export, Code: code, Message: rest}
-		}
-		if err == nil {
-			err = errors.New(msg)
-		}
-		return nil, fmt.Errorf("clipfold: %s: %w", export, err)
+		return nil, ExportError(export, msg, err)
 	}
 	if staged {
 		return i.st.take(ctx, out)
 	}
 	return out, nil // the SDK returns a copy
+}
+
+// ExportError is the error of a failed export call: a *CallError when
+// msg, the plug-in's Extism error, is SPEC's "code: message"; otherwise
+// err (a trap, say), or msg as an error when err is nil, wrapped with the
+// export's name. Other hosts of the same module (wasmtimehost) use it so
+// failures look the same on every runtime.
+func ExportError(export, msg string, err error) error {
+	code, rest, ok := strings.Cut(msg, ": ")
+	if ok && isCode(code) {
+		return &CallError{Export: export, Code: code, Message: rest}
+	}
+	if err == nil {
+		err = errors.New(msg)
+	}
+	return fmt.Errorf("clipfold: %s: %w", export, err)
 }
 
 func isCode(s string) bool {

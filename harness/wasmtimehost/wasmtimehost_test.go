@@ -1,0 +1,403 @@
+package wasmtimehost_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/harness/wasmtimehost"
+	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/hostfuncs/llm"
+	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+	"github.com/clipfold/clipfold/internal/benchdata"
+	extism "github.com/extism/go-sdk"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+var ctx = context.Background()
+
+func newRuntime(t testing.TB, opts wasmtimehost.Options) *wasmtimehost.Runtime {
+	t.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = testCacheDir
+	}
+	rt, err := wasmtimehost.NewRuntime(ctx, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close(ctx) })
+	return rt
+}
+
+func newInstance(t testing.TB, opts wasmtimehost.Options) *wasmtimehost.Instance {
+	t.Helper()
+	inst, err := newRuntime(t, opts).NewInstance(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = inst.Close(ctx) })
+	return inst
+}
+
+// testCacheDir is one compilation cache for the whole run (each test
+// would otherwise compile the plug-in anew, ~1.3 s).
+var testCacheDir string
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "clipfold-wasmtime-cache-")
+	if err != nil {
+		panic(err)
+	}
+	testCacheDir = d
+	code := m.Run()
+	_ = os.RemoveAll(d)
+	os.Exit(code)
+}
+
+// TestKernelMatchesGoSDK: kernel.wasm is byte for byte the kernel of the
+// go-sdk version in go.mod, so both Go hosts run the same Extism.
+func TestKernelMatchesGoSDK(t *testing.T) {
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
+	require.NoError(t, err)
+	want, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "extism-runtime.wasm"))
+	require.NoError(t, err)
+	got, err := os.ReadFile("kernel.wasm")
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got), "kernel.wasm differs from go-sdk's extism-runtime.wasm: copy it again")
+	ver, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/extism/go-sdk").Output()
+	require.NoError(t, err)
+	v, err := os.ReadFile("kernel.wasm.version")
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSpace(string(ver)), strings.TrimSpace(string(v)))
+}
+
+// TestVectors runs every conformance vector on one instance, through the
+// kernel and with every input staged.
+func TestVectors(t *testing.T) {
+	vs, err := harness.LoadVectors(filepath.Join("..", "..", "testdata", "vectors"))
+	require.NoError(t, err)
+	require.NotEmpty(t, vs)
+	for _, mode := range []struct {
+		name string
+		opts wasmtimehost.Options
+	}{{"kernel", wasmtimehost.Options{NoStaging: true}}, {"staged", wasmtimehost.Options{StageMin: 1}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			inst := newInstance(t, mode.opts)
+			require.Equal(t, mode.name == "staged", inst.Staging())
+			for _, v := range vs {
+				t.Run(v.Export+"/"+v.Name, func(t *testing.T) {
+					out, err := inst.Call(ctx, v.Export, v.InputBytes())
+					require.NoError(t, v.Check(out, err))
+				})
+			}
+		})
+	}
+}
+
+// TestSameAsWazero: every pure export answers a realistic history byte
+// for byte as the wazero host does, staged and not, at sizes on both sides
+// of harness.StageMin.
+func TestSameAsWazero(t *testing.T) {
+	wz, err := harness.NewRuntime(ctx, harness.Options{CacheDir: "-"})
+	require.NoError(t, err)
+	defer wz.Close(ctx)
+	ref, err := wz.NewInstance(ctx)
+	require.NoError(t, err)
+	staged := newInstance(t, wasmtimehost.Options{})
+	kernel := newInstance(t, wasmtimehost.Options{NoStaging: true})
+	for _, n := range []int{3, 100, 2000} {
+		in := benchdata.History(n)
+		for _, export := range []string{"split", "score", "shouldCompact", "estimateTokens", "chunk", "extractiveSummary", "buildSummarizationRequest"} {
+			want, werr := ref.Call(ctx, export, in)
+			for name, inst := range map[string]*wasmtimehost.Instance{"staged": staged, "kernel": kernel} {
+				got, err := inst.Call(ctx, export, in)
+				require.Equal(t, werr, err, "%s %s n=%d", name, export, n)
+				require.True(t, bytes.Equal(want, got), "%s %s n=%d: outputs differ", name, export, n)
+			}
+		}
+	}
+}
+
+// TestErrors: failures are harness.CallErrors naming the field, exactly as
+// on wazero, and the instance stays usable after each.
+func TestErrors(t *testing.T) {
+	inst := newInstance(t, wasmtimehost.Options{StageMin: 1})
+	for _, c := range []struct{ export, input, code, contains string }{
+		{"split", `{"messages": [`, "invalid_json", ""},
+		{"split", `{"messages": [{"role": "wizard", "content": "x"}]}`, "invalid_input", "messages[0].role"},
+		{"score", `{"messages": 7}`, "invalid_input", "messages"},
+	} {
+		_, err := inst.Call(ctx, c.export, []byte(c.input))
+		var ce *harness.CallError
+		require.ErrorAs(t, err, &ce, c.input)
+		require.Equal(t, c.code, ce.Code, ce.Message)
+		require.Contains(t, ce.Message, c.contains)
+		out, err := inst.Call(ctx, "version", []byte("{}"))
+		require.NoError(t, err)
+		require.True(t, gjson.ValidBytes(out))
+	}
+	_, err := inst.Call(ctx, "noSuchExport", []byte("{}"))
+	require.ErrorContains(t, err, "unknown function: noSuchExport")
+	_, err = inst.Call(ctx, "_initialize", nil)
+	require.ErrorContains(t, err, "unknown function")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = inst.Call(cancelled, "version", []byte("{}"))
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestConfigAndLogs: the manifest config reaches the plug-in (config_get)
+// and its warnings reach the Logger (log_warn) at or above LogLevel.
+func TestConfigAndLogs(t *testing.T) {
+	var mu sync.Mutex
+	var logs []string
+	logger := func(level extism.LogLevel, msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logs = append(logs, level.String()+" "+msg)
+	}
+	msgs := gjson.GetBytes(benchdata.History(40), "messages").Raw
+	plain := newInstance(t, wasmtimehost.Options{})
+	base, err := plain.Call(ctx, "split", []byte(`{"messages":`+msgs+`}`))
+	require.NoError(t, err)
+	inst := newInstance(t, wasmtimehost.Options{Config: map[string]string{"keep_recent": "9"}, Logger: logger})
+	out, err := inst.Call(ctx, "split", []byte(`{"config":{"no_such_key":1},"messages":`+msgs+`}`))
+	require.NoError(t, err)
+	require.Equal(t, int64(9), gjson.GetBytes(out, "to_keep.#").Int())
+	require.NotEqual(t, int64(9), gjson.GetBytes(base, "to_keep.#").Int())
+	mu.Lock()
+	require.Len(t, logs, 1)
+	require.Contains(t, logs[0], "WARN")
+	require.Contains(t, logs[0], "no_such_key")
+	mu.Unlock()
+
+	logs = nil
+	quiet := newInstance(t, wasmtimehost.Options{Logger: logger, LogLevel: extism.LogLevelError})
+	_, err = quiet.Call(ctx, "split", []byte(`{"config":{"no_such_key":1},"messages":`+msgs+`}`))
+	require.NoError(t, err)
+	require.Empty(t, logs, "a warning below LogLevel was delivered")
+
+	bad := newInstance(t, wasmtimehost.Options{Config: map[string]string{"keep_recent": "many"}})
+	_, err = bad.Call(ctx, "version", []byte("{}"))
+	var ce *harness.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Contains(t, ce.Message, "keep_recent")
+}
+
+// TestMaxMemory: an instance left above MaxMemory is replaced, and the
+// replacement answers the same.
+func TestMaxMemory(t *testing.T) {
+	inst := newInstance(t, wasmtimehost.Options{MaxMemory: 1})
+	in := benchdata.History(200)
+	first, err := inst.Call(ctx, "split", in)
+	require.NoError(t, err)
+	require.Equal(t, 1, inst.Replaced())
+	again, err := inst.Call(ctx, "split", in)
+	require.NoError(t, err)
+	require.Equal(t, first, again)
+	require.Equal(t, 2, inst.Replaced())
+}
+
+// TestCompilationCache: the second runtime loads the first one's compiled
+// code; a damaged cache file is compiled again, not trusted.
+func TestCompilationCache(t *testing.T) {
+	dir := t.TempDir()
+	a := newRuntime(t, wasmtimehost.Options{CacheDir: dir})
+	require.False(t, a.CacheHit)
+	b := newRuntime(t, wasmtimehost.Options{CacheDir: dir})
+	require.True(t, b.CacheHit)
+	files, err := filepath.Glob(filepath.Join(dir, "*.cwasm"))
+	require.NoError(t, err)
+	require.Len(t, files, 2, "the plug-in and the kernel")
+	for _, f := range files {
+		require.NoError(t, os.WriteFile(f, []byte("not a module"), 0o644))
+	}
+	c := newRuntime(t, wasmtimehost.Options{CacheDir: dir})
+	require.False(t, c.CacheHit)
+	inst, err := c.NewInstance(ctx)
+	require.NoError(t, err)
+	defer inst.Close(ctx)
+	_, err = inst.Call(ctx, "version", []byte("{}"))
+	require.NoError(t, err)
+	d := newRuntime(t, wasmtimehost.Options{CacheDir: dir})
+	require.True(t, d.CacheHit, "the damaged file was not replaced")
+}
+
+// TestNoHost: without a Host, compress fails honestly instead of trapping.
+func TestNoHost(t *testing.T) {
+	inst := newInstance(t, wasmtimehost.Options{})
+	hist := loadConversation(t, "support-chat.json")
+	out, err := inst.Call(ctx, "compress", compressInput(t, hist))
+	require.NoError(t, err)
+	res := gjson.ParseBytes(out)
+	require.True(t, res.Get("failed").Bool(), res.Raw)
+	require.Contains(t, res.Raw, "this host provides no")
+}
+
+// panicHost panics in every host call after the first n.
+type panicHost struct {
+	h hostfuncs.Host
+	n int
+}
+
+func (p *panicHost) CallHost(name string, in []byte) ([]byte, error) {
+	if p.n--; p.n < 0 {
+		panic("injected")
+	}
+	return p.h.CallHost(name, in)
+}
+
+// TestHostPanic: a host function that panics becomes a failed compaction
+// with its message, not a panic through Wasmtime, and nothing is lost.
+func TestHostPanic(t *testing.T) {
+	s := openSQLite(t)
+	hist := loadConversation(t, "support-chat.json")
+	conv := gjson.GetBytes(hist[0], "conversation_id").String()
+	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	inst := newInstance(t, wasmtimehost.Options{Host: &panicHost{h: hostfuncs.Host{LLM: llm.NewExtractive(), Store: s}, n: 1}})
+	out, err := inst.Call(ctx, "compress", compressInput(t, hist))
+	require.NoError(t, err)
+	res := gjson.ParseBytes(out)
+	require.True(t, res.Get("failed").Bool(), res.Raw)
+	require.Contains(t, res.Raw, "host panicked")
+	require.Len(t, activeRaw(t, s, conv), len(hist), "a failed compaction changed the store")
+}
+
+// TestConcurrentCompaction: 4 goroutines compact the same conversation at
+// once through a pool of Wasmtime instances on one SQLite store. Exactly
+// one commit wins, the rest get commit_conflict, and every original
+// message is either active or in recall covered by a batch — and the
+// winner matches what the wazero host computes for the same conversation.
+func TestConcurrentCompaction(t *testing.T) {
+	s := openSQLite(t)
+	hist := loadConversation(t, "debugging-session.json")
+	conv := gjson.GetBytes(hist[0], "conversation_id").String()
+	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	rt := newRuntime(t, wasmtimehost.Options{Host: &hostfuncs.Host{LLM: llm.NewExtractive(), Store: s}})
+	pool := wasmtimehost.NewPool(rt, 4)
+	defer pool.Close(ctx)
+	in := compressInput(t, hist)
+	results := make([]gjson.Result, 4)
+	var wg sync.WaitGroup
+	for g := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := pool.Call(ctx, "compress", in)
+			if err == nil {
+				results[g] = gjson.ParseBytes(out)
+			} else {
+				results[g] = gjson.Parse(`{"failed":true,"failure_code":"call error","failure_message":` + jsonString(err.Error()) + `}`)
+			}
+		}()
+	}
+	wg.Wait()
+	var winner gjson.Result
+	wins := 0
+	for _, r := range results {
+		switch {
+		case !r.Get("failed").Bool():
+			wins++
+			winner = r
+		case r.Get("failure_code").String() != "commit_conflict":
+			t.Fatalf("unexpected failure %s: %s", r.Get("failure_code"), r.Get("failure_message"))
+		}
+	}
+	require.Equal(t, 1, wins)
+	require.Positive(t, winner.Get("messages_compressed").Int())
+	covered := map[string]bool{}
+	for _, b := range winner.Get("batches").Array() {
+		for _, id := range b.Get("source_message_ids").Array() {
+			covered[id.String()] = true
+		}
+	}
+	active := map[string]bool{}
+	for _, m := range activeRaw(t, s, conv) {
+		active[gjson.GetBytes(m, "id").String()] = true
+	}
+	for _, m := range hist {
+		id := gjson.GetBytes(m, "id").String()
+		if active[id] {
+			continue
+		}
+		rec, err := s.Recall(ctx, id)
+		require.NoError(t, err, "message %s is neither active nor in recall", id)
+		require.JSONEq(t, string(m), string(rec.Raw))
+		require.True(t, covered[id], "recalled message %s is in no batch", id)
+	}
+
+	// The same compaction on wazero, on a store of its own.
+	s2 := openSQLite(t)
+	require.NoError(t, s2.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	wz, err := harness.NewRuntime(ctx, harness.Options{Host: &hostfuncs.Host{LLM: llm.NewExtractive(), Store: s2}, CacheDir: "-"})
+	require.NoError(t, err)
+	defer wz.Close(ctx)
+	ref, err := wz.NewInstance(ctx)
+	require.NoError(t, err)
+	out, err := ref.Call(ctx, "compress", in)
+	require.NoError(t, err)
+	want := gjson.ParseBytes(out)
+	require.False(t, want.Get("failed").Bool(), want.Raw)
+	for _, k := range []string{"messages_compressed", "batches_created", "llm_calls", "history.#", "batches.#.source_message_ids"} {
+		require.Equal(t, want.Get(k).Raw, winner.Get(k).Raw, k)
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func openSQLite(t *testing.T) *sqlite.Store {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "clipfold.db"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func loadConversation(t testing.TB, name string) []json.RawMessage {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "conversations", name))
+	require.NoError(t, err)
+	var msgs []json.RawMessage
+	require.NoError(t, json.Unmarshal(data, &msgs))
+	return msgs
+}
+
+func compressInput(t testing.TB, hist []json.RawMessage) []byte {
+	conv := gjson.GetBytes(hist[0], "conversation_id").String()
+	b, err := json.Marshal(map[string]any{"conversation_id": conv, "history": hist, "now": "2026-11-21T12:00:00Z",
+		"config": map[string]any{"chunk_size": 10, "keep_recent": 6, "backoff_base_ms": 1, "max_summary_tokens": 200}})
+	require.NoError(t, err)
+	return b
+}
+
+func toStoreMessages(t testing.TB, raw []json.RawMessage) []store.Message {
+	out := make([]store.Message, len(raw))
+	for i, r := range raw {
+		g := gjson.ParseBytes(r)
+		ts, err := core.ParseTime(g.Get("created_at").String())
+		require.NoError(t, err)
+		out[i] = store.Message{ID: g.Get("id").String(), ConversationID: g.Get("conversation_id").String(),
+			Role: g.Get("role").String(), Content: g.Get("content").String(), CreatedAt: ts, Raw: r}
+	}
+	return out
+}
+
+func activeRaw(t testing.TB, s store.Store, conv string) []json.RawMessage {
+	ms, err := s.ActiveMessages(ctx, conv)
+	require.NoError(t, err)
+	out := make([]json.RawMessage, len(ms))
+	for i := range ms {
+		out[i] = ms[i].Raw
+	}
+	return out
+}
+
+
