@@ -9,7 +9,7 @@ EMBED     := harness/cmd/clipfold/embedded/clipfold.wasm
 
 TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tinygo/clipfold-wasip1.json.in
 
-.PHONY: all build build-tinygo tinygo-toolchain cli test test-go test-node test-python test-tinygo check-32bit bench demo vectors clean
+.PHONY: all build build-tinygo tinygo-toolchain cli test test-go test-wasmtime test-node test-python test-tinygo check-32bit bench demo vectors clean
 
 all: build cli
 
@@ -43,6 +43,11 @@ test-go: build check-32bit
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
+	$(MAKE) test-wasmtime
+
+## test-wasmtime: the Go host on Wasmtime (harness/wasmtimehost, its own module; cgo)
+test-wasmtime: build
+	cd harness/wasmtimehost && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-node: the Node.js host's suite (npm ci into harness/node, then node --test)
 test-node: build
@@ -56,6 +61,7 @@ test-python: build
 ## of the Go, Node and Python hosts against build/clipfold-tinygo.wasm
 test-tinygo: $(WASM_TINY)
 	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
+	cd harness/wasmtimehost && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./...
 	cd harness/node && npm ci --no-audit --no-fund && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) npm test
 	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash harness/python/run_tests.sh
 
