@@ -10,6 +10,7 @@ import (
 	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/internal/benchdata"
+	"github.com/clipfold/clipfold/internal/benchdata/compare"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
 func benchExport(b *testing.B, export string) {
 	staged, plain := benchInstances(b)
 	for _, n := range benchSizes {
-		benchCall(b, export, benchHistory(n), staged, plain, func(kind string) string { return fmt.Sprintf("%s/n=%d", kind, n) })
+		compare.Export(b, export, benchHistory(n), staged, plain, func(kind string) string { return fmt.Sprintf("%s/n=%d", kind, n) })
 	}
 }
 
@@ -40,37 +41,6 @@ func benchInstances(b *testing.B) (staged, plain *harness.Instance) {
 	plain, err := rt.NewInstance(context.Background())
 	require.NoError(b, err)
 	return staged, plain
-}
-
-// benchCall times export on in natively and through both instances, as
-// sub-benchmarks named name("native"), name("wasm") and
-// name("wasm-extism").
-func benchCall(b *testing.B, export string, in []byte, staged, plain *harness.Instance, name func(kind string) string) {
-	env := api.DefaultEnv()
-	h := api.Exports[export]
-	b.Run(name("native"), func(b *testing.B) {
-		b.SetBytes(int64(len(in)))
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			if _, err := h(env, in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	for _, c := range []struct {
-		name string
-		inst *harness.Instance
-	}{{"wasm", staged}, {"wasm-extism", plain}} {
-		b.Run(name(c.name), func(b *testing.B) {
-			b.SetBytes(int64(len(in)))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				if _, err := c.inst.Call(context.Background(), export, in); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }
 
 // BenchmarkCompressOverhead measures compress on a 2,000-message history
@@ -108,6 +78,6 @@ func BenchmarkPerfPerTurn(b *testing.B) {
 	staged, plain := benchInstances(b)
 	in := benchHistory(100)
 	for _, export := range []string{"shouldCompact", "score", "split"} {
-		benchCall(b, export, in, staged, plain, func(kind string) string { return export + "/" + kind })
+		compare.Export(b, export, in, staged, plain, func(kind string) string { return export + "/" + kind })
 	}
 }

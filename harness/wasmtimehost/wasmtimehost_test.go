@@ -12,13 +12,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/harness/wasmtimehost"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
 	"github.com/clipfold/clipfold/internal/benchdata"
 	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/require"
@@ -312,26 +312,7 @@ func TestConcurrentCompaction(t *testing.T) {
 	}
 	require.Equal(t, 1, wins)
 	require.Positive(t, winner.Get("messages_compressed").Int())
-	covered := map[string]bool{}
-	for _, b := range winner.Get("batches").Array() {
-		for _, id := range b.Get("source_message_ids").Array() {
-			covered[id.String()] = true
-		}
-	}
-	active := map[string]bool{}
-	for _, m := range activeRaw(t, s, conv) {
-		active[gjson.GetBytes(m, "id").String()] = true
-	}
-	for _, m := range hist {
-		id := gjson.GetBytes(m, "id").String()
-		if active[id] {
-			continue
-		}
-		rec, err := s.Recall(ctx, id)
-		require.NoError(t, err, "message %s is neither active nor in recall", id)
-		require.JSONEq(t, string(m), string(rec.Raw))
-		require.True(t, covered[id], "recalled message %s is in no batch", id)
-	}
+	storetest.RequireNothingLost(t, s, conv, hist, winner)
 
 	// The same compaction on wazero, on a store of its own.
 	s2 := openSQLite(t)
@@ -379,25 +360,9 @@ func compressInput(t testing.TB, hist []json.RawMessage) []byte {
 }
 
 func toStoreMessages(t testing.TB, raw []json.RawMessage) []store.Message {
-	out := make([]store.Message, len(raw))
-	for i, r := range raw {
-		g := gjson.ParseBytes(r)
-		ts, err := core.ParseTime(g.Get("created_at").String())
-		require.NoError(t, err)
-		out[i] = store.Message{ID: g.Get("id").String(), ConversationID: g.Get("conversation_id").String(),
-			Role: g.Get("role").String(), Content: g.Get("content").String(), CreatedAt: ts, Raw: r}
-	}
-	return out
+	return storetest.Messages(t, raw)
 }
 
 func activeRaw(t testing.TB, s store.Store, conv string) []json.RawMessage {
-	ms, err := s.ActiveMessages(ctx, conv)
-	require.NoError(t, err)
-	out := make([]json.RawMessage, len(ms))
-	for i := range ms {
-		out[i] = ms[i].Raw
-	}
-	return out
+	return storetest.ActiveRaw(t, s, conv)
 }
-
-

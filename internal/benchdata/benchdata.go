@@ -11,6 +11,7 @@ package benchdata
 import (
 	"strconv"
 	"strings"
+	"testing"
 )
 
 const words = "the deploy failed because the config had a typo; we agreed to add validation and a test for it before Friday "
@@ -70,4 +71,16 @@ func appendTime(b []byte, i int) []byte {
 	b = append(b, ':')
 	b = two(b, sec%60)
 	return append(b, ".000Z"...)
+}
+
+// Run is the body of every export benchmark: call on in, b.N times, with
+// throughput and allocations reported.
+func Run(b *testing.B, in []byte, call func(in []byte) error) {
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := call(in); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
