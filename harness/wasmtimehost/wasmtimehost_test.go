@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	wt "github.com/bytecodealliance/wasmtime-go/v39"
+	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/harness/wasmtimehost"
 	"github.com/clipfold/clipfold/hostfuncs"
@@ -365,4 +368,49 @@ func toStoreMessages(t testing.TB, raw []json.RawMessage) []store.Message {
 
 func activeRaw(t testing.TB, s store.Store, conv string) []json.RawMessage {
 	return storetest.ActiveRaw(t, s, conv)
+}
+
+// TestTrapReplacesInstance: a call that traps fails with a plain error
+// (not a CallError), and the instance is replaced so the next call runs on
+// a fresh one. A tiny hand-written module stands in for a plug-in that
+// traps; clipfold itself never should.
+func TestTrapReplacesInstance(t *testing.T) {
+	wasm, err := wt.Wat2Wasm(`(module
+	  (memory (export "memory") 1)
+	  (global $calls (mut i32) (i32.const 0))
+	  (func (export "boom") (result i32) unreachable)
+	  (func (export "calls") (result i32)
+	    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+	    (global.get $calls)))`)
+	require.NoError(t, err)
+	inst := newInstance(t, wasmtimehost.Options{Wasm: wasm, CacheDir: "-"})
+	require.False(t, inst.Staging(), "the module has no staging exports")
+	// A non-zero return without an Extism error is reported as such.
+	_, err = inst.Call(ctx, "calls", nil)
+	require.ErrorContains(t, err, "returned 1 without an error message")
+	_, err = inst.Call(ctx, "calls", nil)
+	require.ErrorContains(t, err, "returned 2", "state kept between calls")
+	_, err = inst.Call(ctx, "boom", nil)
+	var ce *harness.CallError
+	require.Error(t, err)
+	require.False(t, errors.As(err, &ce), "a trap is not an export failure: %v", err)
+	require.ErrorContains(t, err, "boom")
+	require.Equal(t, 1, inst.Replaced())
+	_, err = inst.Call(ctx, "calls", nil)
+	require.ErrorContains(t, err, "returned 1", "the replacement starts fresh")
+}
+
+// TestOversizedInput: an input over api.MaxInputBytes is refused by the
+// staging export and by the plug-in as too_large, naming the limit, and
+// the instance goes on.
+func TestOversizedInput(t *testing.T) {
+	inst := newInstance(t, wasmtimehost.Options{})
+	big := bytes.Repeat([]byte(" "), api.MaxInputBytes+1)
+	_, err := inst.Call(ctx, "split", big)
+	var ce *harness.CallError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "too_large", ce.Code, ce.Message)
+	out, err := inst.Call(ctx, "split", benchdata.History(20))
+	require.NoError(t, err)
+	require.True(t, gjson.ValidBytes(out))
 }
