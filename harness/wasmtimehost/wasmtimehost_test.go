@@ -12,13 +12,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	wt "github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/harness/wasmtimehost"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
+	"github.com/clipfold/clipfold/hostfuncs/llm/llmtest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
@@ -354,10 +357,17 @@ func loadConversation(t testing.TB, name string) []json.RawMessage {
 	return msgs
 }
 
-func compressInput(t testing.TB, hist []json.RawMessage) []byte {
+// compressInput is compress's input for hist; config entries override
+// the defaults here.
+func compressInput(t testing.TB, hist []json.RawMessage, config ...map[string]any) []byte {
 	conv := gjson.GetBytes(hist[0], "conversation_id").String()
-	b, err := json.Marshal(map[string]any{"conversation_id": conv, "history": hist, "now": "2026-11-21T12:00:00Z",
-		"config": map[string]any{"chunk_size": 10, "keep_recent": 6, "backoff_base_ms": 1, "max_summary_tokens": 200}})
+	cfg := map[string]any{"chunk_size": 10, "keep_recent": 6, "backoff_base_ms": 1, "max_summary_tokens": 200}
+	for _, c := range config {
+		for k, v := range c {
+			cfg[k] = v
+		}
+	}
+	b, err := json.Marshal(map[string]any{"conversation_id": conv, "history": hist, "now": "2026-11-21T12:00:00Z", "config": cfg})
 	require.NoError(t, err)
 	return b
 }
@@ -413,4 +423,53 @@ func TestOversizedInput(t *testing.T) {
 	out, err := inst.Call(ctx, "split", benchdata.History(20))
 	require.NoError(t, err)
 	require.True(t, gjson.ValidBytes(out))
+}
+
+// TestDeadline: compress reads Wasmtime's WASI clocks for its deadline, so
+// every llm_complete request carries timeout_ms = the time left before
+// compaction_timeout, shrinking call by call, and the compaction fails
+// with deadline_exceeded (or llm_timeout) without touching the store.
+func TestDeadline(t *testing.T) {
+	s := openSQLite(t)
+	hist := loadConversation(t, "support-chat.json")
+	conv := gjson.GetBytes(hist[0], "conversation_id").String()
+	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	llm := &llmtest.Slow{Delay: 120 * time.Millisecond}
+	inst := newInstance(t, wasmtimehost.Options{Host: &hostfuncs.Host{LLM: llm, Store: s}})
+	out, err := inst.Call(ctx, "compress", compressInput(t, hist, map[string]any{"compaction_timeout": 400}))
+	require.NoError(t, err)
+	res := gjson.ParseBytes(out)
+	require.True(t, res.Get("failed").Bool(), res.Raw)
+	require.Contains(t, []string{"deadline_exceeded", "llm_timeout"}, res.Get("failure_code").String(), res.Get("failure_message").String())
+	require.Len(t, activeRaw(t, s, conv), len(hist), "a failed compaction changed the store")
+	llm.RequireShrinkingTimeouts(t, 400)
+}
+
+// flakyLLM fails every request with a retryable error, recording when
+// each arrived.
+type flakyLLM struct{ at []time.Time }
+
+func (l *flakyLLM) Complete(context.Context, *core.ModelRequest) (core.ModelResponse, error) {
+	l.at = append(l.at, time.Now())
+	return core.ModelResponse{}, &core.LLMError{Code: core.LLMRateLimited, Message: "slow down", Retryable: true}
+}
+
+// TestRetryBackoffSleeps: retries wait (WASI poll_oneoff sleeps for real
+// on Wasmtime): each attempt after the first comes at least the backoff
+// base after the one before.
+func TestRetryBackoffSleeps(t *testing.T) {
+	s := openSQLite(t)
+	hist := loadConversation(t, "support-chat.json")
+	conv := gjson.GetBytes(hist[0], "conversation_id").String()
+	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	llm := &flakyLLM{}
+	inst := newInstance(t, wasmtimehost.Options{Host: &hostfuncs.Host{LLM: llm, Store: s}})
+	out, err := inst.Call(ctx, "compress", compressInput(t, hist, map[string]any{"backoff_base_ms": 40}))
+	require.NoError(t, err)
+	res := gjson.ParseBytes(out)
+	require.True(t, res.Get("failed").Bool(), res.Raw)
+	require.GreaterOrEqual(t, len(llm.at), 2, "no retry happened")
+	for i := 1; i < len(llm.at); i++ {
+		require.GreaterOrEqual(t, llm.at[i].Sub(llm.at[i-1]), 40*time.Millisecond, "attempt %d came without a backoff", i)
+	}
 }
