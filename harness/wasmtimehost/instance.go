@@ -18,7 +18,8 @@ import (
 // Options.MaxMemory.
 type Instance struct {
 	r        *Runtime
-	s        *store
+	s        *store // nil after a failed replacement: the next Call retries
+	closed   bool
 	replaced int // times the instance was replaced
 }
 
@@ -36,6 +37,7 @@ func (r *Runtime) NewInstance(ctx context.Context) (*Instance, error) {
 
 // Close releases the instance.
 func (i *Instance) Close(context.Context) error {
+	i.closed = true
 	if i.s != nil {
 		i.s.close()
 		i.s = nil
@@ -56,6 +58,9 @@ func (i *Instance) Replaced() int { return i.replaced }
 func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("clipfold: %s: %w", export, err)
+	}
+	if i.closed {
+		return nil, fmt.Errorf("clipfold: %s: %w", export, ErrClosed)
 	}
 	if i.s == nil {
 		s, err := i.r.newStore()
@@ -102,7 +107,16 @@ type kernel struct {
 	reset, alloc, free, length, inputSet, outputOffset, outputLength, errorGet *wt.Func
 }
 
+// ErrClosed is the error of calls on a closed Instance, and of new
+// instances (or replacements) of a closed Runtime.
+var ErrClosed = errors.New("closed")
+
 func (r *Runtime) newStore() (*store, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, fmt.Errorf("clipfold: the runtime is %w", ErrClosed)
+	}
 	s := &store{r: r, st: wt.NewStore(r.engine), exports: map[string]*wt.Func{}}
 	// Default WASI: no arguments, environment, files or inherited
 	// output; real clocks (compress needs them for its deadline, retry

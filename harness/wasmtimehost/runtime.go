@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 
 	wt "github.com/bytecodealliance/wasmtime-go/v39"
 	"github.com/clipfold/clipfold/api"
@@ -88,6 +89,8 @@ func DefaultCacheDir() string {
 type Runtime struct {
 	engine         *wt.Engine
 	plugin, kernel *wt.Module
+	mu             sync.Mutex // guards closed against stores being made
+	closed         bool
 	opts           Options
 	maxMemory      uint64 // 0: never replace
 	stageMin       int
@@ -151,8 +154,15 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 }
 
 // Close releases the compiled modules. Instances keep what they need
-// alive until they are closed themselves.
+// alive until they are closed themselves, but no new ones are made (nor
+// replacements: a replaced instance's next call fails with ErrClosed).
 func (r *Runtime) Close(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
 	r.plugin.Close()
 	r.kernel.Close()
 	r.engine.Close()

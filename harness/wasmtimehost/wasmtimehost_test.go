@@ -473,3 +473,28 @@ func TestRetryBackoffSleeps(t *testing.T) {
 		require.GreaterOrEqual(t, llm.at[i].Sub(llm.at[i-1]), 40*time.Millisecond, "attempt %d came without a backoff", i)
 	}
 }
+
+// TestClose: a closed instance refuses calls; a closed runtime makes no
+// instances, while one made before keeps working until it needs a
+// replacement.
+func TestClose(t *testing.T) {
+	rt, err := wasmtimehost.NewRuntime(ctx, wasmtimehost.Options{CacheDir: testCacheDir, MaxMemory: 1})
+	require.NoError(t, err)
+	a, err := rt.NewInstance(ctx)
+	require.NoError(t, err)
+	b, err := rt.NewInstance(ctx)
+	require.NoError(t, err)
+	require.NoError(t, a.Close(ctx))
+	_, err = a.Call(ctx, "version", []byte("{}"))
+	require.ErrorIs(t, err, wasmtimehost.ErrClosed)
+
+	require.NoError(t, rt.Close(ctx))
+	require.NoError(t, rt.Close(ctx), "closing twice")
+	_, err = rt.NewInstance(ctx)
+	require.ErrorIs(t, err, wasmtimehost.ErrClosed)
+	_, err = b.Call(ctx, "version", []byte("{}")) // runs, then is due for replacement (MaxMemory 1)
+	require.NoError(t, err)
+	_, err = b.Call(ctx, "version", []byte("{}"))
+	require.ErrorIs(t, err, wasmtimehost.ErrClosed)
+	require.NoError(t, b.Close(ctx))
+}
