@@ -11,6 +11,7 @@ import (
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -235,7 +236,7 @@ func TestFaultInjectionSQLite(t *testing.T) {
 			cid := fmt.Sprintf("cs%d", i)
 			h := conversation(cid, 40)
 			s := open(t)
-			require.NoError(t, s.AppendMessages(ctx, cid, toStoreMessages(t, h)))
+			require.NoError(t, s.AppendMessages(ctx, cid, storetest.Messages(t, h)))
 			before, err := s.(store.Dumper).Dump(ctx)
 			require.NoError(t, err)
 			fh.reset(&hostfuncs.Host{LLM: &scriptLLM{}, Store: s}, fc.f)

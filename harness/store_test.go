@@ -73,14 +73,6 @@ func loadConversation(t testing.TB, name string) []json.RawMessage {
 	return msgs
 }
 
-func toStoreMessages(t testing.TB, raw []json.RawMessage) []store.Message {
-	return storetest.Messages(t, raw)
-}
-
-func activeRaw(t testing.TB, s store.Store, conv string) []json.RawMessage {
-	return storetest.ActiveRaw(t, s, conv)
-}
-
 // TestConcurrentCompaction: 8 goroutines compact the same conversation at
 // once through a pool of .wasm instances, on SQLite and PostgreSQL.
 // Exactly one commit wins, the rest get commit_conflict, and every
@@ -92,7 +84,7 @@ func TestConcurrentCompaction(t *testing.T) {
 			s := open(t)
 			conv := "race"
 			hist := conversation(conv, 120)
-			require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+			require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 			host := &hostfuncs.Host{LLM: llm.NewExtractive(), Store: s}
 			rt, err := harness.NewRuntime(ctx, harness.Options{HostFunctions: host.Functions()})
 			require.NoError(t, err)
@@ -152,16 +144,16 @@ func TestEndToEndRepeatedCompaction(t *testing.T) {
 			maxDepth := 0
 			for round := 1; round <= 5; round++ {
 				next := min(len(all), fed+len(all)/5+1)
-				require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, all[fed:next])))
+				require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, all[fed:next])))
 				fed = next
-				hist := activeRaw(t, s, conv)
+				hist := storetest.ActiveRaw(t, s, conv)
 				res := c.compress(t, compressInput(t, conv, hist, map[string]any{"config": cfg}))
 				require.False(t, res.Get("failed").Bool(), "round %d: %s %s", round, res.Get("failure_code"), res.Get("failure_message"))
 				require.Less(t, int(res.Get("tokens_estimate_after").Int()), budget, "round %d over budget", round)
 				for _, b := range res.Get("batches").Array() {
 					maxDepth = max(maxDepth, int(b.Get("depth").Int()))
 				}
-				after := activeRaw(t, s, conv)
+				after := storetest.ActiveRaw(t, s, conv)
 				require.Equal(t, len(res.Get("history").Array()), len(after))
 				clip := gjson.GetBytes(after[0], "content").String()
 				require.True(t, strings.HasPrefix(clip, "[Context Summary — "), "round %d: clip-archive first", round)

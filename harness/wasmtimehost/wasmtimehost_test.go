@@ -22,7 +22,6 @@ import (
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/llm/llmtest"
-	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
 	"github.com/clipfold/clipfold/internal/benchdata"
@@ -266,14 +265,14 @@ func TestHostPanic(t *testing.T) {
 	s := openSQLite(t)
 	hist := loadConversation(t, "support-chat.json")
 	conv := gjson.GetBytes(hist[0], "conversation_id").String()
-	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 	inst := newInstance(t, wasmtimehost.Options{Host: &panicHost{h: hostfuncs.Host{LLM: llm.NewExtractive(), Store: s}, n: 1}})
 	out, err := inst.Call(ctx, "compress", compressInput(t, hist))
 	require.NoError(t, err)
 	res := gjson.ParseBytes(out)
 	require.True(t, res.Get("failed").Bool(), res.Raw)
 	require.Contains(t, res.Raw, "host panicked")
-	require.Len(t, activeRaw(t, s, conv), len(hist), "a failed compaction changed the store")
+	require.Len(t, storetest.ActiveRaw(t, s, conv), len(hist), "a failed compaction changed the store")
 }
 
 // TestConcurrentCompaction: 4 goroutines compact the same conversation at
@@ -285,7 +284,7 @@ func TestConcurrentCompaction(t *testing.T) {
 	s := openSQLite(t)
 	hist := loadConversation(t, "debugging-session.json")
 	conv := gjson.GetBytes(hist[0], "conversation_id").String()
-	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 	rt := newRuntime(t, wasmtimehost.Options{Host: &hostfuncs.Host{LLM: llm.NewExtractive(), Store: s}})
 	pool := wasmtimehost.NewPool(rt, 4)
 	defer pool.Close(ctx)
@@ -322,7 +321,7 @@ func TestConcurrentCompaction(t *testing.T) {
 
 	// The same compaction on wazero, on a store of its own.
 	s2 := openSQLite(t)
-	require.NoError(t, s2.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	require.NoError(t, s2.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 	wz, err := harness.NewRuntime(ctx, harness.Options{Host: &hostfuncs.Host{LLM: llm.NewExtractive(), Store: s2}, CacheDir: "-"})
 	require.NoError(t, err)
 	defer wz.Close(ctx)
@@ -370,14 +369,6 @@ func compressInput(t testing.TB, hist []json.RawMessage, config ...map[string]an
 	b, err := json.Marshal(map[string]any{"conversation_id": conv, "history": hist, "now": "2026-11-21T12:00:00Z", "config": cfg})
 	require.NoError(t, err)
 	return b
-}
-
-func toStoreMessages(t testing.TB, raw []json.RawMessage) []store.Message {
-	return storetest.Messages(t, raw)
-}
-
-func activeRaw(t testing.TB, s store.Store, conv string) []json.RawMessage {
-	return storetest.ActiveRaw(t, s, conv)
 }
 
 // TestTrapReplacesInstance: a call that traps fails with a plain error
@@ -433,7 +424,7 @@ func TestDeadline(t *testing.T) {
 	s := openSQLite(t)
 	hist := loadConversation(t, "support-chat.json")
 	conv := gjson.GetBytes(hist[0], "conversation_id").String()
-	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 	llm := &llmtest.Slow{Delay: 120 * time.Millisecond}
 	inst := newInstance(t, wasmtimehost.Options{Host: &hostfuncs.Host{LLM: llm, Store: s}})
 	out, err := inst.Call(ctx, "compress", compressInput(t, hist, map[string]any{"compaction_timeout": 400}))
@@ -441,7 +432,7 @@ func TestDeadline(t *testing.T) {
 	res := gjson.ParseBytes(out)
 	require.True(t, res.Get("failed").Bool(), res.Raw)
 	require.Contains(t, []string{"deadline_exceeded", "llm_timeout"}, res.Get("failure_code").String(), res.Get("failure_message").String())
-	require.Len(t, activeRaw(t, s, conv), len(hist), "a failed compaction changed the store")
+	require.Len(t, storetest.ActiveRaw(t, s, conv), len(hist), "a failed compaction changed the store")
 	llm.RequireShrinkingTimeouts(t, 400)
 }
 
@@ -461,7 +452,7 @@ func TestRetryBackoffSleeps(t *testing.T) {
 	s := openSQLite(t)
 	hist := loadConversation(t, "support-chat.json")
 	conv := gjson.GetBytes(hist[0], "conversation_id").String()
-	require.NoError(t, s.AppendMessages(ctx, conv, toStoreMessages(t, hist)))
+	require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 	llm := &flakyLLM{}
 	inst := newInstance(t, wasmtimehost.Options{Host: &hostfuncs.Host{LLM: llm, Store: s}})
 	out, err := inst.Call(ctx, "compress", compressInput(t, hist, map[string]any{"backoff_base_ms": 40}))
