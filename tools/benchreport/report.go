@@ -109,17 +109,8 @@ func (r *report) markdown(svgPath, mdPath string) string {
 		if ok1 && ok2 {
 			w("| the same two, from the Go host on Wasmtime (`harness/wasmtimehost`) | %s ms (%.2f× the TypeScript time); vs %s ms native in the same run = %.1f× | 4× TS: %s; 1.5× native: %s |\n", f(tw), tw/tsRefMs, f(tn), tw/tn, yes(tw <= tsRefMs/4), yes(tw <= 1.5*tn))
 		}
-		var worst float64
-		for _, exp := range []string{"Split", "Score"} {
-			for _, n := range sizes {
-				a, ok1 := wt.ms(fmt.Sprintf("Benchmark%s/wasm/n=%d", exp, n))
-				b, ok2 := wt.ms(fmt.Sprintf("Benchmark%s/native/n=%d", exp, n))
-				if ok1 && ok2 {
-					worst = max(worst, a/b)
-				}
-			}
-		}
-		w("| split and score at 1k, 10k, 100k ≤ 1.5× native (worst case) | wazero host %.1f×; Wasmtime host %.1f× | %s |\n", r.worstRatio(), worst, yes(worst <= 1.5))
+		worst := worstRatio(wt)
+		w("| split and score at 1k, 10k, 100k ≤ 1.5× native (worst case) | wazero host %.1f×; Wasmtime host %.1f× | %s |\n", worstRatio(m), worst, yes(worst <= 1.5))
 	}
 	w("| compress overhead, 2,000 messages, < 30 ms | %s ms through the plug-in (%s ms native) | %s |\n", f(cw), f(cn), yes(cw < 30))
 	w("| cold start with the compilation cache < 150 ms | %s ms in-process (compile %s + instantiate %s + first call %s); %s ms for the whole process | %s |\n",
@@ -517,13 +508,13 @@ func (r *report) nextSteps(w func(string, ...any)) {
 }
 
 // worstRatio is the largest plug-in / native ratio of split and score at
-// any size in the main run.
-func (r *report) worstRatio() float64 {
+// any size in run.
+func worstRatio(run *benchRun) float64 {
 	var worst float64
 	for _, exp := range []string{"Split", "Score"} {
 		for _, n := range sizes {
-			a, ok1 := r.Main.ms(fmt.Sprintf("Benchmark%s/wasm/n=%d", exp, n))
-			b, ok2 := r.Main.ms(fmt.Sprintf("Benchmark%s/native/n=%d", exp, n))
+			a, ok1 := run.ms(fmt.Sprintf("Benchmark%s/wasm/n=%d", exp, n))
+			b, ok2 := run.ms(fmt.Sprintf("Benchmark%s/native/n=%d", exp, n))
 			if ok1 && ok2 {
 				worst = max(worst, a/b)
 			}
