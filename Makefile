@@ -9,6 +9,8 @@ EMBED     := harness/cmd/clipfold/embedded/clipfold.wasm
 
 TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tinygo/clipfold-wasip1.json.in
 
+.DELETE_ON_ERROR:
+
 .PHONY: all build build-tinygo tinygo-toolchain cli test test-go test-wasmtime test-node test-python test-tinygo check-32bit bench demo vectors clean
 
 all: build cli
@@ -16,9 +18,14 @@ all: build cli
 ## build: the standard-Go plug-in, build/clipfold.wasm
 build: $(WASM)
 
-$(WASM): $(GOSRC)
+# Then internal/jumpthread sends Go's forward jumps straight to their
+# targets instead of through each function's dispatch table (RATIONALE.md,
+# "Go's jumps, threaded after the build"). JUMPTHREAD=0 skips it.
+export JUMPTHREAD ?= 1
+$(WASM): $(GOSRC) $(wildcard internal/jumpthread/*.go tools/jumpthread/*.go)
 	@mkdir -p build
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o $@ ./plugin
+	@if [ "$(JUMPTHREAD)" != 0 ]; then $(GO) run ./tools/jumpthread $@; fi
 
 ## build-tinygo: the TinyGo plug-in, build/clipfold-tinygo.wasm (installs TinyGo on first use)
 build-tinygo: $(WASM_TINY)
