@@ -156,6 +156,13 @@ func main() {
 	// Variants of the module.
 	main := &variant{Name: "Go", Path: "build/clipfold.wasm"}
 	r.Variants = append(r.Variants, main)
+	// The same source without internal/jumpthread's pass: what it gains.
+	plain := filepath.Join(tmp, "clipfold-unthreaded.wasm")
+	if _, err := sh([]string{"GOOS=wasip1", "GOARCH=wasm"}, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", plain, "./plugin"); err != nil {
+		r.Errors = append(r.Errors, "unthreaded build: "+err.Error())
+	} else {
+		r.Variants = append(r.Variants, &variant{Name: "Go, not threaded", Path: plain, Note: "make build without tools/jumpthread (JUMPTHREAD=0)"})
+	}
 	if _, err := os.Stat("build/clipfold-tinygo.wasm"); err == nil {
 		r.Variants = append(r.Variants, &variant{Name: "TinyGo", Path: "build/clipfold-tinygo.wasm"})
 	} else {
