@@ -24,8 +24,8 @@ build: $(WASM)
 export JUMPTHREAD ?= 1
 $(WASM): $(GOSRC) $(wildcard internal/jumpthread/*.go tools/jumpthread/*.go)
 	@mkdir -p build
-	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o $@ ./plugin
-	@if [ "$(JUMPTHREAD)" != 0 ]; then $(GO) run ./tools/jumpthread $@; fi
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o build/clipfold-go.wasm ./plugin
+	@if [ "$(JUMPTHREAD)" != 0 ]; then $(GO) run ./tools/jumpthread -o $@ build/clipfold-go.wasm; else cp build/clipfold-go.wasm $@; fi
 
 ## build-tinygo: the TinyGo plug-in, build/clipfold-tinygo.wasm (installs TinyGo on first use)
 build-tinygo: $(WASM_TINY)

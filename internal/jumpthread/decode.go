@@ -145,3 +145,15 @@ func appendU32(b []byte, v uint32) []byte {
 	}
 	return append(b, byte(v))
 }
+
+func appendS32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

@@ -20,12 +20,20 @@
 // locals and memory: the path it skips (enter the loop, enter empty
 // blocks, read PC_B, br_table) has no effects. Thread replaces the br's
 // depth and nothing else, keeping the local.set so that PC_B holds what
-// it held before. Backward jumps (loops) and resumption after a call,
-// which need the table, are left as they are.
+// it held before.
+//
+// Backward jumps need more: the target's block has already ended. For an
+// innermost loop that at most two values of PC_B can enter other than at
+// its head, Thread moves the blocks of the loop's body into a new Wasm
+// loop at the head, makes the back edges direct branches to it, and sends
+// the other entries (a jump into a rotated loop's condition, a call's
+// resume point) from the head to their block by comparing PC_B (loops.go).
+// Other loops, and resumption after a call elsewhere, keep the table.
 //
 // Only the exact shape Go emits is rewritten; a function that does not
 // have it, or that uses an instruction this package does not decode, is
-// copied unchanged.
+// copied unchanged. The output carries a custom section naming this pass,
+// and a module that has it is returned as it is.
 package jumpthread
 
 import (
@@ -40,13 +48,18 @@ type Stats struct {
 	Jumps     int // jumps through the dispatch loop
 	Threaded  int // of those, now direct branches
 	Skipped   int // bodies left alone because they could not be decoded
+	Loops     int // loops made Wasm loops (loops.go)
+	BackEdges int // their back edges, now direct branches
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("%d of %d jumps threaded in %d of %d functions (%d skipped)", s.Threaded, s.Jumps, s.Rewritten, s.Funcs, s.Skipped)
+	return fmt.Sprintf("%d of %d jumps threaded in %d of %d functions (%d skipped); %d loops with %d back edges made Wasm loops", s.Threaded, s.Jumps, s.Rewritten, s.Funcs, s.Skipped, s.Loops, s.BackEdges)
 }
 
 var errTruncated = errors.New("truncated")
+
+// Reloop turns loops.go's pass on (tests and comparisons turn it off).
+var Reloop = true
 
 // Thread returns module with the forward jumps of its Go functions
 // threaded. Sections other than the code section are copied as they are;
@@ -56,9 +69,20 @@ func Thread(module []byte) ([]byte, Stats, error) {
 	if len(module) < 8 || string(module[:4]) != "\x00asm" || module[4] != 1 || module[5] != 0 || module[6] != 0 || module[7] != 0 {
 		return nil, st, errors.New("jumpthread: not a WebAssembly 1.0 binary module")
 	}
+	if hasMarker(module) {
+		return module, st, nil
+	}
 	r := reader{b: module, i: 8}
-	out := make([]byte, 0, len(module))
+	out := make([]byte, 0, len(module)+64)
 	out = append(out, module[:8]...)
+	// Mark the module first (custom sections may come anywhere): the loop
+	// pass must not run on its own output. The section is not empty, as
+	// wazero 1.12 fails to read an empty custom section at a module's end.
+	out = append(out, 0)
+	out = appendU32(out, uint32(1+len(marker)+len(markerData)))
+	out = appendU32(out, uint32(len(marker)))
+	out = append(out, marker...)
+	out = append(out, markerData...)
 	for r.i < len(module) {
 		id, err := r.byte()
 		if err != nil {
@@ -85,6 +109,35 @@ func Thread(module []byte) ([]byte, Stats, error) {
 	return out, st, nil
 }
 
+// markerData is the content of the marker section: the pass's version.
+const markerData = "1"
+
+// marker names the custom section Thread adds to its output.
+const marker = "clipfold.jumpthread"
+
+// hasMarker reports whether module has Thread's custom section.
+func hasMarker(module []byte) bool {
+	r := reader{b: module, i: 8}
+	for r.i < len(module) {
+		id, err := r.byte()
+		if err != nil {
+			return false
+		}
+		size, err := r.u32()
+		if err != nil || uint64(size) > uint64(len(module)-r.i) {
+			return false
+		}
+		end := r.i + int(size)
+		if id == 0 {
+			if n, err := r.u32(); err == nil && r.i <= end && uint64(n) <= uint64(end-r.i) && string(module[r.i:r.i+int(n)]) == marker {
+				return true
+			}
+		}
+		r.i = end
+	}
+	return false
+}
+
 // threadCode rewrites a code section's payload.
 func threadCode(payload []byte, st *Stats) ([]byte, error) {
 	r := reader{b: payload}
@@ -105,6 +158,16 @@ func threadCode(payload []byte, st *Stats) ([]byte, error) {
 		r.i += int(size)
 		st.Funcs++
 		nb, jumps, threaded, err := threadBody(body)
+		if err == nil && Reloop {
+			var loops, backs int
+			if nb, loops, backs = reloop(nb); loops > 0 {
+				st.Loops += loops
+				st.BackEdges += backs
+				if threaded == 0 {
+					st.Rewritten++
+				}
+			}
+		}
 		switch {
 		case err != nil:
 			st.Skipped++
@@ -233,8 +296,8 @@ func threadBody(body []byte) (out []byte, jumps, threaded int, err error) {
 					return nil, 0, 0, err
 				}
 			}
-			if entryLoop < 0 && !branched {
-				entryLoop, targets = dispatch(stack, depths, out, prev)
+			if entryLoop < 0 && !branched && prev[1] >= 0 && len(out)-prev[1] == 2 && out[prev[1]] == opLocalGet && out[prev[1]+1] == 0 {
+				entryLoop, targets = dispatch(stack, depths)
 			}
 			branched = true
 		default:
@@ -255,15 +318,13 @@ func threadBody(body []byte) (out []byte, jumps, threaded int, err error) {
 	return out, jumps, threaded, nil
 }
 
-// dispatch recognizes Go's entry dispatch: "local.get 0; br_table" as the
-// function's first branch, inside nothing but empty blocks, inside a loop
-// that is the outermost label or directly inside the outermost block
-// (Go's unwindExit). It returns the loop's id and, for each table entry,
-// the id of the block it selects, or -1 when this is not that shape.
-func dispatch(stack []label, depths []uint32, out []byte, prev [2]int) (int, []int) {
-	if prev[1] < 0 || len(out)-prev[1] != 2 || out[prev[1]] != opLocalGet || out[prev[1]+1] != 0 {
-		return -1, nil
-	}
+// dispatch recognizes Go's entry dispatch, given a br_table that follows
+// "local.get 0" as the function's first branch: it sits inside nothing
+// but empty blocks, inside a loop that is the outermost label or directly
+// inside the outermost block (Go's unwindExit), and selects only those
+// blocks. It returns the loop's id and, for each table entry, the id of
+// the block it selects, or -1 when this is not that shape.
+func dispatch(stack []label, depths []uint32) (int, []int) {
 	p := len(stack) - 1
 	for p >= 0 && stack[p].kind == opBlock {
 		p--
