@@ -54,6 +54,61 @@ func goShaped(seg0Jump byte) []byte {
 	return append(m, code...)
 }
 
+// rotatedLoop is a Go-shaped function holding a loop as Go lays it out:
+// segment 0 sets c = 0, n = 5 and jumps ahead into the condition
+// (segment 2); the body (segment 1) adds 10 to c and falls into the
+// condition, which decrements n and jumps back to the body while n >= 0;
+// segment 3 returns c. PC_B 0 and 1 select segment 0, 2 the body, 3 the
+// condition, 4 the return: f(0) = 50, f(2) = 10, f(3) = 0, f(4) = 0.
+func rotatedLoop() []byte {
+	body := []byte{
+		1, 2, 0x7F, // locals 1 (c) and 2 (n)
+		0x02, 0x40, 0x03, 0x40, // unwindExit, entryPointLoop
+		0x02, 0x40, 0x02, 0x40, 0x02, 0x40, 0x02, 0x40,
+		0x20, 0x00, 0x0E, 5, 0, 0, 1, 2, 3, 0,
+		0x0B, // segment 0
+		0x41, 0, 0x21, 1, 0x41, 5, 0x21, 2,
+		0x41, 3, 0x21, 0x00, 0x0C, 3, // PC_B = 3; br entry (forward)
+		0x0B,                             // segment 1: the body
+		0x20, 1, 0x41, 10, 0x6A, 0x21, 1, // c += 10, fall through
+		0x0B,                                           // segment 2: the condition
+		0x20, 2, 0x41, 1, 0x6B, 0x22, 2, 0x41, 0, 0x4E, // (n -= 1) >= 0
+		0x04, 0x40, 0x41, 2, 0x21, 0x00, 0x0C, 2, 0x0B, // then PC_B = 2; br entry (back)
+		0x0B,          // segment 3
+		0x20, 1, 0x0F, // return c
+		0x0B, 0x00, 0x0B, 0x41, 0, 0x0B,
+	}
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = append(m, 1, 6, 1, 0x60, 1, 0x7F, 1, 0x7F, 3, 2, 1, 0, 7, 5, 1, 1, 'f', 0, 0)
+	code := appendU32([]byte{1}, uint32(len(body)))
+	code = append(code, body...)
+	m = append(m, 10)
+	m = appendU32(m, uint32(len(code)))
+	return append(m, code...)
+}
+
+func TestThreadRotatedLoop(t *testing.T) {
+	in := rotatedLoop()
+	out, st, err := Thread(in)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Threaded, "the jump into the condition")
+	require.Equal(t, 1, st.Loops)
+	require.Equal(t, 1, st.BackEdges)
+	for pcb, res := range map[uint64]uint64{0: 50, 1: 50, 2: 10, 3: 0, 4: 0} {
+		require.Equal(t, res, callF(t, in, pcb), "original, PC_B %d", pcb)
+		require.Equal(t, res, callF(t, out, pcb), "threaded, PC_B %d", pcb)
+	}
+	// The back edge is a br to a loop now: no br to the entry loop is
+	// left in the body (the forward jump was threaded too).
+	require.NotContains(t, string(out), string([]byte{0x41, 2, 0x21, 0x00, 0x0C, 2}))
+
+	Reloop = false
+	defer func() { Reloop = true }()
+	_, st, err = Thread(in)
+	require.NoError(t, err)
+	require.Zero(t, st.Loops)
+}
+
 func callF(t *testing.T, module []byte, pcb uint64) uint64 {
 	t.Helper()
 	ctx := context.Background()
@@ -133,6 +188,7 @@ func TestThreadErrors(t *testing.T) {
 func FuzzThread(f *testing.F) {
 	f.Add(goShaped(2))
 	f.Add(goShaped(1))
+	f.Add(rotatedLoop())
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		out, st, err := Thread(in)
