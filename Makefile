@@ -18,7 +18,7 @@ all: build cli
 ## build: the standard-Go plug-in, build/clipfold.wasm
 build: $(WASM)
 
-# Then internal/jumpthread sends Go's forward jumps straight to their
+# Then internal/jumpthread sends Go's jumps straight to their
 # targets instead of through each function's dispatch table (RATIONALE.md,
 # "Go's jumps, threaded after the build"). JUMPTHREAD=0 skips it.
 export JUMPTHREAD ?= 1

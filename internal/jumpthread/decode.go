@@ -65,6 +65,23 @@ func (r *reader) skip(n int) error {
 	return nil
 }
 
+// locals skips a function body's local declarations.
+func (r *reader) locals() error {
+	groups, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for g := uint32(0); g < groups; g++ {
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+		if _, err := r.byte(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // blockType skips a block type: empty, a value type, or a type index
 // (an s33).
 func (r *reader) blockType() error {

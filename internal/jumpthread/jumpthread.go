@@ -212,17 +212,8 @@ type label struct {
 // returns the body unchanged when threaded is 0.
 func threadBody(body []byte) (out []byte, jumps, threaded int, err error) {
 	r := reader{b: body}
-	groups, err := r.u32()
-	if err != nil {
+	if err := r.locals(); err != nil {
 		return nil, 0, 0, err
-	}
-	for g := uint32(0); g < groups; g++ {
-		if _, err := r.u32(); err != nil {
-			return nil, 0, 0, err
-		}
-		if _, err := r.byte(); err != nil {
-			return nil, 0, 0, err
-		}
 	}
 	out = make([]byte, 0, len(body))
 	out = append(out, body[:r.i]...)

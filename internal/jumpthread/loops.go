@@ -53,17 +53,8 @@ type shape struct {
 // Go made it). It returns nil for a body without Go's dispatch.
 func decodeShape(body []byte) *shape {
 	r := reader{b: body}
-	groups, err := r.u32()
-	if err != nil {
+	if r.locals() != nil {
 		return nil
-	}
-	for g := uint32(0); g < groups; g++ {
-		if _, err := r.u32(); err != nil {
-			return nil
-		}
-		if _, err := r.byte(); err != nil {
-			return nil
-		}
 	}
 	sh := &shape{body: body, code: r.i, entry: -1, dispatch: -1, segOf: map[int]int{}}
 	var stack []label

@@ -1,4 +1,4 @@
-// Command jumpthread threads the forward jumps of a module built by
+// Command jumpthread threads the jumps of a module built by
 // standard Go for GOARCH=wasm (see internal/jumpthread):
 //
 //	go run ./tools/jumpthread -o out.wasm in.wasm
