@@ -1,5 +1,7 @@
 package jumpthread
 
+import "slices"
+
 // Loops: after forward jumps are threaded, a loop's back edge still goes
 // through the dispatch table. For a loop that no call and no outside
 // jump can enter except at its head, the blocks of its body are moved
@@ -256,7 +258,7 @@ func reloop(body []byte) ([]byte, int, int) {
 		for k := range arrive {
 			l.checks = append(l.checks, k)
 		}
-		sortInts(l.checks)
+		slices.Sort(l.checks)
 		return l, true
 	}
 	var loops []loop
@@ -290,14 +292,6 @@ func reloop(body []byte) ([]byte, int, int) {
 		return body, 0, 0
 	}
 	return out, len(loops), backs
-}
-
-func sortInts(a []int) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
 }
 
 // emit writes the body with loops made (see reloop).
