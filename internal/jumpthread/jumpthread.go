@@ -56,7 +56,10 @@ func (s Stats) String() string {
 	return fmt.Sprintf("%d of %d jumps threaded in %d of %d functions (%d skipped); %d loops with %d back edges made Wasm loops", s.Threaded, s.Jumps, s.Rewritten, s.Funcs, s.Skipped, s.Loops, s.BackEdges)
 }
 
-var errTruncated = errors.New("truncated")
+var (
+	errTruncated = errors.New("truncated")
+	errDepth     = errors.New("branch depth beyond the enclosing labels")
+)
 
 // Reloop turns loops.go's pass on (tests and comparisons turn it off).
 var Reloop = true
@@ -84,6 +87,7 @@ func Thread(module []byte) ([]byte, Stats, error) {
 	out = append(out, marker...)
 	out = append(out, markerData...)
 	for r.i < len(module) {
+		start := r.i
 		id, err := r.byte()
 		if err != nil {
 			return nil, st, err
@@ -97,10 +101,12 @@ func Thread(module []byte) ([]byte, Stats, error) {
 		}
 		payload := module[r.i : r.i+int(size)]
 		r.i += int(size)
-		if id == 10 {
-			if payload, err = threadCode(payload, &st); err != nil {
-				return nil, st, fmt.Errorf("jumpthread: code section: %w", err)
-			}
+		if id != 10 {
+			out = append(out, module[start:r.i]...) // as it was, byte for byte
+			continue
+		}
+		if payload, err = threadCode(payload, &st); err != nil {
+			return nil, st, fmt.Errorf("jumpthread: code section: %w", err)
 		}
 		out = append(out, id)
 		out = appendU32(out, uint32(len(payload)))
@@ -140,6 +146,7 @@ func hasMarker(module []byte) bool {
 
 // threadCode rewrites a code section's payload.
 func threadCode(payload []byte, st *Stats) ([]byte, error) {
+	rewritten := st.Rewritten
 	r := reader{b: payload}
 	n, err := r.u32()
 	if err != nil {
@@ -157,33 +164,25 @@ func threadCode(payload []byte, st *Stats) ([]byte, error) {
 		body := payload[r.i : r.i+int(size)]
 		r.i += int(size)
 		st.Funcs++
-		nb, jumps, threaded, err := threadBody(body)
-		if err == nil && Reloop {
-			var loops, backs int
-			if nb, loops, backs = reloop(nb); loops > 0 {
-				st.Loops += loops
-				st.BackEdges += backs
-				if threaded == 0 {
-					st.Rewritten++
-				}
-			}
-		}
-		switch {
-		case err != nil:
+		nb, c, err := rewrite(body)
+		if err != nil {
 			st.Skipped++
-			nb = body
-		case threaded > 0:
+		}
+		if c.threaded > 0 || c.loops > 0 {
 			st.Rewritten++
 		}
-		if err == nil {
-			st.Jumps += jumps
-			st.Threaded += threaded
-		}
+		st.Jumps += c.jumps
+		st.Threaded += c.threaded
+		st.Loops += c.loops
+		st.BackEdges += c.backs
 		out = appendU32(out, uint32(len(nb)))
 		out = append(out, nb...)
 	}
 	if r.i != len(payload) {
 		return nil, fmt.Errorf("%d bytes after the last function", len(payload)-r.i)
+	}
+	if st.Rewritten == rewritten {
+		return payload, nil // as it was, byte for byte
 	}
 	return out, nil
 }
@@ -206,107 +205,6 @@ const (
 type label struct {
 	id   int
 	kind byte // opBlock, opLoop or opIf
-}
-
-// threadBody rewrites one function body (its locals and expression). It
-// returns the body unchanged when threaded is 0.
-func threadBody(body []byte) (out []byte, jumps, threaded int, err error) {
-	r := reader{b: body}
-	if err := r.locals(); err != nil {
-		return nil, 0, 0, err
-	}
-	out = make([]byte, 0, len(body))
-	out = append(out, body[:r.i]...)
-
-	var (
-		stack     []label
-		nextID    int
-		entryLoop = -1  // id of the dispatch loop, once found
-		targets   []int // the dispatch br_table: index → label id (last: default)
-		branched  bool  // a branch seen before the dispatch: not Go's shape
-		prev      = [2]int{-1, -1}
-	)
-	for r.i < len(body) {
-		start, ostart := r.i, len(out)
-		op, err := r.byte()
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		switch op {
-		case opBlock, opLoop, opIf:
-			if err := r.blockType(); err != nil {
-				return nil, 0, 0, err
-			}
-			stack = append(stack, label{id: nextID, kind: op})
-			nextID++
-		case opEnd:
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		case opBr:
-			d, err := r.u32()
-			if err != nil {
-				return nil, 0, 0, err
-			}
-			if entryLoop < 0 {
-				branched = true
-				break
-			}
-			if uint64(d) >= uint64(len(stack)) || stack[len(stack)-1-int(d)].id != entryLoop {
-				break
-			}
-			k, ok := setsPCB(out, prev)
-			if !ok {
-				break
-			}
-			jumps++
-			tgt := targets[len(targets)-1]
-			if k < len(targets)-1 {
-				tgt = targets[k]
-			}
-			for p := len(stack) - 1; p >= 0; p-- {
-				if stack[p].id == tgt {
-					out = append(out, opBr)
-					out = appendU32(out, uint32(len(stack)-1-p))
-					threaded++
-					prev = [2]int{prev[1], ostart}
-					goto next
-				}
-			}
-		case opBrTable:
-			n, err := r.u32()
-			if err != nil {
-				return nil, 0, 0, err
-			}
-			if uint64(n) > uint64(len(body)) {
-				return nil, 0, 0, errTruncated
-			}
-			depths := make([]uint32, n+1)
-			for k := range depths {
-				if depths[k], err = r.u32(); err != nil {
-					return nil, 0, 0, err
-				}
-			}
-			if entryLoop < 0 && !branched && prev[1] >= 0 && len(out)-prev[1] == 2 && out[prev[1]] == opLocalGet && out[prev[1]+1] == 0 {
-				entryLoop, targets = dispatch(stack, depths)
-			}
-			branched = true
-		default:
-			if err := r.skipImmediates(op); err != nil {
-				return nil, 0, 0, err
-			}
-			if op == 0x0D { // br_if
-				branched = true
-			}
-		}
-		out = append(out, body[start:r.i]...)
-		prev = [2]int{prev[1], ostart}
-	next:
-	}
-	if threaded == 0 {
-		return body, jumps, 0, nil
-	}
-	return out, jumps, threaded, nil
 }
 
 // dispatch recognizes Go's entry dispatch, given a br_table that follows
@@ -332,19 +230,4 @@ func dispatch(stack []label, depths []uint32) (int, []int) {
 		targets[k] = stack[q].id
 	}
 	return stack[p].id, targets
-}
-
-// setsPCB matches "i32.const K; local.set 0" as the last two
-// instructions written to out (prev holds where they start) and returns K.
-func setsPCB(out []byte, prev [2]int) (int, bool) {
-	c, set := prev[0], prev[1]
-	if c < 0 || set < 0 || out[c] != opI32Const || len(out)-set != 2 || out[set] != opLocalSet || out[set+1] != 0 {
-		return 0, false
-	}
-	r := reader{b: out[:set], i: c + 1}
-	v, err := r.s64()
-	if err != nil || r.i != set || v < 0 || v > 1<<30 {
-		return 0, false
-	}
-	return int(v), true
 }

@@ -1,6 +1,9 @@
 package jumpthread
 
-import "slices"
+import (
+	"errors"
+	"slices"
+)
 
 // Loops: after forward jumps are threaded, a loop's back edge still goes
 // through the dispatch table. For a loop that no call and no outside
@@ -24,6 +27,9 @@ import "slices"
 // never be entered there: no call in segments H..J-1 (a call's resume
 // point is the next segment) and no jump into them from outside. The
 // table's entries for them are pointed at B_H, which nothing selects.
+
+// funcLabel is the label of the function body itself (a br to it returns).
+const funcLabel = -2
 
 // inst is one decoded instruction of a body.
 type inst struct {
@@ -51,28 +57,29 @@ type shape struct {
 	resumes  []int // PC_B values of return addresses this body stores
 }
 
-// decodeShape decodes a body that threadBody has rewritten (or left as
-// Go made it). It returns nil for a body without Go's dispatch.
-func decodeShape(body []byte) *shape {
+// decodeShape decodes a body as Go made it. It returns nil, and no
+// error, for a body without Go's dispatch.
+func decodeShape(body []byte) (*shape, error) {
 	r := reader{b: body}
-	if r.locals() != nil {
-		return nil
+	if err := r.locals(); err != nil {
+		return nil, err
 	}
 	sh := &shape{body: body, code: r.i, entry: -1, dispatch: -1, segOf: map[int]int{}}
 	var stack []label
 	openAt := map[int]int{} // label → index of its opener
 	nextID, seg := 0, -1
+	branched := false // a branch before the dispatch: not Go's shape
 	for r.i < len(body) {
 		in := inst{start: r.i, label: -1, target: -1, k: -1}
 		op, err := r.byte()
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		in.op = op
 		switch op {
 		case opBlock, opLoop, opIf:
 			if err := r.blockType(); err != nil {
-				return nil
+				return nil, err
 			}
 			in.label = nextID
 			openAt[nextID] = len(sh.insts)
@@ -91,10 +98,18 @@ func decodeShape(body []byte) *shape {
 			in.label = id
 		case opBr, 0x0D:
 			d, err := r.u32()
-			if err != nil || uint64(d) >= uint64(len(stack)) {
-				return nil
+			if err != nil {
+				return nil, err
 			}
-			in.target = stack[len(stack)-1-int(d)].id
+			switch {
+			case uint64(d) > uint64(len(stack)):
+				return nil, errDepth
+			case uint64(d) == uint64(len(stack)):
+				in.target = funcLabel // the function's own label: a return
+			default:
+				in.target = stack[len(stack)-1-int(d)].id
+			}
+			branched = branched || sh.dispatch < 0
 			in.viaTable = op == opBr && in.target == sh.entry
 			if op == opBr && len(sh.insts) >= 2 {
 				c, set := sh.insts[len(sh.insts)-2], sh.insts[len(sh.insts)-1]
@@ -107,22 +122,33 @@ func decodeShape(body []byte) *shape {
 			}
 		case opBrTable:
 			n, err := r.u32()
-			if err != nil || uint64(n) > uint64(len(body)) {
-				return nil
+			if err != nil {
+				return nil, err
+			}
+			if uint64(n) > uint64(len(body)) {
+				return nil, errTruncated
 			}
 			for k := uint32(0); k <= n; k++ {
 				d, err := r.u32()
-				if err != nil || uint64(d) >= uint64(len(stack)) {
-					return nil
+				if err != nil {
+					return nil, err
 				}
-				in.targets = append(in.targets, stack[len(stack)-1-int(d)].id)
+				switch {
+				case uint64(d) > uint64(len(stack)):
+					return nil, errDepth
+				case uint64(d) == uint64(len(stack)):
+					in.targets = append(in.targets, funcLabel)
+				default:
+					in.targets = append(in.targets, stack[len(stack)-1-int(d)].id)
+				}
 			}
-			if sh.dispatch < 0 {
+			if sh.dispatch < 0 && !branched {
+				branched = true
 				if len(sh.insts) == 0 {
-					return nil
+					return nil, nil
 				}
 				if g := sh.insts[len(sh.insts)-1]; g.op != opLocalGet || g.end-g.start != 2 || body[g.start+1] != 0 {
-					return nil
+					return nil, nil
 				}
 				depths := make([]uint32, len(in.targets))
 				for k, id := range in.targets {
@@ -134,7 +160,7 @@ func decodeShape(body []byte) *shape {
 				}
 				entry, _ := dispatch(stack, depths)
 				if entry < 0 {
-					return nil
+					return nil, nil
 				}
 				sh.entry, sh.dispatch = entry, len(sh.insts)
 				// The blocks between the loop and the table, innermost first.
@@ -147,7 +173,7 @@ func decodeShape(body []byte) *shape {
 			}
 		default:
 			if err := r.skipImmediates(op); err != nil {
-				return nil
+				return nil, err
 			}
 			// "i64.const PC_F<<16|PC_B; i64.store": a call's return
 			// address, where the frame resumes after unwinding.
@@ -165,9 +191,9 @@ func decodeShape(body []byte) *shape {
 		sh.insts = append(sh.insts, in)
 	}
 	if sh.dispatch < 0 {
-		return nil
+		return nil, nil
 	}
-	return sh
+	return sh, nil
 }
 
 // loop is a loop to make: segments h..j, with the values of PC_B that
@@ -182,14 +208,37 @@ type loop struct {
 // iteration, so a loop with more entries keeps the table.
 const maxChecks = 2
 
-// reloop makes the eligible innermost loops of body Wasm loops (see the
-// top of this file). It returns body unchanged, and 0, when there is none
-// or anything about the body is not as expected.
-func reloop(body []byte) ([]byte, int, int) {
-	sh := decodeShape(body)
+// counts is what rewrite did to one body.
+type counts struct{ jumps, threaded, loops, backs int }
+
+// rewrite threads the jumps of one function body (its locals and
+// expression) and, when Reloop is on, makes its eligible innermost loops
+// Wasm loops. It returns body itself when it changes nothing, and an
+// error when body cannot be decoded.
+func rewrite(body []byte) ([]byte, counts, error) {
+	sh, err := decodeShape(body)
 	if sh == nil {
-		return body, 0, 0
+		return body, counts{}, err
 	}
+	var loops []loop
+	if Reloop {
+		loops = sh.planLoops()
+	}
+	out, c, ok := sh.emit(loops)
+	if !ok && loops != nil {
+		out, c, ok = sh.emit(nil)
+	}
+	if !ok {
+		return body, counts{}, errors.New("the rewritten body does not nest")
+	}
+	if c.threaded == 0 && c.loops == 0 {
+		return body, c, nil
+	}
+	return out, c, nil
+}
+
+// planLoops picks the innermost loops to make (see the top of this file).
+func (sh *shape) planLoops() []loop {
 	nseg := len(sh.blocks)
 	table := sh.insts[sh.dispatch].targets
 	callIn := make([]bool, nseg)
@@ -204,15 +253,12 @@ func reloop(body []byte) ([]byte, int, int) {
 		}
 		return -1
 	}
-	// jumpSeg is the segment a br jumps to, or -1.
+	// jumpSeg is the segment a jump goes to, or -1.
 	jumpSeg := func(in inst) int {
-		switch {
-		case in.op != opBr || in.k < 0:
+		if !in.viaTable || in.k < 0 {
 			return -1
-		case in.viaTable:
-			return sh.segOfTarget(in.k)
 		}
-		return segOf(in.target)
+		return sh.segOfTarget(in.k)
 	}
 	plan := func(h, j int) (loop, bool) {
 		l := loop{h: h, j: j, kh: -1}
@@ -247,8 +293,9 @@ func reloop(body []byte) ([]byte, int, int) {
 				}
 				continue
 			}
-			inside := in.seg >= h && in.seg <= j
-			if in.viaTable || !inside {
+			// Backward jumps come through the head; so do forward ones
+			// from before the loop, whose block has moved inside it.
+			if inside := in.seg >= h && in.seg <= j; t <= in.seg || !inside {
 				arrive[in.k] = true
 			}
 		}
@@ -266,7 +313,7 @@ func reloop(body []byte) ([]byte, int, int) {
 	for size := 0; size < nseg; size++ {
 		for _, in := range sh.insts {
 			t := jumpSeg(in)
-			if !in.viaTable || t < 0 || in.seg < t || in.seg-t != size {
+			if t < 0 || in.seg < t || in.seg-t != size {
 				continue
 			}
 			free := true
@@ -284,18 +331,13 @@ func reloop(body []byte) ([]byte, int, int) {
 			}
 		}
 	}
-	if len(loops) == 0 {
-		return body, 0, 0
-	}
-	out, backs, ok := sh.emit(loops)
-	if !ok {
-		return body, 0, 0
-	}
-	return out, len(loops), backs
+	return loops
 }
 
-// emit writes the body with loops made (see reloop).
-func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
+// emit writes the body with its jumps threaded and loops made. ok is
+// false if a branch's target would not enclose it (a bug: the caller
+// keeps the body).
+func (sh *shape) emit(loops []loop) (out []byte, c counts, ok bool) {
 	const loopIDs = 1 << 30 // ids of the new loops: loopIDs + index in loops
 	skip := map[int]bool{}  // openers of moved blocks, at the top
 	openAfter := map[int]int{}
@@ -325,10 +367,14 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 			}
 		}
 	}
-	out := make([]byte, 0, len(sh.body)+32*len(loops))
+	c.loops = len(loops)
+	out = make([]byte, 0, len(sh.body)+32*len(loops))
 	out = append(out, sh.body[:sh.code]...)
 	var stack []int
 	depth := func(id int) (uint32, bool) {
+		if id == funcLabel {
+			return uint32(len(stack)), true
+		}
 		for p := len(stack) - 1; p >= 0; p-- {
 			if stack[p] == id {
 				return uint32(len(stack) - 1 - p), true
@@ -337,7 +383,6 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 		return 0, false
 	}
 	table := sh.insts[sh.dispatch].targets
-	backs := 0
 	for i, in := range sh.insts {
 		raw := sh.body[in.start:in.end]
 		switch in.op {
@@ -350,7 +395,7 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 		case opEnd:
 			if n, ok := closeBefore[i]; ok {
 				if len(stack) == 0 || stack[len(stack)-1] != loopIDs+n {
-					return nil, 0, false
+					return nil, c, false
 				}
 				out = append(out, opEnd)
 				stack = stack[:len(stack)-1]
@@ -365,7 +410,7 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 			}
 			if len(stack) > 0 {
 				if stack[len(stack)-1] != in.label {
-					return nil, 0, false
+					return nil, c, false
 				}
 				stack = stack[:len(stack)-1]
 			}
@@ -382,7 +427,7 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 				for _, k := range l.checks {
 					d, ok := depth(table[k])
 					if !ok {
-						return nil, 0, false
+						return nil, c, false
 					}
 					out = append(out, opLocalGet, 0, opI32Const)
 					out = appendS32(out, int32(k))
@@ -392,26 +437,28 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 			}
 		case opBr, 0x0D:
 			target := in.target
-			if in.op == opBr && in.k >= 0 && in.seg >= 0 {
+			if in.viaTable && in.k >= 0 && in.seg >= 0 {
+				c.jumps++
 				t := sh.segOfTarget(in.k)
-				if !in.viaTable {
-					t = sh.segOf[in.target]
-				}
-				if n := loopOf[t]; n >= 0 {
-					l := loops[n]
-					inside := in.seg >= l.h && in.seg <= l.j
-					switch {
-					case inside && (in.viaTable || t == l.h):
-						target = loopIDs + n // the head sends it on
-						backs++
-					case !inside && t > l.h:
-						target = sh.blocks[l.h] // enter at the head
+				n := loopOf[t]
+				switch {
+				case n >= 0 && t <= in.seg && in.seg <= loops[n].j:
+					target = loopIDs + n // a back edge: the head sends it on
+					c.backs++
+				case t > in.seg:
+					// Ahead: its block encloses the jump, unless it moved
+					// into a loop this jump is outside of; then the loop
+					// head's block does, and the head sends it on.
+					target = sh.blocks[t]
+					if n >= 0 && in.seg < loops[n].h {
+						target = sh.blocks[loops[n].h]
 					}
+					c.threaded++
 				}
 			}
 			d, ok := depth(target)
 			if !ok {
-				return nil, 0, false
+				return nil, c, false
 			}
 			out = append(out, in.op)
 			out = appendU32(out, d)
@@ -424,7 +471,7 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 				}
 				d, ok := depth(id)
 				if !ok {
-					return nil, 0, false
+					return nil, c, false
 				}
 				out = appendU32(out, d)
 			}
@@ -433,9 +480,9 @@ func (sh *shape) emit(loops []loop) ([]byte, int, bool) {
 		}
 	}
 	if len(stack) != 0 {
-		return nil, 0, false
+		return nil, c, false
 	}
-	return out, backs, true
+	return out, c, true
 }
 
 // segOfTarget is the segment the dispatch table sends PC_B = k to.
