@@ -27,7 +27,7 @@
 // its head, Thread moves the blocks of the loop's body into a new Wasm
 // loop at the head, makes the back edges direct branches to it, and sends
 // the other entries (a jump into a rotated loop's condition, a call's
-// resume point) from the head to their block by comparing PC_B (loops.go).
+// resume point) from the head to their block by comparing PC_B (rewrite.go).
 // Other loops, and resumption after a call elsewhere, keep the table.
 //
 // Only the exact shape Go emits is rewritten; a function that does not
@@ -48,7 +48,7 @@ type Stats struct {
 	Jumps     int // jumps through the dispatch loop
 	Threaded  int // of those, now direct branches
 	Skipped   int // bodies left alone because they could not be decoded
-	Loops     int // loops made Wasm loops (loops.go)
+	Loops     int // loops made Wasm loops (rewrite.go)
 	BackEdges int // their back edges, now direct branches
 }
 
@@ -61,7 +61,7 @@ var (
 	errDepth     = errors.New("branch depth beyond the enclosing labels")
 )
 
-// Reloop turns loops.go's pass on (tests and comparisons turn it off).
+// Reloop turns the loop pass (rewrite.go) on (tests and comparisons turn it off).
 var Reloop = true
 
 // Thread returns module with the forward jumps of its Go functions

@@ -5,11 +5,18 @@ import (
 	"slices"
 )
 
-// Loops: after forward jumps are threaded, a loop's back edge still goes
-// through the dispatch table. For a loop that no call and no outside
-// jump can enter except at its head, the blocks of its body are moved
-// inside a new Wasm loop placed at the head, and the back edges become
-// direct branches to it:
+// A body is decoded once (decodeShape: its instructions, the dispatch
+// table, and the segments the table selects among) and written once
+// (emit): forward jumps to the block that ends at their target, and the
+// loops planLoops picks made Wasm loops.
+//
+// Loops: a loop's back edge goes through the dispatch table. For an
+// innermost loop that at most maxChecks values of PC_B other than the
+// head's can enter, the blocks of its body are moved inside a new Wasm
+// loop placed at the head, the back edges become direct branches to it,
+// and the other entries are sent on from the head by comparing PC_B
+// (which the fall-in from segment H-1 sets, since after an indirect call
+// Go leaves anything in it):
 //
 //	block B_{J+1}                      block B_{J+1}
 //	  block B_J                          block B_H
@@ -23,10 +30,11 @@ import (
 //	end  seg J+1                         end (L)
 //	                                   end  seg J+1
 //
-// The dispatch table can no longer reach B_{H+1}..B_J, so the loop must
-// never be entered there: no call in segments H..J-1 (a call's resume
-// point is the next segment) and no jump into them from outside. The
-// table's entries for them are pointed at B_H, which nothing selects.
+// The dispatch table can no longer reach B_{H+1}..B_J directly: its
+// entries for them point at B_H, and the checks at the head send each
+// PC_B value that can arrive there (a jump from before the loop or from
+// after it, a call's resume point) to its block. A loop with more such
+// values keeps the table.
 
 // funcLabel is the label of the function body itself (a br to it returns).
 const funcLabel = -2
