@@ -105,17 +105,8 @@ func decodeShape(body []byte) (*shape, error) {
 			}
 			in.label = id
 		case opBr, 0x0D:
-			d, err := r.u32()
-			if err != nil {
+			if in.target, err = r.branch(stack); err != nil {
 				return nil, err
-			}
-			switch {
-			case uint64(d) > uint64(len(stack)):
-				return nil, errDepth
-			case uint64(d) == uint64(len(stack)):
-				in.target = funcLabel // the function's own label: a return
-			default:
-				in.target = stack[len(stack)-1-int(d)].id
 			}
 			branched = branched || sh.dispatch < 0
 			in.viaTable = op == opBr && in.target == sh.entry
@@ -137,18 +128,11 @@ func decodeShape(body []byte) (*shape, error) {
 				return nil, errTruncated
 			}
 			for k := uint32(0); k <= n; k++ {
-				d, err := r.u32()
+				id, err := r.branch(stack)
 				if err != nil {
 					return nil, err
 				}
-				switch {
-				case uint64(d) > uint64(len(stack)):
-					return nil, errDepth
-				case uint64(d) == uint64(len(stack)):
-					in.targets = append(in.targets, funcLabel)
-				default:
-					in.targets = append(in.targets, stack[len(stack)-1-int(d)].id)
-				}
+				in.targets = append(in.targets, id)
 			}
 			if sh.dispatch < 0 && !branched {
 				branched = true
@@ -202,6 +186,21 @@ func decodeShape(body []byte) (*shape, error) {
 		return nil, nil
 	}
 	return sh, nil
+}
+
+// branch reads a branch depth and returns the label it selects on stack
+// (funcLabel for the function's own).
+func (r *reader) branch(stack []label) (int, error) {
+	d, err := r.u32()
+	switch {
+	case err != nil:
+		return 0, err
+	case uint64(d) > uint64(len(stack)):
+		return 0, errDepth
+	case uint64(d) == uint64(len(stack)):
+		return funcLabel, nil
+	}
+	return stack[len(stack)-1-int(d)].id, nil
 }
 
 // loop is a loop to make: segments h..j, with the values of PC_B that
