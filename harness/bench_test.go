@@ -3,7 +3,6 @@ package harness_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/clipfold/clipfold/api"
@@ -18,7 +17,7 @@ import (
 // JSON-encoded as the input of split/score.
 func benchHistory(n int) []byte { return benchdata.History(n) }
 
-var benchSizes = []int{1_000, 10_000, 100_000}
+var benchSizes = compare.Sizes
 
 // BenchmarkSplit and BenchmarkScore compare the same api function natively
 // and through the .wasm (JSON decode and encode included on both sides).
@@ -27,9 +26,7 @@ func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
 
 func benchExport(b *testing.B, export string) {
 	staged, plain := benchInstances(b)
-	for _, n := range benchSizes {
-		compare.Export(b, export, benchHistory(n), staged, plain, func(kind string) string { return fmt.Sprintf("%s/n=%d", kind, n) })
-	}
+	compare.ExportSizes(b, export, staged, plain)
 }
 
 // benchInstances is a staged instance and one with staging off

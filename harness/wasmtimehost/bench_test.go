@@ -1,7 +1,6 @@
 package wasmtimehost_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/clipfold/clipfold/harness/wasmtimehost"
@@ -15,16 +14,12 @@ import (
 // reads both runs with one table; native runs again here so that each
 // run's ratio compares the same minutes of machine load.
 
-var benchSizes = []int{1_000, 10_000, 100_000}
-
 func BenchmarkSplit(b *testing.B) { benchExport(b, "split") }
 func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
 
 func benchExport(b *testing.B, export string) {
 	staged, plain := benchInstances(b)
-	for _, n := range benchSizes {
-		compare.Export(b, export, benchdata.History(n), staged, plain, func(kind string) string { return fmt.Sprintf("%s/n=%d", kind, n) })
-	}
+	compare.ExportSizes(b, export, staged, plain)
 }
 
 // BenchmarkPerfPerTurn: shouldCompact, score and split of a 100-message

@@ -5,6 +5,7 @@ package compare
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/clipfold/clipfold/api"
@@ -32,5 +33,18 @@ func Export(b *testing.B, export string, in []byte, staged, plain Caller, name f
 		b.Run(name(c.name), func(b *testing.B) {
 			benchdata.Run(b, in, func(in []byte) error { _, err := c.inst.Call(context.Background(), export, in); return err })
 		})
+	}
+}
+
+// Sizes are the history sizes, in messages, at which split and score are
+// compared (issue 6's targets).
+var Sizes = []int{1_000, 10_000, 100_000}
+
+// ExportSizes runs Export on a benchdata history of each of Sizes, as
+// sub-benchmarks "native/n=1000", "wasm/n=1000", … (the names
+// tools/benchreport reads).
+func ExportSizes(b *testing.B, export string, staged, plain Caller) {
+	for _, n := range Sizes {
+		Export(b, export, benchdata.History(n), staged, plain, func(kind string) string { return fmt.Sprintf("%s/n=%d", kind, n) })
 	}
 }
