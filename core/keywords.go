@@ -11,15 +11,20 @@ import "strings"
 // to ASCII letters), which otherwise took two or three more passes over
 // every content.
 type keywordMatcher struct {
-	// next[s<<8|b] is the state after byte b in state s; the top bit
-	// marks states at which some keyword ends (look them up in out).
-	next []uint16
-	out  []uint64 // keywords (bit k: lower[k]) ending at each state
+	// next[r+b] is the row of the state after byte b in the state whose
+	// row is r; a state's row is its number times 256, so that a step is
+	// one add and one load (the loop is bound by that chain, natively and
+	// in Wasm). States at which some keyword ends are numbered last:
+	// their rows are accept and up.
+	next   []uint32
+	accept uint32
+	out    []uint64 // keywords (bit k: lower[k]) ending at each state, by number
 }
 
 const (
-	matchFlag = 1 << 15
-	maxStates = matchFlag // states are numbered below the flag bit
+	// maxStates bounds the table (1 KiB per state) at 4 MiB: 61 keywords
+	// of 67 bytes each. Longer lists are searched the slow way.
+	maxStates = 1 << 12
 
 	maxKeywords = 61
 	keywordBits = 1<<maxKeywords - 1
@@ -39,8 +44,8 @@ var pseudoPatterns = [...]struct {
 
 // newKeywordMatcher compiles the lower-cased, de-duplicated, ASCII
 // keywords lower (at most maxKeywords) and the pseudo-patterns. It
-// returns nil for more keywords or when they need more states than a
-// uint16 holds; callers then search the slow way.
+// returns nil for more keywords or when they need more than maxStates
+// states; callers then search the slow way.
 func newKeywordMatcher(lower []string) *keywordMatcher {
 	if len(lower) > maxKeywords {
 		return nil
@@ -106,20 +111,38 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 			}
 		}
 	}
-	// Fold case: keywords are lower case, so 'A'–'Z' step like 'a'–'z';
-	// then flag the states with output.
+	// Fold case: keywords are lower case, so 'A'–'Z' step like 'a'–'z'.
 	for s := 0; s < states; s++ {
 		row := trie[s<<8 : s<<8+256]
 		for c := 'A'; c <= 'Z'; c++ {
 			row[c] = row[c+'a'-'A']
 		}
 	}
-	for i, t := range trie {
-		if out[t] != 0 {
-			trie[i] = t | matchFlag
+	// Number the states without output first, then those with: the root
+	// stays 0 (if it has output, every state inherits it).
+	row := make([]uint32, states)
+	k := uint32(0)
+	for _, withOut := range [2]bool{false, true} {
+		for s := 0; s < states; s++ {
+			if (out[s] != 0) == withOut {
+				row[s] = k << 8
+				k++
+			}
 		}
 	}
-	return &keywordMatcher{next: trie, out: out}
+	m := &keywordMatcher{next: make([]uint32, states<<8), out: make([]uint64, states)}
+	m.accept = uint32(states) << 8
+	for s := 0; s < states; s++ {
+		r := row[s]
+		if out[s] != 0 {
+			m.accept = min(m.accept, r)
+		}
+		m.out[r>>8] = out[s]
+		for c, t := range trie[s<<8 : s<<8+256] {
+			m.next[r+uint32(c)] = row[t]
+		}
+	}
+	return m
 }
 
 // scan returns the set of keywords (and pseudo-patterns) occurring in c
@@ -128,15 +151,15 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 // text has a rune that lower-cases to an ASCII letter (bitToASCII; see
 // Scoring.contentFacts).
 func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
-	next := m.next
-	var s uint16
+	next, out, accept := m.next, m.out, int(m.accept)
+	var r int // an int, not a uint32: Wasm then has no zero-extension in the chain
 	var hi byte
 	for i := 0; i < len(c); i++ {
 		b := c[i]
 		hi |= b
-		s = next[int(s&^matchFlag)<<8|int(b)]
-		if s&matchFlag != 0 {
-			found |= m.out[s&^matchFlag]
+		r = int(next[r+int(b)])
+		if r >= accept {
+			found |= out[r>>8]
 		}
 	}
 	return found, hi < 0x80

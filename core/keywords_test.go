@@ -26,6 +26,12 @@ func TestKeywordsAndLength(t *testing.T) {
 	questionKW.SetKeywords([]string{"why?", "?!"})
 	none := DefaultScoring()
 	none.SetKeywords(nil)
+	// The pseudo-patterns take 6 states and the root one: the longest
+	// keyword the automaton takes is maxStates-7 bytes.
+	longest := strings.Repeat("ab", (maxStates-7)/2) + "c"
+	fits, tooLong := DefaultScoring(), DefaultScoring()
+	fits.SetKeywords([]string{longest})
+	tooLong.SetKeywords([]string{longest + "d"})
 
 	tests := []struct {
 		name     string
@@ -56,6 +62,9 @@ func TestKeywordsAndLength(t *testing.T) {
 		{"keywords with a question mark", &questionKW, "Why? Why?!", 2},
 		{"a question next to a rune that lower-cases to ASCII", &def, "\u212A? fix", 1},
 		{"no keywords", &none, "error", 0},
+		{"the longest keyword the automaton takes", &fits, "an error: x" + strings.ToUpper(longest) + "x?", 1},
+		{"the longest keyword, cut short", &fits, longest[:len(longest)-1] + " error", 0},
+		{"a keyword too long for the automaton", &tooLong, "error " + longest + "d", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,10 +83,10 @@ func TestKeywordsAndLength(t *testing.T) {
 			}
 		})
 	}
-	if tooMany.match != nil || unicodeKW.match != nil || oneOver.match != nil {
+	if tooMany.match != nil || unicodeKW.match != nil || oneOver.match != nil || tooLong.match != nil {
 		t.Error("keyword lists the automaton cannot take must use the slow search")
 	}
-	if most.match == nil || def.match == nil {
+	if most.match == nil || def.match == nil || fits.match == nil {
 		t.Error("keyword lists the automaton can take must use it")
 	}
 }
