@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clipfold/clipfold/core"
 	"github.com/tidwall/gjson"
 )
 
@@ -136,6 +137,62 @@ func TestStringEnd(t *testing.T) {
 		wantEnd, wantEsc := ref(c)
 		if gotEnd != wantEnd || (gotEnd >= 0 && gotEsc != wantEsc) {
 			t.Errorf("stringEnd(%q) = %d, %v; want %d, %v", c, gotEnd, gotEsc, wantEnd, wantEsc)
+		}
+	}
+}
+
+// TestMemberNames holds plainMember's constants to the names they stand
+// for, and checks that no other name of a message member, nor a name one
+// byte off, takes their path.
+func TestMemberNames(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		head, tail uint64
+	}{
+		{"id", nameID, 0},
+		{"role", nameRole, 0},
+		{"content", nameContent, 0},
+		{"created_at", nameCreatedAt, nameCreatedAtEnd},
+		{"conversation_id", nameConversationID, nameConversationIDEnd},
+		{"tool_call_id", nameToolCallID, nameToolCallIDEnd},
+	} {
+		if h := head8(tc.name); h != tc.head {
+			t.Errorf("head8(%q) = %#x, the constant is %#x", tc.name, h, tc.head)
+		}
+		if len(tc.name) > 8 {
+			if tl := tail8(tc.name); tl != tc.tail {
+				t.Errorf("tail8(%q) = %#x, the constant is %#x", tc.name, tl, tc.tail)
+			}
+		}
+		var m core.Message
+		d := msgDecoder{m: &m}
+		value := "user" // a valid role
+		if tc.name == "created_at" {
+			value = "2026-02-28T10:00:00.000Z"
+		}
+		if !d.plainMember(tc.name, value) {
+			t.Errorf("plainMember(%q) went the general way", tc.name)
+		}
+		// Same length, one byte changed anywhere: not this member.
+		for i := range len(tc.name) {
+			b := []byte(tc.name)
+			b[i] ^= 0x20
+			d := msgDecoder{m: &core.Message{}}
+			if d.plainMember(string(b), value) {
+				t.Errorf("plainMember(%q) took %q's path", b, tc.name)
+			}
+		}
+		for _, other := range []string{tc.name[:len(tc.name)-1], tc.name + "x", "x" + tc.name} {
+			d := msgDecoder{m: &core.Message{}}
+			if d.plainMember(other, value) {
+				t.Errorf("plainMember(%q) took %q's path", other, tc.name)
+			}
+		}
+	}
+	for _, name := range []string{"", "pinned", "tool_calls", "name", "type", "conversation"} {
+		d := msgDecoder{m: &core.Message{}}
+		if d.plainMember(name, "x") {
+			t.Errorf("plainMember(%q) = true, want the general way", name)
 		}
 	}
 }
