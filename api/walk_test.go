@@ -33,6 +33,12 @@ func walkSeeds() []string {
 		`{"messages":[{"role":"user","content":"a long content string of more than forty-eight bytes, with \"escapes\" too","id":"an id"},{"role":"assistant","tool_calls":[{"function":{"arguments":"{\"x\": \"an argument\"}"}}],"content":"after a container"}]}`,
 		`{"messages":[{"\u0072ole":"user","content":"escaped key"},{"role":"user","con\"tent":"odd key","content":"\u00e9"}]}`,
 		`{"before":[[]],"messages":[ {"role":"user"} ,{"role":"tool","content":[]}],"empty":[]}`,
+		// Names plainMember tells apart by length and first and last eight
+		// bytes, near misses, escaped and empty keys.
+		`{"messages":[{"role":"user","conversation_id":"c","tool_call_id":"t","created_at":"2026-02-28T10:00:00Z","conversation_idx":"no","conversatio":"no","a_key_longer_than_sixteen":"?"}]}`,
+		`{"messages":[{"rol\u0065":"user","conversation\u005fid":"escaped in the second word","tool_call_i\u0064":"x"}]}`,
+		`{"messages":[{"content":"k","role":"user","contenT":"case","conten":"short","content_":"long"}]}`,
+		`{"messages":[{"role":"user","":"empty key","\"":"a quote"}]}`,
 	}
 }
 
