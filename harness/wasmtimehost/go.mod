@@ -1,6 +1,6 @@
 module github.com/clipfold/clipfold/harness/wasmtimehost
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1
