@@ -252,8 +252,8 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 // It tells the names apart by length and first and last eight bytes,
 // not by comparing strings: standard Go's Wasm cannot merge loads
 // (cmd/internal/sys.Arch.CanMergeLoads), so comparing with a constant
-// longer than six bytes calls runtime.memequal, and those calls were a
-// fifth of decoding 10k messages on Wasmtime.
+// longer than six bytes calls runtime.memequal; without those calls,
+// decoding 10k messages on Wasmtime takes 12% less time.
 func (d *msgDecoder) plainMember(k, v string) bool {
 	m := d.m
 	switch h := head8(k); {

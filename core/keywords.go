@@ -121,8 +121,11 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 	// Number the states without output first, then those with: the root
 	// stays 0 (if it has output, every state inherits it).
 	row := make([]uint32, states)
-	k := uint32(0)
+	k, accept := uint32(0), uint32(0)
 	for _, withOut := range [2]bool{false, true} {
+		if withOut {
+			accept = k << 8
+		}
 		for s := 0; s < states; s++ {
 			if (out[s] != 0) == withOut {
 				row[s] = k << 8
@@ -130,13 +133,9 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 			}
 		}
 	}
-	m := &keywordMatcher{next: make([]uint32, states<<8), out: make([]uint64, states)}
-	m.accept = uint32(states) << 8
+	m := &keywordMatcher{next: make([]uint32, states<<8), accept: accept, out: make([]uint64, states)}
 	for s := 0; s < states; s++ {
 		r := row[s]
-		if out[s] != 0 {
-			m.accept = min(m.accept, r)
-		}
 		m.out[r>>8] = out[s]
 		for c, t := range trie[s<<8 : s<<8+256] {
 			m.next[r+uint32(c)] = row[t]
