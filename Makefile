@@ -5,7 +5,7 @@ WASM_TINY := build/clipfold-tinygo.wasm
 GOSRC     := $(shell find core api plugin -name '*.go' -not -name '*_test.go') go.mod go.sum
 
 CLI       := build/clipfold
-EMBED     := harness/cmd/clipfold/embedded/clipfold.wasm
+EMBED     := cmd/clipfold/embedded/clipfold.wasm
 
 TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tinygo/clipfold-wasip1.json.in
 
@@ -56,21 +56,21 @@ test-go: build check-32bit
 test-wasmtime: build
 	cd harness/wasmtimehost && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-## test-node: the Node.js host's suite (npm ci into harness/node, then node --test)
+## test-node: the Node.js host's suite (npm ci into bindings/node, then node --test)
 test-node: build
-	cd harness/node && npm ci --no-audit --no-fund && npm test
+	cd bindings/node && npm ci --no-audit --no-fund && npm test
 
 ## test-python: the Python host's suite in a virtualenv made on the fly
 test-python: build
-	bash harness/python/run_tests.sh
+	bash bindings/python/run_tests.sh
 
 ## test-tinygo: conformance, hostile-input, fault-injection and end-to-end suites
 ## of the Go, Node and Python hosts against build/clipfold-tinygo.wasm
 test-tinygo: $(WASM_TINY)
 	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
 	cd harness/wasmtimehost && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./...
-	cd harness/node && npm ci --no-audit --no-fund && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) npm test
-	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash harness/python/run_tests.sh
+	cd bindings/node && npm ci --no-audit --no-fund && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) npm test
+	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash bindings/python/run_tests.sh
 
 ## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
 check-32bit:
@@ -88,7 +88,7 @@ cli: $(CLI)
 
 $(CLI): $(WASM) $(shell find core api hostfuncs harness -name '*.go' -not -name '*_test.go') go.mod go.sum
 	@if [ -f $(WASM_TINY) ]; then cp $(WASM_TINY) $(EMBED); else cp $(WASM) $(EMBED); fi
-	$(GO) build -trimpath -o $@ ./harness/cmd/clipfold
+	$(GO) build -trimpath -o $@ ./cmd/clipfold
 
 ## demo: the README's first command — compact a bundled 884-message session offline, then search it
 demo: cli

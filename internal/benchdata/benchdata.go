@@ -4,7 +4,7 @@
 // apart, and config keep_recent 20. The Go benchmarks call History;
 // tools/benchreport writes the same bytes to files for the Node host's
 // bench.mjs (--inputs), so both hosts measure identical inputs.
-// harness/node/bench.mjs carries a port of this generator for runs on
+// bindings/node/bench.mjs carries a port of this generator for runs on
 // its own.
 package benchdata
 

@@ -20,7 +20,7 @@
 //	-cold-runs N    fresh processes per cold-start case (default 10)
 //	-benchstat P    benchstat binary (default: $PATH, then $GOBIN, /tmp/bin)
 //	-wasm-opt       also measure wasm-opt -O2/-Oz variants (default true)
-//	-node           also run harness/node/bench.mjs (default true)
+//	-node           also run bindings/node/bench.mjs (default true)
 //	-wasmtime       also measure harness/wasmtimehost (default true; needs cgo)
 //	-quick          -count 1, -cold-runs 3, no wasm-opt: a smoke run
 //	-extra NAME=P   also measure module P (e.g. an experimental build) as variant NAME; repeatable
@@ -86,7 +86,7 @@ func main() {
 	coldRuns := flag.Int("cold-runs", 10, "fresh processes per cold-start case")
 	benchstat := flag.String("benchstat", "", "benchstat binary")
 	doOpt := flag.Bool("wasm-opt", true, "measure wasm-opt variants")
-	doNode := flag.Bool("node", true, "run harness/node/bench.mjs")
+	doNode := flag.Bool("node", true, "run bindings/node/bench.mjs")
 	doWasmtime := flag.Bool("wasmtime", true, "run harness/wasmtimehost's benchmarks and cold start (cgo)")
 	quick := flag.Bool("quick", false, "smoke run: -count 1, -cold-runs 3, no wasm-opt")
 	rawDir := flag.String("raw", "", "keep raw outputs in this directory")
@@ -286,7 +286,7 @@ func main() {
 
 	// 7: the Node host.
 	if *doNode {
-		if _, err := os.Stat("harness/node/bench.mjs"); err == nil {
+		if _, err := os.Stat("bindings/node/bench.mjs"); err == nil {
 			r.NodeLoad = loadavg()
 			// The Go benchmarks' inputs, byte for byte.
 			inputs := filepath.Join(*rawDir, "inputs")
@@ -294,7 +294,7 @@ func main() {
 			for _, n := range []int{1000, 10000} {
 				_ = os.WriteFile(filepath.Join(inputs, fmt.Sprintf("history-%d.json", n)), benchdata.History(n), 0o644)
 			}
-			out, err := sh([]string{"CLIPFOLD_WASM=" + abs(main.Path)}, "node", "harness/node/bench.mjs", "--json", fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
+			out, err := sh([]string{"CLIPFOLD_WASM=" + abs(main.Path)}, "node", "bindings/node/bench.mjs", "--json", fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
 			if err != nil {
 				r.NodeErr = tail(err.Error(), 800)
 			} else if err := json.Unmarshal(out, &r.Node); err != nil {
@@ -302,7 +302,7 @@ func main() {
 			}
 			_ = os.WriteFile(filepath.Join(*rawDir, "node.json"), out, 0o644)
 		} else {
-			r.NodeErr = "harness/node/bench.mjs not present"
+			r.NodeErr = "bindings/node/bench.mjs not present"
 		}
 	}
 

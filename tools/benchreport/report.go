@@ -337,7 +337,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	if r.Node == nil {
 		w("Not measured: %s\n\n", r.NodeErr)
 	} else {
-		w("`node harness/node/bench.mjs --json --inputs=DIR` on the Go benchmarks' inputs (%s; %s bytes of JSON per message), JSON encoding of the input and decoding of the output included. Load at start %s.\n\n| export | messages | input MB | median ms | min ms | runs |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", r.nodeInputs(), r.nodeBytesPerMessage(), r.NodeLoad)
+		w("`node bindings/node/bench.mjs --json --inputs=DIR` on the Go benchmarks' inputs (%s; %s bytes of JSON per message), JSON encoding of the input and decoding of the output included. Load at start %s.\n\n| export | messages | input MB | median ms | min ms | runs |\n| --- | ---: | ---: | ---: | ---: | ---: |\n", r.nodeInputs(), r.nodeBytesPerMessage(), r.NodeLoad)
 		calls, _ := r.Node["calls"].([]any)
 		for _, c := range calls {
 			x, _ := c.(map[string]any)

@@ -3,7 +3,7 @@
 and without Extism's on-disk code cache), first call, and `split` on 10k
 messages of about 400 bytes of JSON each.
 
-Run: harness/python/.venv/bin/python harness/python/bench.py [--messages N] [--runs R]
+Run: bindings/python/.venv/bin/python bindings/python/bench.py [--messages N] [--runs R]
 """
 
 import argparse

@@ -145,7 +145,7 @@ def go_available() -> bool:
 
 def gointerop(*args: str) -> str:
     env = dict(os.environ, GOFLAGS="-mod=mod")
-    r = subprocess.run(["go", "run", "./harness/python/tests/testdata/gointerop", *args], cwd=REPO,
+    r = subprocess.run(["go", "run", "./bindings/python/tests/testdata/gointerop", *args], cwd=REPO,
                        capture_output=True, text=True, timeout=540, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the Python host's test suite: creates harness/python/.venv when
+# Runs the Python host's test suite: creates bindings/python/.venv when
 # needed, installs the package with its test extras, runs pytest.
 # Needs build/clipfold.wasm (make build) or CLIPFOLD_WASM.
 # Exit status: pytest's, except that "no tests collected" (5) is a failure.

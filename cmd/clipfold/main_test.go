@@ -24,7 +24,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var bin string
 
 const (
-	repoRoot  = "../../.."
+	repoRoot  = "../.."
 	cliData   = repoRoot + "/testdata/cli"
 	convsData = repoRoot + "/testdata/conversations"
 )
@@ -181,9 +181,9 @@ func golden(t *testing.T, name, got string) {
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run: go test ./harness/cmd/clipfold -run %s -update", t.Name())
+	require.NoError(t, err, "missing golden file; run: go test ./cmd/clipfold -run %s -update", t.Name())
 	if string(want) != got {
-		t.Fatalf("golden %s differs at %s\nIf the change is intended, run: go test ./harness/cmd/clipfold -run '%s' -update",
+		t.Fatalf("golden %s differs at %s\nIf the change is intended, run: go test ./cmd/clipfold -run '%s' -update",
 			name, firstDiff(string(want), got), t.Name())
 	}
 }

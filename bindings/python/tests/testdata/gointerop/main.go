@@ -1,5 +1,5 @@
 // Command gointerop opens a clipfold SQLite database with the Go store, to
-// prove that the Python store (harness/python) and the Go store read and
+// prove that the Python store (bindings/python) and the Go store read and
 // write the same files. It lives under testdata so `go ./...` skips it;
 // the Python tests run it with `go run`.
 //
