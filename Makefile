@@ -5,33 +5,33 @@ WASM_TINY := build/clipfold-tinygo.wasm
 GOSRC     := $(shell find core api plugin -name '*.go' -not -name '*_test.go') go.mod go.sum
 
 CLI       := build/clipfold
-EMBED     := cmd/clipfold/embedded/clipfold.wasm
 
 TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tinygo/clipfold-wasip1.json.in
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo tinygo-toolchain cli test test-go test-wasmtime test-node test-python test-tinygo check-32bit bench demo vectors clean
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo check-32bit bench demo vectors clean
 
 all: build cli
 
 ## build: the standard-Go plug-in, build/clipfold.wasm
 build: $(WASM)
 
-# Then internal/jumpthread sends Go's jumps straight to their
-# targets instead of through each function's dispatch table (RATIONALE.md,
-# "Go's jumps, threaded after the build"). JUMPTHREAD=0 skips it.
-export JUMPTHREAD ?= 1
-$(WASM): $(GOSRC) $(wildcard internal/jumpthread/*.go tools/jumpthread/*.go)
+$(WASM): $(GOSRC)
 	@mkdir -p build
-	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o build/clipfold-go.wasm ./plugin
-	@if [ "$(JUMPTHREAD)" != 0 ]; then $(GO) run ./tools/jumpthread -o $@ build/clipfold-go.wasm; else cp build/clipfold-go.wasm $@; fi
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags="-s -w" -o $@ ./plugin
 
 ## build-tinygo: the TinyGo plug-in, build/clipfold-tinygo.wasm (installs TinyGo on first use)
 build-tinygo: $(WASM_TINY)
 
 $(WASM_TINY): $(GOSRC) $(TINYGO_SCRIPTS)
 	bash scripts/build-tinygo.sh $@ ./plugin
+
+## embed: rebuild the shipped plug-in, embed/clipfold.wasm (TinyGo), and record its sources' hash
+embed: $(WASM_TINY)
+	cp $(WASM_TINY) embed/clipfold.wasm
+	$(GO) test ./embed -run TestEmbeddedIsFresh -update
+	$(GO) test -count=1 ./embed
 
 ## tinygo-toolchain: install the pinned TinyGo toolchain only
 tinygo-toolchain:
@@ -50,11 +50,6 @@ test-go: build check-32bit
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
-	$(MAKE) test-wasmtime
-
-## test-wasmtime: the Go host on Wasmtime (harness/wasmtimehost, its own module; cgo)
-test-wasmtime: build
-	cd harness/wasmtimehost && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-node: the Node.js host's suite (npm ci into bindings/node, then node --test)
 test-node: build
@@ -68,7 +63,6 @@ test-python: build
 ## of the Go, Node and Python hosts against build/clipfold-tinygo.wasm
 test-tinygo: $(WASM_TINY)
 	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
-	cd harness/wasmtimehost && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./...
 	cd bindings/node && npm ci --no-audit --no-fund && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) npm test
 	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash bindings/python/run_tests.sh
 
@@ -83,11 +77,11 @@ bench: build
 clean:
 	rm -rf build
 
-## cli: the clipfold command, with the plug-in embedded (the TinyGo build when it exists)
+## cli: the clipfold command (the same as `go build ./cmd/clipfold`: it embeds embed/clipfold.wasm)
 cli: $(CLI)
 
-$(CLI): $(WASM) $(shell find core api hostfuncs harness -name '*.go' -not -name '*_test.go') go.mod go.sum
-	@if [ -f $(WASM_TINY) ]; then cp $(WASM_TINY) $(EMBED); else cp $(WASM) $(EMBED); fi
+$(CLI): $(shell find . -name '*.go' -not -name '*_test.go' -not -path './bindings/*') embed/clipfold.wasm go.mod go.sum
+	@mkdir -p build
 	$(GO) build -trimpath -o $@ ./cmd/clipfold
 
 ## demo: the README's first command — compact a bundled 884-message session offline, then search it

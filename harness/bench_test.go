@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/clipfold/clipfold/api"
-	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/internal/benchdata"
 	"github.com/clipfold/clipfold/internal/benchdata/compare"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,9 +32,9 @@ func benchExport(b *testing.B, export string) {
 // benchInstances is a staged instance and one with staging off
 // (Options.NoStaging): its input and output cross through Extism memory,
 // as for hosts that cannot stage.
-func benchInstances(b *testing.B) (staged, plain *harness.Instance) {
+func benchInstances(b *testing.B) (staged, plain *wasmhost.Instance) {
 	staged = newInstance(b)
-	rt := newRuntime(b, harness.Options{NoStaging: true})
+	rt := newRuntime(b, wasmhost.Options{NoStaging: true})
 	plain, err := rt.NewInstance(context.Background())
 	require.NoError(b, err)
 	return staged, plain

@@ -11,8 +11,8 @@ import (
 
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -87,7 +87,7 @@ type compressor interface {
 	compress(t testing.TB, in []byte) gjson.Result
 }
 
-type wasmCompressor struct{ inst *harness.Instance }
+type wasmCompressor struct{ inst *wasmhost.Instance }
 
 func (w wasmCompressor) compress(t testing.TB, in []byte) gjson.Result {
 	out, err := w.inst.Call(context.Background(), "compress", in)
@@ -97,7 +97,7 @@ func (w wasmCompressor) compress(t testing.TB, in []byte) gjson.Result {
 
 func newWasmCompressor(t testing.TB, h api.HostCaller) wasmCompressor {
 	ctx := context.Background()
-	rt, err := harness.NewRuntime(ctx, harness.Options{Host: h})
+	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{Host: h})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(ctx) })
 	inst, err := rt.NewInstance(ctx)

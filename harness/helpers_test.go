@@ -4,16 +4,16 @@ import (
 	"context"
 	"testing"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
 
 // newInstance loads build/clipfold.wasm (or $CLIPFOLD_WASM) with stub host
 // functions and returns one instance, closed when the test ends.
-func newInstance(t testing.TB) *harness.Instance {
+func newInstance(t testing.TB) *wasmhost.Instance {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := harness.NewRuntime(ctx, harness.Options{})
+	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(ctx) })
 	inst, err := rt.NewInstance(ctx)

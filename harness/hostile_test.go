@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,7 +73,7 @@ func TestHostileInput(t *testing.T) {
 			if tc.code == "" {
 				require.NoError(t, err)
 			} else {
-				var ce *harness.CallError
+				var ce *wasmhost.CallError
 				require.True(t, errors.As(err, &ce), "want a reported error, got %v", err)
 				require.Equal(t, tc.code, ce.Code, ce.Message)
 				if tc.field != "" {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,20 +14,20 @@ import (
 // instance and answers the same.
 func TestInstanceReplacedAboveMaxMemory(t *testing.T) {
 	ctx := context.Background()
-	rt := newRuntime(t, harness.Options{MaxMemory: 8 << 20})
+	rt := newRuntime(t, wasmhost.Options{MaxMemory: 8 << 20})
 	inst, err := rt.NewInstance(ctx)
 	require.NoError(t, err)
 	defer inst.Close(ctx)
 	small := benchHistory(50)
 	first, err := inst.Call(ctx, "split", small)
 	require.NoError(t, err)
-	require.Zero(t, harness.Replaced(inst), "a small call stays under 8 MiB")
+	require.Zero(t, inst.Stats().Replaced, "a small call stays under 8 MiB")
 
 	big := benchHistory(10_000) // needs ~12 MiB
 	want, err := inst.Call(ctx, "split", big)
 	require.NoError(t, err)
-	assert.Equal(t, 1, harness.Replaced(inst))
-	assert.Less(t, harness.MemorySize(inst), uint32(8<<20), "the replacement is fresh")
+	assert.Equal(t, 1, inst.Stats().Replaced)
+	assert.Less(t, inst.Stats().MemorySize, uint32(8<<20), "the replacement is fresh")
 
 	got, err := inst.Call(ctx, "split", big)
 	require.NoError(t, err)
@@ -53,11 +53,11 @@ func TestPerfLargeCallsStayBounded(t *testing.T) {
 	for i := 1; i <= 40; i++ {
 		_, err := inst.Call(ctx, "split", in)
 		require.NoError(t, err, "call %d", i)
-		m := harness.MemorySize(inst)
+		m := inst.Stats().MemorySize
 		require.NotZero(t, m, "no module handle: staging is off")
-		require.LessOrEqual(t, m, uint32(harness.DefaultMaxMemory), "call %d", i)
+		require.LessOrEqual(t, m, uint32(wasmhost.DefaultMaxMemory), "call %d", i)
 		peak = max(peak, m)
 	}
 	t.Logf("40 splits of %d bytes: largest memory after a call %.0f MiB, instance replaced %d times",
-		len(in), float64(peak)/(1<<20), harness.Replaced(inst))
+		len(in), float64(peak)/(1<<20), inst.Stats().Replaced)
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/require"
 	"github.com/tetratelabs/wazero/api"
@@ -64,7 +64,7 @@ func (p *memProbe) sizes() (main, kernel uint32) {
 
 // newProbedRuntime compiles the plug-in with a memProbe on exports. The
 // compilation cache is off so that no listener-free code is reused.
-func newProbedRuntime(t testing.TB, opts harness.Options, exports ...string) (*harness.Runtime, *memProbe) {
+func newProbedRuntime(t testing.TB, opts wasmhost.Options, exports ...string) (*wasmhost.Runtime, *memProbe) {
 	t.Helper()
 	p := &memProbe{exports: map[string]bool{}}
 	for _, e := range exports {
@@ -72,16 +72,16 @@ func newProbedRuntime(t testing.TB, opts harness.Options, exports ...string) (*h
 	}
 	opts.Listeners = p
 	opts.CacheDir = "-"
-	rt, err := harness.NewRuntime(context.Background(), opts)
+	rt, err := wasmhost.NewRuntime(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return rt, p
 }
 
 // newRuntime compiles the plug-in (or opts.Wasm) with the default cache.
-func newRuntime(t testing.TB, opts harness.Options) *harness.Runtime {
+func newRuntime(t testing.TB, opts wasmhost.Options) *wasmhost.Runtime {
 	t.Helper()
-	rt, err := harness.NewRuntime(context.Background(), opts)
+	rt, err := wasmhost.NewRuntime(context.Background(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return rt

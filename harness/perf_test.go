@@ -26,8 +26,8 @@ import (
 
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,7 +40,7 @@ import (
 // their native rows are the same api functions without Wasm.
 func BenchmarkPerfTransfer(b *testing.B) {
 	ctx := context.Background()
-	echo, err := newRuntime(b, harness.Options{Wasm: echoPlugin(b)}).NewInstance(ctx)
+	echo, err := newRuntime(b, wasmhost.Options{Wasm: echoPlugin(b)}).NewInstance(ctx)
 	require.NoError(b, err)
 	clip := newInstance(b)
 	env := api.DefaultEnv()
@@ -63,7 +63,7 @@ func BenchmarkPerfTransfer(b *testing.B) {
 				}
 			})
 		}
-		call := func(inst *harness.Instance, export string) func([]byte) error {
+		call := func(inst *wasmhost.Instance, export string) func([]byte) error {
 			return func(in []byte) error { _, err := inst.Call(ctx, export, in); return err }
 		}
 		native := func(h func(*api.Env, []byte) ([]byte, error)) func([]byte) error {
@@ -116,7 +116,7 @@ func BenchmarkPerfSplitKeep(b *testing.B) {
 // "peak/input" = (plug-in + kernel memory) / input size.
 func BenchmarkPerfFirstCall(b *testing.B) {
 	ctx := context.Background()
-	rt, probe := newProbedRuntime(b, harness.Options{}, "split")
+	rt, probe := newProbedRuntime(b, wasmhost.Options{}, "split")
 	for _, n := range []int{1_000, 10_000} {
 		in := benchHistory(n)
 		b.Run(fmt.Sprintf("split/n=%d", n), func(b *testing.B) {
@@ -160,7 +160,7 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 	ctx := context.Background()
 	hist := conversation("leak", 100)
 	host := &hostfuncs.Host{LLM: quickLLM{}, Store: newMemStore(hist)}
-	rt, probe := newProbedRuntime(t, harness.Options{HostFunctions: hostfuncs.Bind(host)},
+	rt, probe := newProbedRuntime(t, wasmhost.Options{HostFunctions: hostfuncs.Bind(host)},
 		"split", "score", "estimateTokens", "compress")
 	inst, err := rt.NewInstance(ctx)
 	require.NoError(t, err)
@@ -225,13 +225,13 @@ func (quickLLM) Complete(_ context.Context, req *core.ModelRequest) (core.ModelR
 }
 
 // BenchmarkPerfPool runs N conversations at once on N goroutines, through
-// a harness.Pool of N instances of one Runtime (wasm) or natively:
+// a wasmhost.Pool of N instances of one Runtime (wasm) or natively:
 // split of 10,000 messages and compress (dry run) of 2,000. "convs/s" is
 // the throughput; ns/op is the time of one round of N.
 func BenchmarkPerfPool(b *testing.B) {
 	ctx := context.Background()
 	host := &hostfuncs.Host{LLM: quickLLM{}, Store: newMemStore(nil)}
-	rt := newRuntime(b, harness.Options{Host: host})
+	rt := newRuntime(b, wasmhost.Options{Host: host})
 	const maxN = 4
 	splitIn := make([][]byte, maxN)
 	compIn := make([][]byte, maxN)
@@ -264,7 +264,7 @@ func BenchmarkPerfPool(b *testing.B) {
 				ins, export = compIn, "compress"
 			}
 			b.Run(fmt.Sprintf("%s/wasm/N=%d", work, n), func(b *testing.B) {
-				pool := harness.NewPool(rt, n)
+				pool := wasmhost.NewPool(rt, n)
 				defer pool.Close(ctx)
 				f := func(g int) error { _, err := pool.Call(ctx, export, ins[g]); return err }
 				require.NoError(b, round(n, f)) // make the instances

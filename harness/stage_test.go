@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/clipfold/clipfold/api"
-	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -23,7 +23,7 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 	staged := newInstance(t)
 	require.True(t, staged.Staging(), "the default Go host must stage large inputs")
 
-	rt, err := harness.NewRuntime(ctx, harness.Options{NoStaging: true})
+	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{NoStaging: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close(ctx) })
 	plain, err := rt.NewInstance(ctx)
@@ -31,9 +31,9 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 	require.False(t, plain.Staging())
 
 	big := benchHistory(2000)
-	require.Greater(t, len(big), harness.StageMin)
+	require.Greater(t, len(big), wasmhost.StageMin)
 	small := benchHistory(3)
-	require.Less(t, len(small), harness.StageMin)
+	require.Less(t, len(small), wasmhost.StageMin)
 	unterminated := big[:len(big)-1]
 	badRole := []byte(strings.Replace(string(big), `"role":"assistant"`, `"role":"robot"`, 1))
 
@@ -56,7 +56,7 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 		{"score per turn (reused again)", "score", benchHistory(60)},
 		{"split medium again", "split", benchHistory(300)},
 	}
-	stagedBefore := harness.StagedCalls(staged)
+	stagedBefore := staged.Stats().StagedCalls
 	// Twice each, interleaved, so that a staged call is followed by both
 	// kinds of call on the same instance.
 	for round := 0; round < 2; round++ {
@@ -64,7 +64,7 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 			want, wantErr := plain.Call(ctx, c.export, c.in)
 			got, gotErr := staged.Call(ctx, c.export, c.in)
 			if wantErr != nil {
-				var ce, ge *harness.CallError
+				var ce, ge *wasmhost.CallError
 				require.True(t, errors.As(wantErr, &ce), "%s: %v", c.name, wantErr)
 				require.True(t, errors.As(gotErr, &ge), "%s: staged call gave %v, want %v", c.name, gotErr, wantErr)
 				assert.Equal(t, *ce, *ge, c.name)
@@ -76,8 +76,8 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 		}
 	}
 	// Every case but the small one is over StageMin, twice.
-	assert.Equal(t, 2*(len(cases)-1), harness.StagedCalls(staged)-stagedBefore, "staged calls")
-	assert.Zero(t, harness.StagedCalls(plain))
+	assert.Equal(t, 2*(len(cases)-1), staged.Stats().StagedCalls-stagedBefore, "staged calls")
+	assert.Zero(t, plain.Stats().StagedCalls)
 }
 
 // TestStagingOutputIsACopy: the output of a staged call stays intact when
@@ -117,11 +117,11 @@ func TestStagingCompressHostInputsInPlace(t *testing.T) {
 	hist := conversation("direct", 300)
 	in := compressInput(t, "direct", hist, map[string]any{
 		"now": "2026-03-01T12:00:00.000Z", "operation_id": "op-direct"})
-	require.Greater(t, len(in), harness.StageMin)
+	require.Greater(t, len(in), wasmhost.StageMin)
 
-	run := func(opts func(api.HostCaller) harness.Options) (*harness.Instance, *recordingCaller, []byte) {
+	run := func(opts func(api.HostCaller) wasmhost.Options) (*wasmhost.Instance, *recordingCaller, []byte) {
 		rec := &recordingCaller{h: &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)}}
-		rt, err := harness.NewRuntime(ctx, opts(rec))
+		rt, err := wasmhost.NewRuntime(ctx, opts(rec))
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = rt.Close(ctx) })
 		inst, err := rt.NewInstance(ctx)
@@ -130,13 +130,13 @@ func TestStagingCompressHostInputsInPlace(t *testing.T) {
 		require.NoError(t, err)
 		return inst, rec, out
 	}
-	direct, dRec, dOut := run(func(h api.HostCaller) harness.Options { return harness.Options{Host: h} })
-	require.True(t, harness.DirectHostArgs(direct))
-	require.Equal(t, 1, harness.StagedCalls(direct))
-	plain, pRec, pOut := run(func(h api.HostCaller) harness.Options {
-		return harness.Options{HostFunctions: hostfuncs.Bind(h), NoStaging: true}
+	direct, dRec, dOut := run(func(h api.HostCaller) wasmhost.Options { return wasmhost.Options{Host: h} })
+	require.True(t, direct.Stats().DirectHostArgs)
+	require.Equal(t, 1, direct.Stats().StagedCalls)
+	plain, pRec, pOut := run(func(h api.HostCaller) wasmhost.Options {
+		return wasmhost.Options{HostFunctions: hostfuncs.Bind(h), NoStaging: true}
 	})
-	require.False(t, harness.DirectHostArgs(plain))
+	require.False(t, plain.Stats().DirectHostArgs)
 
 	require.Greater(t, len(dRec.log), 10, "compress made too few host calls to compare")
 	require.Equal(t, len(pRec.log), len(dRec.log), "host calls")
@@ -161,7 +161,7 @@ func TestStagingCompressHostInputsInPlace(t *testing.T) {
 // functions one way.
 func TestOptionsHostAndHostFunctionsConflict(t *testing.T) {
 	h := &hostfuncs.Host{}
-	_, err := harness.NewRuntime(context.Background(), harness.Options{Host: h, HostFunctions: hostfuncs.Bind(h)})
+	_, err := wasmhost.NewRuntime(context.Background(), wasmhost.Options{Host: h, HostFunctions: hostfuncs.Bind(h)})
 	require.ErrorContains(t, err, "both set")
 }
 
@@ -171,12 +171,12 @@ func TestOptionsHostAndHostFunctionsConflict(t *testing.T) {
 func TestBadManifestConfigFailsEachCall(t *testing.T) {
 	ctx := context.Background()
 	for _, noStaging := range []bool{false, true} {
-		rt := newRuntime(t, harness.Options{Config: map[string]string{"keep_recent": "-3"}, NoStaging: noStaging})
+		rt := newRuntime(t, wasmhost.Options{Config: map[string]string{"keep_recent": "-3"}, NoStaging: noStaging})
 		inst, err := rt.NewInstance(ctx)
 		require.NoError(t, err)
 		for _, in := range [][]byte{[]byte(`{"messages":[]}`), benchHistory(200)} {
 			_, err = inst.Call(ctx, "split", in)
-			var ce *harness.CallError
+			var ce *wasmhost.CallError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, "invalid_input", ce.Code)
 			assert.Contains(t, ce.Message, "manifest config.keep_recent")

@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/postgres"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -86,10 +86,10 @@ func TestConcurrentCompaction(t *testing.T) {
 			hist := conversation(conv, 120)
 			require.NoError(t, s.AppendMessages(ctx, conv, storetest.Messages(t, hist)))
 			host := &hostfuncs.Host{LLM: llm.NewExtractive(), Store: s}
-			rt, err := harness.NewRuntime(ctx, harness.Options{HostFunctions: host.Functions()})
+			rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{HostFunctions: host.Functions()})
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = rt.Close(ctx) })
-			pool := harness.NewPool(rt, 8)
+			pool := wasmhost.NewPool(rt, 8)
 			in := compressInput(t, conv, hist, nil)
 			var wg sync.WaitGroup
 			results := make([]gjson.Result, 8)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,7 +111,7 @@ func (v *Vector) Check(out []byte, err error) error {
 }
 
 func splitErr(err error) (code, msg string) {
-	var ce *CallError
+	var ce *wasmhost.CallError
 	if errors.As(err, &ce) {
 		return ce.Code, ce.Message
 	}

@@ -3,8 +3,6 @@
 # machine. Idempotent: a second run installs nothing.
 #  - PostgreSQL server (the PostgreSQL store suite runs against a real one)
 #  - python3-venv (the Python host's suite builds its own virtualenv)
-#  - gcc (cgo: the Go host on Wasmtime, harness/wasmtimehost, links
-#    Wasmtime's static library)
 # Go, Node.js and Python are expected on the machine (the project's kind
 # provides them). TinyGo and its LLVM come from scripts/install-tinygo.sh,
 # called by `make build-tinygo`.
@@ -16,7 +14,6 @@ have_pg() {
 }
 have_pg || need+=(postgresql)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
-command -v gcc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 if ((${#need[@]})); then
   echo "ci-setup: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -280,7 +280,7 @@ func runVersion(e *env, args []string) error {
 	if _, err := parse(e, versionCmd, fs, args, 0, 0); err != nil {
 		return err
 	}
-	pl, err := loadPlugin(e, &pf, nil, []byte("{}"), warner(e))
+	pl, err := loadPlugin(e, &pf, nil, nil, []byte("{}"), warner(e))
 	if err != nil {
 		return err
 	}

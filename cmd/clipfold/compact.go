@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/tidwall/gjson"
 )
@@ -98,8 +97,7 @@ func runCompact(e *env, args []string) error {
 		}
 	}
 
-	host := &hostfuncs.Host{LLM: client, Store: a.st}
-	pl, err := loadPlugin(e, &pf, host, s.configJSON(), warn)
+	pl, err := loadPlugin(e, &pf, client, a.st, s.configJSON(), warn)
 	if err != nil {
 		return err
 	}

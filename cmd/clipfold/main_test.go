@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -22,6 +23,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // bin is the clipfold binary TestMain builds once.
 var bin string
+
+// wasmUnderTest is the plug-in every run of bin loads (through
+// $CLIPFOLD_WASM): the build the suite is testing — $CLIPFOLD_WASM, else
+// build/clipfold.wasm — not the copy embedded in the binary, which
+// TestVersion checks on its own.
+var wasmUnderTest string
 
 const (
 	repoRoot  = "../.."
@@ -38,7 +45,11 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		if err := ensureEmbeddedWasm(); err != nil {
+		p, err := wasmhost.FindWasm()
+		if err == nil {
+			wasmUnderTest, err = filepath.Abs(p)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "clipfold CLI tests:", err)
 			return 1
 		}
@@ -54,38 +65,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ensureEmbeddedWasm makes sure embedded/clipfold.wasm exists (the
-// Makefile copies it before building; a plain `go test` copies
-// build/clipfold.wasm, or refreshes an older copy).
-func ensureEmbeddedWasm() error {
-	dst := filepath.Join("embedded", "clipfold.wasm")
-	src := filepath.Join(repoRoot, "build", "clipfold.wasm")
-	si, srcErr := os.Stat(src)
-	di, dstErr := os.Stat(dst)
-	switch {
-	case srcErr != nil && dstErr != nil:
-		return fmt.Errorf("no plug-in to embed: neither %s nor %s exists; run `make build` first", dst, src)
-	case srcErr != nil:
-		return nil // only the embedded copy: use it
-	case dstErr == nil && !si.ModTime().After(di.ModTime()):
-		return nil // the copy is up to date
-	}
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, 0o644)
-}
-
 // result is one run of the binary.
 type result struct {
 	stdout, stderr string
 	code           int
 }
 
-// clipfold runs the binary in dir with extra environment variables
+// runCLI runs the binary in dir with extra environment variables
 // ("K=V"); stdin is empty.
-func clipfold(t *testing.T, dir string, env []string, args ...string) result {
+func runCLI(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
@@ -122,13 +110,14 @@ func cleanEnv(extra []string) []string {
 		}
 		env = append(env, kv)
 	}
+	env = append(env, "CLIPFOLD_WASM="+wasmUnderTest)
 	return append(env, extra...)
 }
 
 // ok runs clipfold and requires exit 0.
 func ok(t *testing.T, dir string, args ...string) result {
 	t.Helper()
-	r := clipfold(t, dir, nil, args...)
+	r := runCLI(t, dir, nil, args...)
 	require.Equal(t, 0, r.code, "clipfold %v\nstdout:\n%s\nstderr:\n%s", args, clip(r.stdout), r.stderr)
 	return r
 }
@@ -208,7 +197,7 @@ func firstDiff(want, got string) string {
 
 func TestHelp(t *testing.T) {
 	dir := t.TempDir()
-	r := clipfold(t, dir, nil)
+	r := runCLI(t, dir, nil)
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "Usage: clipfold <command>")
 	r = ok(t, dir, "--help")
@@ -220,30 +209,35 @@ func TestHelp(t *testing.T) {
 		require.Contains(t, h.stdout, "clipfold "+c.name+" ")
 		require.Equal(t, h.stdout, ok(t, dir, "help", c.name).stdout)
 	}
-	r = clipfold(t, dir, nil, "frobnicate")
+	r = runCLI(t, dir, nil, "frobnicate")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, `unknown command "frobnicate"`)
-	r = clipfold(t, dir, nil, "compact", "--no-such-flag", "x.json")
+	r = runCLI(t, dir, nil, "compact", "--no-such-flag", "x.json")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "no-such-flag")
 	require.Contains(t, r.stderr, "clipfold compact --help")
-	r = clipfold(t, dir, nil, "compact")
+	r = runCLI(t, dir, nil, "compact")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, "missing argument")
 }
 
 func TestVersion(t *testing.T) {
-	r := ok(t, t.TempDir(), "version")
+	embedded := []string{"CLIPFOLD_WASM="} // the binary's own copy
+	r := runCLI(t, t.TempDir(), embedded, "version")
+	require.Equal(t, 0, r.code, r.stderr)
 	require.Regexp(t, `(?m)^clipfold 0\.1\.0 `, r.stdout)
 	require.Regexp(t, `(?m)^plug-in  \d+\.\d+\.\d+, ABI 1 \(embedded in the binary\)`, r.stdout)
-	j := gjson.Parse(ok(t, t.TempDir(), "version", "--json").stdout)
+	r = runCLI(t, t.TempDir(), embedded, "version", "--json")
+	j := gjson.Parse(r.stdout)
 	require.Equal(t, "embedded", j.Get("plugin_source").String())
 	require.Equal(t, int64(1), j.Get("plugin.abi").Int())
-	// --wasm loads another file.
-	wasm := abs(t, filepath.Join("embedded", "clipfold.wasm"))
+	// $CLIPFOLD_WASM and --wasm load another file.
+	j = gjson.Parse(ok(t, t.TempDir(), "version", "--json").stdout)
+	require.Equal(t, wasmUnderTest, j.Get("plugin_source").String())
+	wasm := abs(t, filepath.Join(repoRoot, "embed", "clipfold.wasm"))
 	j = gjson.Parse(ok(t, t.TempDir(), "version", "--json", "--wasm", wasm).stdout)
 	require.Equal(t, wasm, j.Get("plugin_source").String())
-	r = clipfold(t, t.TempDir(), nil, "version", "--wasm", "/nonexistent/x.wasm")
+	r = runCLI(t, t.TempDir(), nil, "version", "--wasm", "/nonexistent/x.wasm")
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "/nonexistent/x.wasm does not exist")
 }
@@ -519,17 +513,17 @@ func TestConfigFile(t *testing.T) {
 	// Invalid values fail naming the key and the allowed range.
 	inv := filepath.Join(dir, "invalid.toml")
 	require.NoError(t, os.WriteFile(inv, []byte("[summarization]\nrecency_decay = 1.5\n"), 0o644))
-	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
+	r = runCLI(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, "[summarization] recency_decay: must be a number in [0, 1], got 1.5")
 
 	require.NoError(t, os.WriteFile(inv, []byte("[summarization]\nchunk_size = \"big\"\n"), 0o644))
-	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
+	r = runCLI(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, "[summarization] chunk_size: must be an integer ≥ 1, got a string")
 
 	require.NoError(t, os.WriteFile(inv, []byte("[summarization]\nchunk_size = = 3\n"), 0o644))
-	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
+	r = runCLI(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", inv)
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, inv+":2:")
 	require.Contains(t, r.stderr, "invalid TOML")
@@ -585,7 +579,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := clipfold(t, dir, tc.env, tc.args...)
+			r := runCLI(t, dir, tc.env, tc.args...)
 			require.Equal(t, tc.code, r.code, "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 			for _, w := range tc.want {
 				require.Contains(t, r.stderr, w)
@@ -596,7 +590,7 @@ func TestErrors(t *testing.T) {
 
 func TestUnreachableLLM(t *testing.T) {
 	dir := t.TempDir()
-	r := clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")),
+	r := runCLI(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")),
 		"--provider", "openai", "--base-url", "http://127.0.0.1:1", "--model", "gpt-4o-mini",
 		"--set", "backoff_base_ms=1", "--set", "compaction_max_retries=2")
 	require.Equal(t, 1, r.code, r.stderr)
@@ -610,7 +604,7 @@ func TestUnreachableLLM(t *testing.T) {
 	require.Len(t, gjson.Parse(ok(t, dir, "show", "openai", "--json").stdout).Array(), 51)
 
 	// --json still prints the failed result, with the report.
-	r = clipfold(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--json", "--quiet",
+	r = runCLI(t, dir, nil, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--json", "--quiet",
 		"--provider", "openai-compat", "--base-url", "http://127.0.0.1:1/v1", "--set", "backoff_base_ms=1", "--set", "compaction_max_retries=0")
 	require.Equal(t, 1, r.code)
 	require.Equal(t, "llm_failed", gjson.Get(r.stdout, "failure_code").String(), clip(r.stdout))
@@ -624,7 +618,7 @@ func TestDatabaseLocked(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(dir, "clipfold.db"))
 	ok(t, dir, "compact", openai, "--quiet")
 	unlock := lockDB(t, filepath.Join(dir, "clipfold.db"))
-	r := clipfold(t, dir, []string{"CLIPFOLD_LOCK_TIMEOUT=200ms"}, "compact", openai)
+	r := runCLI(t, dir, []string{"CLIPFOLD_LOCK_TIMEOUT=200ms"}, "compact", openai)
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "the database clipfold.db is locked: another clipfold (or another program) may be running on it")
 	unlock()

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/clipfold/clipfold/harness"
-	"github.com/clipfold/clipfold/hostfuncs"
-	extism "github.com/extism/go-sdk"
+	"github.com/clipfold/clipfold"
+	"github.com/clipfold/clipfold/embed"
+	"github.com/clipfold/clipfold/hostfuncs/llm"
+	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/tidwall/gjson"
 )
 
@@ -26,9 +27,8 @@ func (pf *pluginFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&pf.wasm, "wasm", "", "load the plug-in from this `file` instead of the embedded one (or $CLIPFOLD_WASM)")
 }
 
-// locate finds the plug-in: --wasm, $CLIPFOLD_WASM, the copy embedded in
-// this binary, clipfold.wasm next to the binary, or build/clipfold.wasm in
-// the current directory or a parent (a source checkout).
+// locate finds the plug-in: --wasm, $CLIPFOLD_WASM, or the build embedded
+// in this binary (package embed).
 func (pf *pluginFlags) locate(e *env) (wasm []byte, source string, err error) {
 	read := func(path, what string) ([]byte, string, error) {
 		b, err := os.ReadFile(path)
@@ -46,20 +46,7 @@ func (pf *pluginFlags) locate(e *env) (wasm []byte, source string, err error) {
 	if p := e.getenv("CLIPFOLD_WASM"); p != "" {
 		return read(p, "$CLIPFOLD_WASM")
 	}
-	if b := embeddedWasm(); b != nil {
-		return b, "embedded", nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "clipfold.wasm")
-		if _, err := os.Stat(p); err == nil {
-			return read(p, "next to the binary")
-		}
-	}
-	if p, err := harness.FindWasm(); err == nil {
-		return read(p, "build/")
-	}
-	return nil, "", failf("the plug-in is not embedded in this binary and was not found: " +
-		"build it with 'make build' (then 'make' embeds it), or pass --wasm PATH / set CLIPFOLD_WASM")
+	return embed.Wasm, "embedded", nil
 }
 
 // hostStats is what the host did during plug-in calls.
@@ -110,59 +97,53 @@ func (s *stats) snapshot() hostStats {
 	return s.hostStats
 }
 
-// plugin is one loaded plug-in instance and its host.
+// plugin is the loaded plug-in with its LLM and store.
 type plugin struct {
-	rt     *harness.Runtime
-	inst   *harness.Instance
+	c      *clipfold.Compactor
 	source string
 	stats  *stats
 	config []byte // the "config" object of every call
 }
 
-// loadPlugin compiles and instantiates the plug-in with host (nil: the
-// pure exports only). Plug-in log lines (warnings) go to warn.
-func loadPlugin(e *env, pf *pluginFlags, host *hostfuncs.Host, config []byte, warn func(string)) (*plugin, error) {
+// loadPlugin loads the plug-in with client and st (nil: the pure exports
+// only). Plug-in log lines (warnings) go to warn.
+func loadPlugin(e *env, pf *pluginFlags, client llm.Client, st store.Store, config []byte, warn func(string)) (*plugin, error) {
 	wasm, source, err := pf.locate(e)
 	if err != nil {
 		return nil, err
 	}
 	p := &plugin{source: source, stats: &stats{}, config: config}
-	opts := harness.Options{
-		Wasm: wasm,
-		Logger: func(level extism.LogLevel, msg string) {
-			if level >= extism.LogLevelWarn && warn != nil {
-				warn("plug-in: " + msg)
-			}
-		},
-	}
-	if host != nil {
-		host.OnCall = p.stats.observe
-		host.Context = e.ctx
-		opts.Host = host
-	}
-	rt, err := harness.NewRuntime(e.ctx, opts)
+	opts := clipfold.Options{Wasm: wasm, LLM: client, Store: st, OnHostCall: p.stats.observe,
+		Logger: slog.New(warnHandler{warn})}
+	c, err := clipfold.Open(e.ctx, opts)
 	if err != nil {
 		return nil, failf("loading the plug-in (%s): %v", source, err)
 	}
-	inst, err := rt.NewInstance(e.ctx)
-	if err != nil {
-		_ = rt.Close(e.ctx)
-		return nil, failf("loading the plug-in (%s): %v", source, err)
-	}
-	p.rt, p.inst = rt, inst
+	p.c = c
 	return p, nil
 }
 
-func (p *plugin) Close(ctx context.Context) {
-	_ = p.inst.Close(ctx)
-	_ = p.rt.Close(ctx)
+// warnHandler passes the plug-in's warnings, and worse, to warn.
+type warnHandler struct{ warn func(string) }
+
+func (h warnHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.warn != nil
 }
+func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
+	h.warn("plug-in: " + r.Message)
+	return nil
+}
+func (h warnHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h warnHandler) WithGroup(string) slog.Handler      { return h }
+
+// Close releases the plug-in (not the store, which the caller opened).
+func (p *plugin) Close(context.Context) { _ = p.c.Close() }
 
 // call runs an export. An export's refusal is a failure naming the field.
 func (p *plugin) call(ctx context.Context, export string, input []byte) (gjson.Result, []byte, error) {
-	out, err := p.inst.Call(ctx, export, input)
+	out, err := p.c.Call(ctx, export, input)
 	if err != nil {
-		var ce *harness.CallError
+		var ce *clipfold.CallError
 		if errors.As(err, &ce) {
 			return gjson.Result{}, nil, failf("the plug-in refused the input (%s): %s: %s", export, ce.Code, ce.Message)
 		}
@@ -221,15 +202,6 @@ func (p *plugin) expectedCalls(ctx context.Context, history [][]byte) (toCompres
 		return len(tc), 0
 	}
 	return len(tc), int(ch.Get("chunks.#").Int())
-}
-
-// version returns the plug-in's version export output.
-func (p *plugin) version(ctx context.Context) (string, int64, error) {
-	res, _, err := p.call(ctx, "version", []byte(`{}`))
-	if err != nil {
-		return "", 0, err
-	}
-	return res.Get("version").String(), res.Get("abi").Int(), nil
 }
 
 func describeSource(source string) string {

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/clipfold/clipfold/hostfuncs"
 )
 
 var runCmd = &command{
@@ -87,8 +85,7 @@ func runRun(e *env, args []string) error {
 	defer a.Close()
 	ctx := e.ctx
 
-	host := &hostfuncs.Host{LLM: client, Store: a.st}
-	pl, err := loadPlugin(e, &pf, host, s.configJSON(), warn)
+	pl, err := loadPlugin(e, &pf, client, a.st, s.configJSON(), warn)
 	if err != nil {
 		return err
 	}

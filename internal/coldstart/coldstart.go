@@ -1,7 +1,6 @@
-// Package coldstart is the body of the cold-start probes that
-// tools/benchreport runs in fresh processes, one per Go host
-// (tools/benchreport/coldstart on wazero, harness/wasmtimehost's
-// internal/coldstart on Wasmtime): read the module, compile it (or load
+// Package coldstart is the body of the cold-start probe that
+// tools/benchreport runs in fresh processes (tools/benchreport/coldstart):
+// read the module, compile it (or load
 // it from the cache), instantiate it, call one export, and print one JSON
 // object of the times.
 //
@@ -16,17 +15,17 @@ import (
 	"os"
 	"time"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
 // Compile makes a host's runtime for wasm with the given cache directory
 // ("-" disables it) and returns how to instantiate it.
-type Compile[I harness.Caller] func(ctx context.Context, wasm []byte, cache string) (newInstance func(context.Context) (I, error), err error)
+type Compile[I wasmhost.Caller] func(ctx context.Context, wasm []byte, cache string) (newInstance func(context.Context) (I, error), err error)
 
 // Main parses the flags, measures, prints, and exits non-zero on failure.
 // start is the process's first instant (taken at the top of main).
-func Main[I harness.Caller](start time.Time, compile Compile[I]) {
-	wasmPath := flag.String("wasm", "", "plug-in to load (default: harness.FindWasm)")
+func Main[I wasmhost.Caller](start time.Time, compile Compile[I]) {
+	wasmPath := flag.String("wasm", "", "plug-in to load (default: wasmhost.FindWasm)")
 	cache := flag.String("cache", "-", `compilation cache directory; "-" disables it`)
 	export := flag.String("export", "version", "export to call once")
 	input := flag.String("input", "{}", "input of that call")
@@ -36,7 +35,7 @@ func Main[I harness.Caller](start time.Time, compile Compile[I]) {
 	path := *wasmPath
 	if path == "" {
 		var err error
-		if path, err = harness.FindWasm(); err != nil {
+		if path, err = wasmhost.FindWasm(); err != nil {
 			fail(err)
 		}
 	}

@@ -52,9 +52,6 @@ func (r *report) allSeries(exp string) []series {
 	}
 	out = append(out, series{name: "native Go", color: "#2ca02c", points: get(r.Main, "native")})
 	out = append(out, series{name: "plug-in, Go host (wazero)", color: "#1f77b4", points: get(r.Main, "wasm")})
-	if r.Wasmtime != nil {
-		out = append(out, series{name: "plug-in, Go host on Wasmtime", color: "#d62728", points: get(r.Wasmtime, "wasm")})
-	}
 	if t := r.variant("TinyGo"); t != nil && t.Bench != nil {
 		out = append(out, series{name: "TinyGo plug-in, Go host", color: "#9467bd", dash: "6 3", points: get(t.Bench, "wasm")})
 	}

@@ -9,9 +9,7 @@
 // and the BenchmarkPerf* ones), the memory-growth test, cold starts in
 // fresh processes (./coldstart), binaryen's wasm-opt variants (checked
 // against the conformance vectors), the TinyGo build when
-// build/clipfold-tinygo.wasm exists, the Go host on Wasmtime
-// (harness/wasmtimehost: its BenchmarkSplit, BenchmarkScore,
-// BenchmarkPerfPerTurn and cold start), and the Node host's bench.mjs when
+// build/clipfold-tinygo.wasm exists, and the Node host's bench.mjs when
 // present; then benchstat over the raw output.
 //
 // Flags:
@@ -21,7 +19,6 @@
 //	-benchstat P    benchstat binary (default: $PATH, then $GOBIN, /tmp/bin)
 //	-wasm-opt       also measure wasm-opt -O2/-Oz variants (default true)
 //	-node           also run bindings/node/bench.mjs (default true)
-//	-wasmtime       also measure harness/wasmtimehost (default true; needs cgo)
 //	-quick          -count 1, -cold-runs 3, no wasm-opt: a smoke run
 //	-extra NAME=P   also measure module P (e.g. an experimental build) as variant NAME; repeatable
 //	-raw DIR        keep raw outputs there (default: a temporary directory)
@@ -70,15 +67,9 @@ type report struct {
 	Node                      map[string]any
 	NodeErr                   string
 	NodeLoad                  string
-	// Wasmtime is harness/wasmtimehost's run (the Go host on Wasmtime):
-	// its own native rows, so ratios compare the same minutes.
-	Wasmtime        *benchRun
-	WasmtimeVersion string
-	WasmtimeCold    map[string]coldStat
-	WasmtimeErr     string
-	Benchstat       string
-	WasmOptVer      string
-	Errors          []string
+	Benchstat                 string
+	WasmOptVer                string
+	Errors                    []string
 }
 
 func main() {
@@ -87,7 +78,6 @@ func main() {
 	benchstat := flag.String("benchstat", "", "benchstat binary")
 	doOpt := flag.Bool("wasm-opt", true, "measure wasm-opt variants")
 	doNode := flag.Bool("node", true, "run bindings/node/bench.mjs")
-	doWasmtime := flag.Bool("wasmtime", true, "run harness/wasmtimehost's benchmarks and cold start (cgo)")
 	quick := flag.Bool("quick", false, "smoke run: -count 1, -cold-runs 3, no wasm-opt")
 	rawDir := flag.String("raw", "", "keep raw outputs in this directory")
 	var extra extraFlag
@@ -119,9 +109,6 @@ func main() {
 			}
 		}
 		r.Main = r.Variants[0].Bench
-		if r.Wasmtime != nil {
-			r.Wasmtime.results = parseBench(r.Wasmtime.Raw)
-		}
 		write(r, *mdPath, *svgPath)
 		return
 	}
@@ -156,13 +143,6 @@ func main() {
 	// Variants of the module.
 	main := &variant{Name: "Go", Path: "build/clipfold.wasm"}
 	r.Variants = append(r.Variants, main)
-	// The same source without internal/jumpthread's pass: what it gains.
-	plain := filepath.Join(tmp, "clipfold-unthreaded.wasm")
-	if _, err := sh([]string{"GOOS=wasip1", "GOARCH=wasm"}, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", plain, "./plugin"); err != nil {
-		r.Errors = append(r.Errors, "unthreaded build: "+err.Error())
-	} else {
-		r.Variants = append(r.Variants, &variant{Name: "Go, not threaded", Path: plain, Note: "make build without tools/jumpthread (JUMPTHREAD=0)"})
-	}
 	if _, err := os.Stat("build/clipfold-tinygo.wasm"); err == nil {
 		r.Variants = append(r.Variants, &variant{Name: "TinyGo", Path: "build/clipfold-tinygo.wasm"})
 	} else {
@@ -247,11 +227,6 @@ func main() {
 		}
 	}
 
-	// 1b: the Go host on Wasmtime, same inputs, with its own native rows.
-	if *doWasmtime {
-		r.WasmtimeErr = r.measureWasmtime(abs(main.Path), tmp, *rawDir, *count, *coldRuns)
-	}
-
 	// 5: the memory-growth test.
 	r.LeakLoad = loadavg()
 	out, err := sh(nil, "go", "test", "./harness", "-run", "^TestPerfNoMemoryGrowth$", "-count=1", "-v")
@@ -323,41 +298,6 @@ func main() {
 	}
 	write(r, *mdPath, *svgPath)
 	logf("raw outputs in %s", *rawDir)
-}
-
-// measureWasmtime fills r.Wasmtime* from harness/wasmtimehost; it
-// returns what went wrong, or "".
-func (r *report) measureWasmtime(wasm, tmp, rawDir string, count, coldRuns int) string {
-	const dir = "harness/wasmtimehost"
-	if _, err := os.Stat(dir); err != nil {
-		return dir + " not present"
-	}
-	if out, err := sh(nil, "go", "-C", dir, "list", "-m", "-f", "{{.Version}}", "github.com/bytecodealliance/wasmtime-go/v39"); err == nil {
-		r.WasmtimeVersion = strings.TrimSpace(string(out))
-	}
-	run, err := runBench("wasmtime", []string{"CLIPFOLD_WASM=" + wasm}, "^(BenchmarkSplit|BenchmarkScore|BenchmarkPerfPerTurn)$", count, "", rawDir, dir)
-	if err != nil {
-		return tail(err.Error(), 800)
-	}
-	r.Wasmtime = run
-	bin := filepath.Join(tmp, "coldstart-wasmtime")
-	if _, err := sh(nil, "go", "-C", dir, "build", "-o", bin, "./internal/coldstart"); err != nil {
-		return tail(err.Error(), 800)
-	}
-	cache := filepath.Join(tmp, "cache-wasmtime")
-	if _, err := exec.Command(bin, "-wasm", wasm, "-cache", cache).Output(); err != nil { // fill the cache
-		return "Wasmtime cold start: " + err.Error()
-	}
-	r.WasmtimeCold = map[string]coldStat{}
-	for mode, d := range map[string]string{"cache": cache, "nocache": "-"} {
-		logf("cold start Wasmtime %s × %d", mode, coldRuns)
-		s, err := coldStart(bin, wasm, d, coldRuns)
-		if err != nil {
-			return err.Error()
-		}
-		r.WasmtimeCold[mode] = s
-	}
-	return ""
 }
 
 func write(r *report, mdPath, svgPath string) {

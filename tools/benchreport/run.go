@@ -134,14 +134,10 @@ func (r *benchRun) n(name string) int {
 	return len(r.results[name].units["ns/op"])
 }
 
-// runBench runs the harness benchmarks matching pattern; with a module
-// directory (harness/wasmtimehost), that module's instead.
-func runBench(label string, env []string, pattern string, count int, benchtime string, rawDir string, moduleDir ...string) (*benchRun, error) {
+// runBench runs the harness benchmarks matching pattern.
+func runBench(label string, env []string, pattern string, count int, benchtime string, rawDir string) (*benchRun, error) {
 	r := &benchRun{Label: label, LoadBefore: loadavg(), Started: time.Now()}
 	args := []string{"test", "./harness", "-run", "^$", "-bench", pattern, "-count", strconv.Itoa(count), "-timeout", "60m"}
-	if len(moduleDir) == 1 {
-		args = append([]string{"-C", moduleDir[0], "test", "."}, args[2:]...)
-	}
 	if benchtime != "" {
 		args = append(args, "-benchtime", benchtime)
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // Helpers for host tests that compact a conversation held in a real store
-// (package harness, harness/wasmtimehost).
+// (package harness).
 
 // Messages turns a history's raw JSON messages into store rows, Raw kept
 // byte for byte.

@@ -1,5 +1,5 @@
 // Package compare times one export natively and through plug-in instances
-// in the same benchmark, for every Go host (harness, harness/wasmtimehost),
+// in the same benchmark, for the Go host (harness),
 // under the sub-benchmark names tools/benchreport reads.
 package compare
 

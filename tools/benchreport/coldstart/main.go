@@ -9,13 +9,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/internal/coldstart"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
 func main() {
-	coldstart.Main(time.Now(), func(ctx context.Context, wasm []byte, cache string) (func(context.Context) (*harness.Instance, error), error) {
-		rt, err := harness.NewRuntime(ctx, harness.Options{Wasm: wasm, CacheDir: cache})
+	coldstart.Main(time.Now(), func(ctx context.Context, wasm []byte, cache string) (func(context.Context) (*wasmhost.Instance, error), error) {
+		rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{Wasm: wasm, CacheDir: cache})
 		if err != nil {
 			return nil, err
 		}

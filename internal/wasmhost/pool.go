@@ -1,4 +1,4 @@
-package harness
+package wasmhost
 
 import (
 	"context"
@@ -16,8 +16,7 @@ type Pool = PoolOf[*Instance]
 // NewPool makes a pool of at most size instances of rt.
 func NewPool(rt *Runtime, size int) *Pool { return NewPoolOf(size, rt.NewInstance) }
 
-// Caller is what a pool holds: an instance of the plug-in on some runtime
-// (*Instance here, *wasmtimehost.Instance on Wasmtime).
+// Caller is what a pool holds: an instance of the plug-in.
 type Caller interface {
 	Call(ctx context.Context, export string, input []byte) ([]byte, error)
 	Close(ctx context.Context) error

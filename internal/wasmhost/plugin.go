@@ -1,4 +1,4 @@
-package harness
+package wasmhost
 
 import (
 	"context"
@@ -281,8 +281,7 @@ func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byt
 // ExportError is the error of a failed export call: a *CallError when
 // msg, the plug-in's Extism error, is SPEC's "code: message"; otherwise
 // err (a trap, say), or msg as an error when err is nil, wrapped with the
-// export's name. Other hosts of the same module (wasmtimehost) use it so
-// failures look the same on every runtime.
+// export's name.
 func ExportError(export, msg string, err error) error {
 	code, rest, ok := strings.Cut(msg, ": ")
 	if ok && isCode(code) {
@@ -324,4 +323,21 @@ func FindWasm() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Stats describes what an Instance did, for tests and monitoring.
+type Stats struct {
+	StagedCalls    int    // calls whose input and output were staged (stage.go)
+	DirectHostArgs bool   // staged calls pass host-function inputs in place (Options.Host)
+	Replaced       int    // times the instance was replaced for its memory (MaxMemory)
+	MemorySize     uint32 // the plug-in's linear memory in bytes (0 without the module handle)
+}
+
+// Stats returns what i did so far.
+func (i *Instance) Stats() Stats {
+	s := Stats{Replaced: i.replaced}
+	if i.st != nil {
+		s.StagedCalls, s.DirectHostArgs, s.MemorySize = i.st.calls, i.st.direct, i.st.mem.Size()
+	}
+	return s
 }

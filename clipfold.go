@@ -1,0 +1,403 @@
+// Package clipfold compacts long LLM conversations with the clipfold
+// WebAssembly plug-in, from Go.
+//
+// When an agent's history outgrows the model's context window, Compress
+// splits it, summarizes the older part in chunks, archives the summaries,
+// and replaces the old messages with one clip-archive message — through
+// one atomic store commit, so a failure half-way never loses a message.
+// Removed messages move to recall storage; Search finds anything that was
+// compacted by a question asked in plain words.
+//
+// The plug-in embedded in this module (package embed, the TinyGo build)
+// runs on wazero through the Extism Go SDK: no cgo and no Wasm toolchain.
+// Open compiles it once and pools instances; every method is safe for
+// concurrent use.
+//
+//	c, err := clipfold.Open(ctx, clipfold.Options{})   // offline: SQLite in memory, extractive summarizer
+//	res, err := c.Compress(ctx, "conv-1", history)
+//
+// The same functions run without the sandbox in package api (JSON in and
+// out) and package core (Go values); hostfuncs has the LLM providers and
+// stores; cmd/clipfold is the command built on this package.
+package clipfold
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/embed"
+	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/hostfuncs/llm"
+	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+	"github.com/clipfold/clipfold/internal/wasmhost"
+	extism "github.com/extism/go-sdk"
+)
+
+// Options configure a Compactor. The zero value works offline.
+type Options struct {
+	// LLM summarizes. nil: the offline extractive summarizer (no network,
+	// no key). See package hostfuncs/llm for Anthropic, OpenAI-compatible
+	// and Ollama clients.
+	LLM llm.Client
+	// Store keeps each conversation's active history, the archive and
+	// recall storage. nil: a private in-memory SQLite store, closed with
+	// the Compactor. See hostfuncs/store/sqlite (a file) and
+	// hostfuncs/store/postgres.
+	Store store.Store
+	// Config holds [summarization] keys of SPEC §2 (chunk_size,
+	// keep_recent, model_max_tokens, …) sent with every call; a call's
+	// own config overrides them. Values are anything encoding/json
+	// encodes. Invalid keys or values make Open fail, naming the key.
+	Config map[string]any
+	// PoolSize is how many plug-in instances may run at once (default 1).
+	// An instance keeps the circuit breakers of the conversations it
+	// compacted; with more than one, a conversation's failures are
+	// counted per instance.
+	PoolSize int
+	// Wasm is the plug-in to load. nil: the embedded build (embed.Wasm).
+	Wasm []byte
+	// CacheDir is where compiled code is cached between processes. "":
+	// $CLIPFOLD_CACHE_DIR, else the user cache directory; "-": no cache.
+	CacheDir string
+	// Logger receives the plug-in's warnings (an unknown config key, for
+	// example). nil drops them.
+	Logger *slog.Logger
+	// MaxMemory bounds an instance's memory: above it, the instance is
+	// replaced before its next call. 0: 256 MiB; negative: never.
+	MaxMemory int64
+	// OnHostCall, when set, observes every host-function call the plug-in
+	// makes (name, duration, whether it answered an error).
+	OnHostCall func(name string, took time.Duration, failed bool)
+}
+
+// Compactor is the loaded plug-in with its LLM and store.
+type Compactor struct {
+	rt        *wasmhost.Runtime
+	pool      *wasmhost.Pool
+	store     store.Store
+	ownsStore bool
+	config    []byte // Options.Config as a JSON object, or nil
+}
+
+// CallError is an export's refusal of its input: SPEC's code
+// (invalid_json, invalid_input, too_large, host_error, internal) and a
+// message naming the offending field.
+type CallError = wasmhost.CallError
+
+// Open compiles the plug-in and binds it to the LLM and store of opts.
+// Close the Compactor when done.
+func Open(ctx context.Context, opts Options) (*Compactor, error) {
+	c := &Compactor{store: opts.Store}
+	if opts.Config != nil {
+		b, err := json.Marshal(opts.Config)
+		if err != nil {
+			return nil, fmt.Errorf("clipfold: Options.Config: %w", err)
+		}
+		c.config = b
+	}
+	if c.store == nil {
+		st, err := sqlite.Open(sqlite.MemoryPath)
+		if err != nil {
+			return nil, err
+		}
+		c.store, c.ownsStore = st, true
+	}
+	client := opts.LLM
+	if client == nil {
+		client = llm.NewExtractive()
+	}
+	wasm := opts.Wasm
+	if wasm == nil {
+		wasm = embed.Wasm
+	}
+	host := &hostfuncs.Host{LLM: client, Store: c.store, OnCall: opts.OnHostCall}
+	wo := wasmhost.Options{Wasm: wasm, Host: host, CacheDir: opts.CacheDir, MaxMemory: opts.MaxMemory}
+	if l := opts.Logger; l != nil {
+		wo.Logger = func(level extism.LogLevel, msg string) {
+			l.Log(context.Background(), slogLevel(level), msg, "source", "clipfold plug-in")
+		}
+	}
+	rt, err := wasmhost.NewRuntime(ctx, wo)
+	if err != nil {
+		c.closeStore()
+		return nil, err
+	}
+	c.rt = rt
+	c.pool = wasmhost.NewPool(rt, opts.PoolSize)
+	if c.config != nil {
+		// Refuse a bad config now, naming the key, rather than on every call.
+		if _, err := c.ShouldCompact(ctx, nil); err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("clipfold: Options.Config: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func slogLevel(l extism.LogLevel) slog.Level {
+	switch {
+	case l >= extism.LogLevelError:
+		return slog.LevelError
+	case l >= extism.LogLevelWarn:
+		return slog.LevelWarn
+	case l >= extism.LogLevelInfo:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
+
+func (c *Compactor) closeStore() error {
+	if c.ownsStore {
+		return c.store.Close()
+	}
+	return nil
+}
+
+// Close releases the plug-in, and the store when Open made it.
+func (c *Compactor) Close() error {
+	ctx := context.Background()
+	c.pool.Close(ctx)
+	err := c.rt.Close(ctx)
+	return errors.Join(err, c.closeStore())
+}
+
+// Store is the store the Compactor reads and commits to.
+func (c *Compactor) Store() store.Store { return c.store }
+
+// Call runs a plug-in export with a raw JSON input and returns its raw
+// output (SPEC §3). A refused input is a *CallError.
+func (c *Compactor) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
+	return c.pool.Call(ctx, export, input)
+}
+
+// call encodes input (with the Compactor's config unless it has one),
+// runs export and decodes its output into out.
+func (c *Compactor) call(ctx context.Context, export string, input map[string]any, out any) error {
+	if _, ok := input["config"]; !ok && c.config != nil {
+		input["config"] = json.RawMessage(c.config)
+	}
+	in, err := json.Marshal(input)
+	if err != nil {
+		return fmt.Errorf("clipfold: %s: encoding the input: %w", export, err)
+	}
+	raw, err := c.Call(ctx, export, in)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("clipfold: %s: decoding the output: %w", export, err)
+	}
+	return nil
+}
+
+// Split is the split export's result: which messages a compaction would
+// summarize (in importance order, least important first) and keep.
+type Split struct {
+	ToCompress   []json.RawMessage `json:"to_compress"`
+	ToKeep       []json.RawMessage `json:"to_keep"`
+	PriorSummary json.RawMessage   `json:"prior_summary"` // the prior clip-archive, or JSON null
+}
+
+// Split tells what a compaction of messages would summarize and keep.
+func (c *Compactor) Split(ctx context.Context, messages []json.RawMessage) (*Split, error) {
+	var out Split
+	if err := c.call(ctx, "split", map[string]any{"messages": rawArray(messages)}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Score returns each message's importance (SPEC §3 score).
+func (c *Compactor) Score(ctx context.Context, messages []json.RawMessage) ([]float64, error) {
+	var out struct {
+		Scores []float64 `json:"scores"`
+	}
+	if err := c.call(ctx, "score", map[string]any{"messages": rawArray(messages)}, &out); err != nil {
+		return nil, err
+	}
+	return out.Scores, nil
+}
+
+// Due is shouldCompact's answer: compaction is due when the estimated
+// tokens exceed the limit (context_budget × model_max_tokens).
+type Due struct {
+	Due    bool `json:"due"`
+	Tokens int  `json:"tokens"`
+	Limit  int  `json:"limit"`
+}
+
+// ShouldCompact tells whether messages have outgrown the budget.
+func (c *Compactor) ShouldCompact(ctx context.Context, messages []json.RawMessage) (Due, error) {
+	var out Due
+	err := c.call(ctx, "shouldCompact", map[string]any{"messages": rawArray(messages)}, &out)
+	return out, err
+}
+
+// Batch is one archived summary (SPEC §2).
+type Batch struct {
+	Content          string   `json:"content"`
+	Depth            int      `json:"depth"`
+	StartTime        string   `json:"start_time"`
+	EndTime          string   `json:"end_time"`
+	MessageCount     int      `json:"message_count"`
+	SourceMessageIDs []string `json:"source_message_ids"`
+	OperationID      string   `json:"operation_id"`
+	Method           string   `json:"method"`
+}
+
+// Result is compress's CompactionResult (SPEC §4). A compaction that
+// failed is not an error: Failed is set, FailureCode says why, and
+// History is the input, byte for byte.
+type Result struct {
+	History             []json.RawMessage `json:"history"`
+	BatchesCreated      int               `json:"batches_created"`
+	MessagesCompressed  int               `json:"messages_compressed"`
+	TokensBefore        int               `json:"tokens_estimate_before"`
+	TokensAfter         int               `json:"tokens_estimate_after"`
+	Failed              bool              `json:"failed"`
+	FailureCode         string            `json:"failure_code"`
+	FailureMessage      string            `json:"failure_message"`
+	OperationID         string            `json:"operation_id"`
+	LLMCalls            int               `json:"llm_calls"`
+	Batches             []Batch           `json:"batches"`
+	Warnings            []string          `json:"warnings"`
+	ConsecutiveFailures int               `json:"consecutive_failures"`
+}
+
+// CompressOptions are compress's optional inputs.
+type CompressOptions struct {
+	// Config overrides the Compactor's config for this call.
+	Config map[string]any
+	// DryRun does everything but the commit.
+	DryRun bool
+	// Now is the instant the circuit breaker is judged at (default: now).
+	Now time.Time
+	// OperationID names the compaction (default: a fresh op_… id).
+	OperationID string
+}
+
+// Compress compacts a conversation (SPEC §4). history is its active
+// history, each message with an id and a created_at; nil means the
+// store's active history of the conversation. Messages of history the
+// store does not hold yet are appended to it first, so the commit can
+// move them to recall storage.
+func (c *Compactor) Compress(ctx context.Context, conversationID string, history []json.RawMessage, opts *CompressOptions) (*Result, error) {
+	if history == nil {
+		active, err := c.store.ActiveMessages(ctx, conversationID)
+		if err != nil {
+			return nil, err
+		}
+		history = make([]json.RawMessage, len(active))
+		for i := range active {
+			history[i] = active[i].Raw
+		}
+	} else if err := c.sync(ctx, conversationID, history); err != nil {
+		return nil, err
+	}
+	in := map[string]any{"conversation_id": conversationID, "history": rawArray(history)}
+	if opts != nil {
+		if opts.Config != nil {
+			in["config"] = mergeConfig(c.config, opts.Config)
+		}
+		if opts.DryRun {
+			in["dry_run"] = true
+		}
+		if !opts.Now.IsZero() {
+			in["now"] = opts.Now.UTC().Format(time.RFC3339Nano)
+		}
+		if opts.OperationID != "" {
+			in["operation_id"] = opts.OperationID
+		}
+	}
+	var out Result
+	if err := c.call(ctx, "compress", in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// decodeHistory reads messages with the plug-in's decoder (package api,
+// natively) into what the store keeps of them.
+func decodeHistory(history []json.RawMessage) ([]store.Message, error) {
+	msgs, err := api.DecodeHistory(rawArray(history))
+	if err != nil {
+		return nil, fmt.Errorf("clipfold: %w", err)
+	}
+	out := make([]store.Message, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		out[i] = store.Message{ID: m.ID, ConversationID: m.ConversationID, Role: m.Role.String(),
+			Content: m.Content, CreatedAt: m.CreatedAt, Raw: json.RawMessage(m.Raw)}
+	}
+	return out, nil
+}
+
+// sync appends the messages of history that the store holds nowhere
+// (neither active nor in recall), decoded by the plug-in's own decoder.
+func (c *Compactor) sync(ctx context.Context, conversationID string, history []json.RawMessage) error {
+	msgs, err := decodeHistory(history)
+	if err != nil {
+		return err
+	}
+	active, err := c.store.ActiveMessages(ctx, conversationID)
+	if err != nil {
+		return err
+	}
+	known := make(map[string]bool, len(active))
+	for _, m := range active {
+		known[m.ID] = true
+	}
+	var fresh []store.Message
+	for _, m := range msgs {
+		if known[m.ID] {
+			continue
+		}
+		if _, err := c.store.Recall(ctx, m.ID); err == nil {
+			continue // compacted already: the commit will not touch it
+		}
+		fresh = append(fresh, m)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	return c.store.AppendMessages(ctx, conversationID, fresh)
+}
+
+// Search finds what compaction archived — summaries and the original
+// messages in recall storage — by a question asked in plain words, best
+// hit first.
+func (c *Compactor) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	return c.store.Search(ctx, query, opts)
+}
+
+func rawArray(msgs []json.RawMessage) json.RawMessage {
+	if msgs == nil {
+		return json.RawMessage("[]")
+	}
+	b := []byte{'['}
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, m...)
+	}
+	return append(b, ']')
+}
+
+// mergeConfig lays over on top of base (a JSON object, or nil).
+func mergeConfig(base []byte, over map[string]any) map[string]any {
+	out := map[string]any{}
+	if base != nil {
+		_ = json.Unmarshal(base, &out) // base came from json.Marshal of a map
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
