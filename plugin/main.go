@@ -25,6 +25,21 @@ import (
 //go:wasmimport extism:host/env input_length
 func inputLength() uint64
 
+// logWarn is the Extism kernel's warning log. The plug-in calls it
+// directly: pdk.Log first asks the host for its log level through
+// get_log_level, an import that go-pdk ≥ 1.1 adds and that stable Extism
+// SDKs (@extism/extism 1.0.3) do not provide, so the module would not
+// load there. A host below warning level drops the line itself.
+//
+//go:wasmimport extism:host/env log_warn
+func logWarn(offset uint64)
+
+func warn(msg string) {
+	m := pdk.AllocateString(msg)
+	logWarn(m.Offset())
+	m.Free()
+}
+
 // main is required by the wasip1 reactor build; the exports are the API.
 func main() {}
 
@@ -129,7 +144,7 @@ func environment() (*api.Env, error) {
 			return nil, err
 		}
 	}
-	env = &api.Env{Base: c, Warn: func(msg string) { pdk.Log(pdk.LogWarn, msg) }}
+	env = &api.Env{Base: c, Warn: warn}
 	return env, nil
 }
 
