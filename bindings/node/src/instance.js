@@ -39,9 +39,6 @@ export async function compileWasm(wasm) {
  */
 export const DEFAULT_MAX_MEMORY = 256 * 1024 * 1024;
 
-const LOG_LEVEL_WARN = 3;
-const LOG_LEVEL_OFF = 0x7fffffff;
-
 /**
  * Inputs of at least this many bytes are staged (see #stager): written
  * straight into the plug-in's memory instead of into Extism memory, from
@@ -84,15 +81,10 @@ export class PluginInstance {
       const logger = /** @type {Console} */ (/** @type {unknown} */ ({
         trace: log('trace'), debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), log: log('info'),
       }));
-      // go-pdk ≥ 1.1 imports extism:host/env get_log_level, which
-      // @extism/extism 1.0.3 does not provide: answer it here (levels
-      // trace 0 … error 4; above error silences the plug-in's logging).
-      const level = onLog ? LOG_LEVEL_WARN : LOG_LEVEL_OFF;
-      const all = { ...functions, 'extism:host/env': { get_log_level: () => level, ...functions['extism:host/env'] } };
       this.#plugin = createPlugin({ wasm: [{ module }], config: config ?? {} }, {
         useWasi: true,
         runInWorker,
-        functions: all,
+        functions,
         // @extism/extism 1.0.3 reads the config map from the options only
         // (the manifest's is ignored): pass it in both.
         config: config ?? {},
