@@ -172,3 +172,22 @@ func TestBuildClipArchiveText(t *testing.T) {
 			"[Batch 1 — depth 0, 2026-02-28T10:00:00.000Z to 2026-02-28T10:30:00.123Z]\nz", got)
 	})
 }
+
+// TestBuildClipArchiveExtremes: clip_first, clip_last and depths may be
+// anything config validation lets through (up to core.MaxInt). The
+// shipped plug-in is TinyGo's, where int has 32 bits, so these run under
+// GOARCH=386 too (make check-32bit): clip_first + clip_last and
+// depth + 1 must not wrap around.
+func TestBuildClipArchiveExtremes(t *testing.T) {
+	all3 := "[Context Summary — 30 messages compressed across 1 compaction cycle]\n" +
+		line(1, 0) + "\n\n" + line(2, 0) + "\n\n" + line(3, 0)
+	assert.Equal(t, all3, core.BuildClipArchive(batchesN(3), core.MaxInt, core.MaxInt, 30))
+	assert.Equal(t, all3, core.BuildClipArchive(batchesN(3), core.MaxInt, 1, 30))
+	assert.Equal(t, all3, core.BuildClipArchive(batchesN(3), 1, core.MaxInt, 30))
+	assert.Equal(t, all3, core.BuildClipArchive(batchesN(3), 0, core.MaxInt, 30))
+
+	deepest := batchN(1, core.MaxInt)
+	got := core.BuildClipArchive([]core.Batch{deepest}, 2, 2, 10)
+	assert.True(t, strings.HasPrefix(got, "[Context Summary — 10 messages compressed across 2147483648 compaction cycles]\n"), got)
+	assert.Contains(t, got, "[Batch 1 — depth 2147483647, ")
+}
