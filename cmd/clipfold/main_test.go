@@ -627,6 +627,10 @@ func TestDatabaseLocked(t *testing.T) {
 func TestPostgres(t *testing.T) {
 	url := os.Getenv("CLIPFOLD_TEST_POSTGRES_URL")
 	if url == "" {
+		// As the store and harness suites: never silently untested in CI.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but CLIPFOLD_TEST_POSTGRES_URL is unset: run `eval \"$(scripts/start-postgres.sh)\"`")
+		}
 		t.Skip("CLIPFOLD_TEST_POSTGRES_URL not set (scripts/start-postgres.sh starts a server)")
 	}
 	dir := t.TempDir()
