@@ -69,6 +69,7 @@ test-tinygo: $(WASM_TINY)
 ## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
 check-32bit:
 	GOOS=linux GOARCH=386 $(GO) build ./core ./api
+	GOOS=linux GOARCH=386 $(GO) test -count=1 ./core
 
 ## bench: measure performance; writes docs/benchmarks.md and docs/benchmarks.svg (tools/benchreport)
 bench: build

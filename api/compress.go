@@ -108,10 +108,19 @@ func decodeNow(r gjson.Result) (time.Time, error) {
 		}
 		return t, nil
 	case gjson.Number:
+		// An instant RFC 3339 can write (years 0000–9999): 1e999 (+Inf),
+		// -1e999 and other out-of-range numbers are refused, not clamped.
+		if !(r.Num >= minNowMs && r.Num <= maxNowMs) {
+			return time.Time{}, core.Invalid("now", "must be Unix milliseconds within years 0000–9999, got "+strconv.FormatFloat(r.Num, 'g', -1, 64))
+		}
 		return time.UnixMilli(r.Int()).UTC(), nil
 	}
 	return time.Time{}, wrongType("now", "an RFC 3339 time or Unix milliseconds", r)
 }
+
+// The Unix milliseconds of 0000-01-01T00:00:00.000Z and
+// 9999-12-31T23:59:59.999Z.
+const minNowMs, maxNowMs = -62167219200000, 253402300799999
 
 // NewOperationID returns a fresh "op_…" id: time plus 64 random bits.
 // math/rand/v2 is seeded by the runtime (WASI random_get in the plug-in);

@@ -27,12 +27,13 @@ func BuildClipArchive(batches []Batch, clipFirst, clipLast, totalCompressed int)
 	}
 	var b strings.Builder
 	b.Grow(size)
-	cycles := maxDepth + 1
+	// max depth + 1 in 64 bits: under TinyGo int has 32, and a depth may
+	// be MaxInt.
 	b.WriteString("[Context Summary — ")
 	b.WriteString(strconv.Itoa(totalCompressed))
 	b.WriteString(" messages compressed across ")
-	b.WriteString(strconv.Itoa(cycles))
-	if cycles == 1 {
+	b.WriteString(strconv.FormatInt(int64(maxDepth)+1, 10))
+	if maxDepth == 0 {
 		b.WriteString(" compaction cycle]\n")
 	} else {
 		b.WriteString(" compaction cycles]\n")
@@ -52,7 +53,7 @@ func BuildClipArchive(batches []Batch, clipFirst, clipLast, totalCompressed int)
 		b.WriteString(bt.Content)
 		b.WriteString("\n\n")
 	}
-	if n <= clipFirst+clipLast {
+	if n-clipFirst <= clipLast { // n ≤ clipFirst + clipLast, a sum that may overflow
 		for i := 0; i < n; i++ {
 			writeBatch(i)
 		}

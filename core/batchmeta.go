@@ -18,7 +18,8 @@ func parseMetaLine(line string) (b Batch, conversationID string, ok bool) {
 	depth := r.Get("depth")
 	count := r.Get("count")
 	if conv.Type != gjson.String || err1 != nil || err2 != nil ||
-		depth.Type != gjson.Number || count.Type != gjson.Number || depth.Int() < 0 || count.Int() < 0 {
+		depth.Type != gjson.Number || count.Type != gjson.Number ||
+		depth.Int() < 0 || count.Int() < 0 || depth.Int() > MaxInt || count.Int() > MaxInt {
 		return Batch{}, "", false
 	}
 	b = Batch{

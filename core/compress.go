@@ -167,7 +167,9 @@ func (u *run) compress() error {
 	size, maxTok := c.ChunkSize, c.MaxChunkTokens
 	chunks := Chunk(hist, compress, size, maxTok)
 	done := 0 // messages of compress summarized so far
-	msgs := make([]Message, 0, size)
+	// chunk_size may be anything up to MaxInt: never allocate more than
+	// the messages there are.
+	msgs := make([]Message, 0, min(size, len(compress)))
 	for k := 0; k < len(chunks); {
 		ch := chunks[k]
 		msgs = msgs[:0]
@@ -218,7 +220,9 @@ func (u *run) compress() error {
 	// Re-summarize when the batches outgrow the clip window.
 	writes := created
 	var deletes []string
-	if len(live) > c.ClipFirst+c.ClipLast+2 {
+	// len(live) > clip_first + clip_last + 2, without the sum (it wraps
+	// around on 32-bit ints for large clip values).
+	if n := len(live) - 2; n > c.ClipFirst && n-c.ClipFirst > c.ClipLast {
 		old := live[:len(live)-c.ClipLast]
 		contents := make([]string, len(old))
 		for i := range old {

@@ -2,13 +2,18 @@ package harness_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // TestHostileInput sends bad input of every kind through the real .wasm:
@@ -51,7 +56,12 @@ func TestHostileInput(t *testing.T) {
 		{"unknown role", "split", []byte(`{"messages":[{"role":"user","content":"a"},{"role":"wizard","content":"b"}]}`), "invalid_input", "messages[1].role"},
 		{"chunk_size 0", "chunk", []byte(`{"messages":[{"role":"user","content":"a"}],"config":{"chunk_size":0}}`), "invalid_input", "config.chunk_size"},
 		{"chunk_size huge", "chunk", []byte(`{"messages":[{"role":"user","content":"a"}],"config":{"chunk_size":1e300}}`), "invalid_input", "config.chunk_size"},
-		{"NaN-ish number", "score", []byte(`{"messages":[],"config":{"recency_decay":-0.0000001}}`), "invalid_input", "config.recency_decay"},
+		{"recency_decay just below 0", "score", []byte(`{"messages":[],"config":{"recency_decay":-0.0000001}}`), "invalid_input", "config.recency_decay"},
+		{"recency_decay 1e999 (+Inf)", "score", []byte(`{"messages":[],"config":{"recency_decay":1e999}}`), "invalid_input", "config.recency_decay"},
+		{"recency_decay -1e999 (-Inf)", "score", []byte(`{"messages":[],"config":{"recency_decay":-1e999}}`), "invalid_input", "config.recency_decay"},
+		{"recency_decay NaN (not JSON)", "score", []byte(`{"messages":[],"config":{"recency_decay":NaN}}`), "invalid_json", ""},
+		{"clip window at its maximum", "buildClipArchive", []byte(`{"batches":[` + strings.Repeat(`{"content":"s","depth":0,"start_time":"2026-02-28T10:00:00.000Z","end_time":"2026-02-28T11:00:00.000Z","message_count":1},`, 2) +
+			`{"content":"s","depth":2147483647,"start_time":"2026-02-28T10:00:00.000Z","end_time":"2026-02-28T11:00:00.000Z","message_count":1}],"config":{"clip_first":2147483647,"clip_last":2147483647}}`), "", ""},
 		{"invalid UTF-8", "score", append([]byte(`{"messages":[{"role":"user","content":"`), 0xff, 0xfe, '"', '}', ']', '}'), "invalid_json", ""},
 		{"lone surrogate escape is fine", "estimateTokens", []byte(`{"text":"\ud800"}`), "", ""},
 		{"deep nesting", "score", []byte(strings.Repeat("[", 1_000_000)), "invalid_input", ""},
@@ -60,6 +70,9 @@ func TestHostileInput(t *testing.T) {
 		{"too large", "split", []byte(`{"messages":[],"pad":"` + strings.Repeat("x", 65<<20) + `"}`), "too_large", ""},
 		{"300k messages", "shouldCompact", many(300_000, `{"role":"user","content":"hi"}`), "", ""},
 		{"300k messages, one bad", "split", append(many(299_999, `{"role":"user","content":"hi"}`)[:0:0], []byte(strings.Replace(string(many(300_000, `{"role":"user","content":"hi"}`)), `{"role":"user","content":"hi"}]}`, `{"role":7,"content":"hi"}]}`, 1))...), "invalid_input", "messages[299999].role"},
+		{"compress now: last millisecond of year 9999", "compress", []byte(`{"conversation_id":"c","history":[],"now":253402300799999}`), "", ""},
+		{"compress now: past year 9999", "compress", []byte(`{"conversation_id":"c","history":[],"now":253402300800000}`), "invalid_input", "now"},
+		{"compress now: 1e999 (+Inf)", "compress", []byte(`{"conversation_id":"c","history":[],"now":1e999}`), "invalid_input", "now"},
 		{"compress without conversation_id", "compress", []byte(`{"history":[]}`), "invalid_input", "conversation_id"},
 		{"compress message without id", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a","created_at":"2026-01-01T00:00:00Z"}]}`), "invalid_input", "history[0].id"},
 		{"compress message without created_at", "compress", []byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"a"}]}`), "invalid_input", "history[0].created_at"},
@@ -82,6 +95,109 @@ func TestHostileInput(t *testing.T) {
 				require.NotEmpty(t, ce.Message)
 			}
 			normal() // the instance still answers
+		})
+	}
+}
+
+// TestHostileNonFiniteNumbers: JSON has no NaN or Infinity literal, so
+// those are syntax errors, located at the offending token; 1e999 and
+// -1e999 are valid JSON that overflow to ±Inf, and every numeric field
+// must refuse them with invalid_input naming the field.
+func TestHostileNonFiniteNumbers(t *testing.T) {
+	inst := newInstance(t)
+	ctx := context.Background()
+	const batch = `"content":"s","start_time":"2026-02-28T10:00:00.000Z","end_time":"2026-02-28T11:00:00.000Z"`
+	cases := []struct {
+		export, before, after, field string
+	}{
+		{"score", `{"messages":[],"config":{"recency_decay":`, `}}`, "config.recency_decay"},
+		{"score", `{"messages":[],"config":{"role_weight_user":`, `}}`, "config.role_weight_user"},
+		{"chunk", `{"messages":[],"config":{"chunk_size":`, `}}`, "config.chunk_size"},
+		{"chunk", `{"messages":[],"config":{"max_chunk_tokens":`, `}}`, "config.max_chunk_tokens"},
+		{"shouldCompact", `{"messages":[],"config":{"context_budget":`, `}}`, "config.context_budget"},
+		{"buildSummarizationRequest", `{"messages":[],"max_tokens":`, `}`, "max_tokens"},
+		{"buildClipArchive", `{"batches":[{` + batch + `,"message_count":1,"depth":`, `}]}`, "batches[0].depth"},
+		{"buildClipArchive", `{"batches":[],"total_messages_compressed":`, `}`, "total_messages_compressed"},
+		{"providerRequest", `{"provider":"openai","request":{"messages":[{"role":"user","content":"x"}],"temperature":`, `}}`, "request.temperature"},
+		{"providerResponse", `{"provider":"openai","body":{},"status":`, `}`, "status"},
+		{"compress", `{"conversation_id":"c","history":[],"now":`, `}`, "now"},
+		{"compress", `{"conversation_id":"c","history":[],"config":{"compaction_timeout":`, `}}`, "config.compaction_timeout"},
+	}
+	for _, tc := range cases {
+		for _, v := range []string{"NaN", "Infinity", "-Infinity", "1e999", "-1e999"} {
+			t.Run(tc.field+"="+v, func(t *testing.T) {
+				_, err := inst.Call(ctx, tc.export, []byte(tc.before+v+tc.after))
+				var ce *wasmhost.CallError
+				require.True(t, errors.As(err, &ce), "want a reported error, got %v", err)
+				if strings.HasPrefix(v, "1e") || strings.HasPrefix(v, "-1e") {
+					require.Equal(t, "invalid_input", ce.Code, ce.Message)
+					require.True(t, strings.HasPrefix(ce.Message, tc.field+": "), "error %q should name %q", ce.Message, tc.field)
+					return
+				}
+				// A syntax error: located where the literal starts (after
+				// the sign for -Infinity: "-" alone may begin a number).
+				at := len(tc.before)
+				if v[0] == '-' {
+					at++
+				}
+				require.Equal(t, "invalid_json", ce.Code, ce.Message)
+				require.Contains(t, ce.Message, "(byte "+strconv.Itoa(at)+")")
+			})
+		}
+	}
+}
+
+// TestHostileConfigExtremes: every integer key at the largest value
+// validation accepts (2147483647), alone and together, with archived
+// batches in the store so the clip window and re-summarization run. The
+// shipped plug-in is TinyGo's, whose int has 32 bits: sums such as
+// clip_first + clip_last + 2 must not wrap around. compress must answer
+// with a result, never trap or fail with "internal".
+func TestHostileConfigExtremes(t *testing.T) {
+	const max = 2147483647
+	type tc struct {
+		cfg  map[string]any
+		noop bool // nothing to compress: keep_recent or target_tokens covers the history
+	}
+	all := map[string]any{}
+	var cases []tc
+	for _, k := range []string{"chunk_size", "keep_recent", "max_summary_tokens", "clip_first", "clip_last",
+		"compaction_timeout", "compaction_max_retries", "backoff_base_ms", "max_chunk_tokens",
+		"max_consecutive_failures", "breaker_cooldown_ms", "model_max_tokens", "target_tokens", "max_message_chars"} {
+		noop := k == "keep_recent" || k == "target_tokens"
+		cases = append(cases, tc{map[string]any{k: max}, noop})
+		if !noop {
+			all[k] = max
+		}
+	}
+	cases = append(cases, tc{cfg: all},
+		tc{cfg: map[string]any{"clip_first": max, "clip_last": max}},
+		tc{cfg: map[string]any{"clip_first": max, "clip_last": 1}},
+		tc{cfg: map[string]any{"clip_first": 0, "clip_last": max - 1}},
+		tc{cfg: map[string]any{"clip_first": 0, "clip_last": 0}})
+	for _, c := range cases {
+		name, _ := json.Marshal(c.cfg)
+		t.Run(string(name), func(t *testing.T) {
+			hist := conversation("c1", 60)
+			store := newMemStore(hist)
+			for i := 0; i < 8; i++ {
+				end := fmt.Sprintf("2026-01-01T00:00:0%d.000Z", i)
+				store.addBlock("compaction-batch-c1-"+end, `{"conversation_id":"c1","depth":0,"start":"2026-01-01T00:00:00.000Z","end":"`+end+
+					`","count":1,"source_message_ids":["old`+strconv.Itoa(i)+`"]}`+"\nolder summary")
+			}
+			comp := newWasmCompressor(t, &hostfuncs.Host{LLM: &scriptLLM{}, Store: store})
+			out, err := comp.inst.Call(context.Background(), "compress", compressInput(t, "c1", hist, map[string]any{"config": c.cfg}))
+			require.NoError(t, err)
+			res := gjson.ParseBytes(out)
+			require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+			if c.noop {
+				require.Equal(t, int64(0), res.Get("messages_compressed").Int())
+				require.Equal(t, 0, store.commits)
+				return
+			}
+			require.Positive(t, res.Get("messages_compressed").Int())
+			require.True(t, strings.HasPrefix(res.Get("history.0.content").String(), "[Context Summary — "), res.Get("history.0.content").String())
+			require.Equal(t, 1, store.commits)
 		})
 	}
 }

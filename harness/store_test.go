@@ -165,10 +165,20 @@ func TestEndToEndRepeatedCompaction(t *testing.T) {
 			hits, err := s.Search(ctx, "ErrInsufficientStock rollback", store.SearchOptions{ConversationID: conv})
 			require.NoError(t, err)
 			require.NotEmpty(t, hits)
+			// A hit counts only if it holds the fact: a batch whose snippet
+			// shows it, or a recalled message whose text does (any message
+			// hit alone proves nothing: "rollback" matches many).
 			found := false
 			for _, h := range hits {
-				if strings.Contains(h.Snippet+h.Label, "ErrInsufficientStock") || h.Kind == store.HitMessage {
+				text := h.Snippet
+				if h.Kind == store.HitMessage {
+					m, err := s.Recall(ctx, h.ID)
+					require.NoError(t, err, "hit %s", h.ID)
+					text = m.Content
+				}
+				if strings.Contains(text, "ErrInsufficientStock") {
 					found = true
+					break
 				}
 			}
 			require.True(t, found, "search did not find the root cause from the first turns")

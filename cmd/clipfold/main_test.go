@@ -129,14 +129,13 @@ func abs(t *testing.T, p string) string {
 	return a
 }
 
-// conversationFile returns a bundled conversation, waiting for nobody: a
-// test that needs one skips when it is missing.
+// conversationFile returns a bundled conversation. They are committed
+// under testdata/conversations: a missing one fails the test.
 func conversationFile(t *testing.T, name string) string {
 	t.Helper()
 	p := abs(t, filepath.Join(convsData, name+".json"))
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not generated yet", p)
-	}
+	_, err := os.Stat(p)
+	require.NoError(t, err, "bundled conversation %s is missing from testdata/conversations", name)
 	return p
 }
 
@@ -628,6 +627,10 @@ func TestDatabaseLocked(t *testing.T) {
 func TestPostgres(t *testing.T) {
 	url := os.Getenv("CLIPFOLD_TEST_POSTGRES_URL")
 	if url == "" {
+		// As the store and harness suites: never silently untested in CI.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but CLIPFOLD_TEST_POSTGRES_URL is unset: run `eval \"$(scripts/start-postgres.sh)\"`")
+		}
 		t.Skip("CLIPFOLD_TEST_POSTGRES_URL not set (scripts/start-postgres.sh starts a server)")
 	}
 	dir := t.TempDir()

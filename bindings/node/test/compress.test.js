@@ -5,12 +5,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createCompactor, MemoryStore, offlineLLM, openaiCompatible } from '../src/index.js';
-import { buildExports, bundledConversations, wasmPath } from './helpers/common.js';
+import { bundledConversations, conversationsDir, requireExports, wasmPath } from './helpers/common.js';
 import { makeConversation, readConversation, readFacts } from './helpers/conversation.js';
 import { compressRaw } from './helpers/harness.js';
 import { rawArrayItems } from './helpers/rawjson.js';
 
-const skip = buildExports('compress') ? false : 'compress not built yet';
 const CONFIG = { keep_recent: 6, chunk_size: 15, backoff_base_ms: 1 };
 
 /** @param {any} m */
@@ -61,21 +60,29 @@ function assertCompacted({ input, out, result }, store, conv) {
   }
 }
 
-describe('compress end to end', { skip }, () => {
+describe('compress end to end', () => {
   /** @type {Awaited<ReturnType<typeof createCompactor>>} */
   let c;
   const store = new MemoryStore();
   /** @type {any[]} */
   const hostCalls = [];
   before(async () => {
+    requireExports('compress');
     c = await createCompactor({ wasmPath: wasmPath(), store, onHostCall: (e) => hostCalls.push(e) });
   });
   after(async () => { await c?.close(); });
 
+  // The bundled conversations are committed (testdata/conversations), each
+  // with its facts: none found is a failure, not a quieter test.
   const files = bundledConversations();
-  const cases = files.length > 0
-    ? files.map((f) => ({ label: f.split('/').pop(), load: () => readConversation(f), facts: () => readFacts(f) }))
-    : [{ label: 'constructed 80-message conversation', load: () => ({ conversationId: 'e2e', history: makeConversation('e2e', 80) }), facts: () => [] }];
+  test('the bundled conversations are there, each with facts', () => {
+    assert.ok(files.length >= 3, `only ${files.length} bundled conversations in ${conversationsDir}`);
+    for (const f of files) assert.ok(readFacts(f).length > 0, `${f} has no facts file (or an empty one)`);
+  });
+  const cases = [
+    ...files.map((f) => ({ label: f.split('/').pop(), load: () => readConversation(f), facts: () => readFacts(f) })),
+    { label: 'constructed 80-message conversation', load: () => ({ conversationId: 'e2e', history: makeConversation('e2e', 80) }), facts: () => [] },
+  ];
 
   for (const { label, load, facts } of cases) {
     test(`compacts ${label}, then compacts again replacing the clip-archive`, async () => {
@@ -105,9 +112,9 @@ describe('compress end to end', { skip }, () => {
     });
   }
 
-  test('the offline LLM is the plug-in\'s own extractive summarizer when the build exports it', () => {
-    const expected = buildExports('extractiveSummary') ? 'extractiveSummary' : 'javascript';
-    assert.equal(/** @type {any} */ (c.llm).source(), expected);
+  test('the offline LLM is the plug-in\'s own extractive summarizer', () => {
+    requireExports('extractiveSummary');
+    assert.equal(/** @type {any} */ (c.llm).source(), 'extractiveSummary');
   });
 
   test('the JavaScript extractive fallback compacts too', async () => {
@@ -172,7 +179,7 @@ describe('compress end to end', { skip }, () => {
   });
 });
 
-describe('compress through the OpenAI-compatible adapter', { skip }, () => {
+describe('compress through the OpenAI-compatible adapter', () => {
   /** @type {any[]} */
   const requests = [];
   const server = createServer((req, res) => {
@@ -193,6 +200,7 @@ describe('compress through the OpenAI-compatible adapter', { skip }, () => {
   let c;
   const store = new MemoryStore();
   before(async () => {
+    requireExports('compress');
     await new Promise((r) => server.listen(0, '127.0.0.1', () => r(null)));
     const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
     c = await createCompactor({ wasmPath: wasmPath(), store,

@@ -6,18 +6,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCompactor } from '../src/index.js';
-import { buildExports, wasmPath } from './helpers/common.js';
+import { requireExports, wasmPath } from './helpers/common.js';
 import { makeConversation } from './helpers/conversation.js';
 import { assertHistoryUnchanged, compressRaw, controllableLLM, controllableStore } from './helpers/harness.js';
 
-const skip = buildExports('compress') ? false : 'compress not built yet';
 // No breaker trips inside the matrix: every case uses its own conversation.
 const CONFIG = { keep_recent: 6, chunk_size: 10, backoff_base_ms: 1, compaction_max_retries: 2 };
 const SIZE = 60;
 
 const err = (/** @type {string} */ code, retryable = false) => ({ error: { code, message: `injected ${code}`, retryable } });
 
-describe('fault injection', { skip }, () => {
+describe('fault injection', () => {
   const llm = controllableLLM();
   const st = controllableStore();
   /** @type {string[]} */
@@ -28,6 +27,7 @@ describe('fault injection', { skip }, () => {
   let baselineLLMCalls = 0;
 
   before(async () => {
+    requireExports('compress');
     c = await createCompactor({ wasmPath: wasmPath(), llm: llm.llm, store: st.api, onHostCall: (e) => trace.push(e.name) });
     // Baseline: how many llm_complete calls one compaction makes.
     const conv = 'baseline';

@@ -5,9 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCompactor, extractiveSummaryJS } from '../src/index.js';
 import { openAIRequest, openAIResponse } from '../src/llm/wire.js';
-import { buildExports, wasmPath } from './helpers/common.js';
+import { requireExports, wasmPath } from './helpers/common.js';
 
-const skip = buildExports('providerRequest') && buildExports('providerResponse') ? false : 'providerRequest/providerResponse not built yet';
 
 const REQUESTS = [
   { system: 'S', messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }, { role: 'assistant', content: 'c' }], model: 'm', max_tokens: 100, temperature: 0 },
@@ -32,10 +31,13 @@ const RESPONSES = [
   [200, { error: { message: 'Overloaded', type: 'overloaded_error' } }],
 ];
 
-describe('JavaScript wire = the plug-in\'s wire', { skip }, () => {
+describe('JavaScript wire = the plug-in\'s wire', () => {
   /** @type {Awaited<ReturnType<typeof createCompactor>>} */
   let c;
-  before(async () => { c = await createCompactor({ wasmPath: wasmPath() }); });
+  before(async () => {
+    requireExports('providerRequest', 'providerResponse');
+    c = await createCompactor({ wasmPath: wasmPath() });
+  });
   after(async () => { await c?.close(); });
 
   REQUESTS.forEach((req, i) => {

@@ -47,7 +47,14 @@ def bundled_conversations() -> List[List[Dict[str, Any]]]:
         msgs = doc if isinstance(doc, list) else doc.get("messages") or doc.get("history")
         if isinstance(msgs, list) and len(msgs) > 10 and all(isinstance(m, dict) and "role" in m for m in msgs):
             out.append(msgs)
-    return out or [build_conversation()]
+    return out
+
+
+def test_bundled_conversations_are_there() -> None:
+    """They are committed under testdata/conversations: none found is a
+    failure (an empty parametrization would only skip)."""
+    assert len(bundled_conversations()) >= 3, "expected the bundled conversations in %s" % (
+        REPO / "testdata" / "conversations")
 
 
 @pytest.fixture
@@ -271,8 +278,8 @@ def test_extractive_default_through_the_plugin(wasm: str) -> None:
     with Compactor(wasm, config=CONFIG) as c:
         require_export(c, "compress")
         assert isinstance(c.llm, clipfold.Extractive)
-        if c.has_export("extractiveSummary"):
-            assert c.llm.uses_plugin
+        assert c.has_export("extractiveSummary")
+        assert c.llm.uses_plugin  # the plug-in's summarizer, not a re-implementation
         history = build_conversation(30)
         for m in history[1:]:
             if m["role"] != "tool" and m["content"]:

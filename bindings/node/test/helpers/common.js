@@ -14,10 +14,20 @@ export function wasmPath() {
   return p;
 }
 
-/** Whether the built module exports `name` (checked without instantiating). */
-export function buildExports(name) {
-  const m = new WebAssembly.Module(readFileSync(wasmPath()));
-  return WebAssembly.Module.exports(m).some((e) => e.name === name && e.kind === 'function');
+/**
+ * Fails (throws) unless the plug-in under test exports every one of
+ * `names` as a function. A build that lost an export must turn its suites
+ * red, never skip them. Checked without instantiating.
+ * @param {...string} names
+ */
+export function requireExports(...names) {
+  const p = wasmPath();
+  const m = new WebAssembly.Module(readFileSync(p));
+  const have = new Set(WebAssembly.Module.exports(m).filter((e) => e.kind === 'function').map((e) => e.name));
+  const missing = names.filter((n) => !have.has(n));
+  if (missing.length > 0) {
+    throw new Error(`${p} does not export ${missing.join(', ')}: the build lost an export (rebuild with \`make build\`; if it is still missing, the plug-in is broken)`);
+  }
 }
 
 /**
