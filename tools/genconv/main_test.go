@@ -16,7 +16,7 @@ func TestCommittedFilesAreFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		got, err := os.ReadFile(filepath.Join("..", "..", "testdata", "conversations", f.name))
+		got, err := os.ReadFile(filepath.Join("..", "..", "testdata", f.kind, f.name))
 		if err != nil {
 			t.Fatalf("%s: %v (run go run ./tools/genconv)", f.name, err)
 		}
