@@ -1,5 +1,4 @@
 package main
 
-func writeOpsAgent(g *gen)  {}
 func writeNovel(g *gen)     {}
 func writeHousehold(g *gen) {}
