@@ -1,4 +1,3 @@
 package main
 
-func writeNovel(g *gen)     {}
 func writeHousehold(g *gen) {}
