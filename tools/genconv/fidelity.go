@@ -31,7 +31,7 @@ var fidelityScenarios = []fidelityScenario{
 	{"hosting-support", 0xf1de_0002, "technical support: a customer of a managed database host and a support engineer, ticket after ticket", writeHosting},
 	{"ops-agent", 0xf1de_0003, "an operations agent with tool calls (OpenAI-style tool_calls and tool results) running a small web shop's servers", writeOpsAgent},
 	{"novel-workshop", 0xf1de_0004, "creative collaboration: an author planning and drafting a novel with a writing assistant", writeNovel},
-	// {"household-assistant", 0xf1de_0005, "a personal assistant helping a family with money, a renovation and a move: numbers, names, dates", writeHousehold},
+	{"household-assistant", 0xf1de_0005, "a personal assistant helping a family with money, a renovation and a move: numbers, names, dates", writeHousehold},
 }
 
 // Question categories.

@@ -1,3 +1,0 @@
-package main
-
-func writeHousehold(g *gen) {}
