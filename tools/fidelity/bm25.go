@@ -99,24 +99,13 @@ func (ix *bm25Index) search(query string, limit int) (ids []string, matched int)
 			terms = append(terms, t)
 		}
 	}
-	n := float64(len(ix.ids))
 	type scored struct {
 		i int
 		s float64
 	}
 	var res []scored
 	for i := range ix.ids {
-		s := 0.0
-		for _, t := range terms {
-			f := float64(ix.tf[i][t])
-			if f == 0 {
-				continue
-			}
-			df := float64(ix.df[t])
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			s += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*ix.dl[i]/ix.avgdl))
-		}
-		if s > 0 {
+		if s := ix.score(i, terms); s > 0 {
 			res = append(res, scored{i, s})
 		}
 	}
@@ -130,4 +119,20 @@ func (ix *bm25Index) search(query string, limit int) (ids []string, matched int)
 		ids = append(ids, ix.ids[res[k].i])
 	}
 	return ids, len(res)
+}
+
+// score is document i's BM25 score for the (distinct) query terms.
+func (ix *bm25Index) score(i int, terms []string) float64 {
+	n := float64(len(ix.ids))
+	s := 0.0
+	for _, t := range terms {
+		f := float64(ix.tf[i][t])
+		if f == 0 {
+			continue
+		}
+		df := float64(ix.df[t])
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		s += idf * f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*ix.dl[i]/ix.avgdl))
+	}
+	return s
 }

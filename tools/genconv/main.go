@@ -1,6 +1,8 @@
 // Command genconv writes the sample conversations of testdata/conversations:
 // long, realistic agent sessions in clipfold's native Message shape, each
-// with a sidecar of facts that a good compaction must keep findable.
+// with a sidecar of facts that a good compaction must keep findable; and
+// the fidelity benchmark's conversations of testdata/fidelity, each with a
+// sidecar of questions (fidelity.go, testdata/fidelity/README.md).
 //
 // Writing hundreds of messages by hand is impractical and a hand-written
 // file cannot be regenerated when the shape changes, so the sessions are
@@ -12,9 +14,10 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./tools/genconv            # writes testdata/conversations/*.json
+//	go run ./tools/genconv            # writes testdata/conversations/*.json and testdata/fidelity/*.json
 //	go run ./tools/genconv -check     # regenerates in memory and fails if the files differ
-//	go run ./tools/genconv -out DIR   # writes elsewhere
+//	go run ./tools/genconv -out DIR   # writes the sample conversations elsewhere (-fidelity-out: the others)
+//	go run ./tools/genconv -overlap   # the words each fidelity question shares with its evidence
 //
 // Every generated conversation is validated before it is written: ids
 // unique, timestamps strictly increasing, roles valid, every tool message
