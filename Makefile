@@ -83,7 +83,7 @@ bench: build
 ## fidelity: what compaction keeps, measured: replays testdata/fidelity through build/clipfold, writes docs/fidelity.md
 ## (tools/fidelity; its CI subset runs in go test ./tools/fidelity, part of make test)
 fidelity: cli
-	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md
+	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md -json build/fidelity.json
 
 clean:
 	rm -rf build

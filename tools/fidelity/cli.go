@@ -107,6 +107,17 @@ func (c *cli) show(ctx context.Context, conv, db string) ([]message, error) {
 	return msgs, nil
 }
 
+// version returns what `clipfold version --json` says of the command and
+// its plug-in, for the report ("" when the command cannot say).
+func (c *cli) version(ctx context.Context) string {
+	out, err := c.exec(ctx, "version", "--json")
+	if err != nil {
+		return ""
+	}
+	r := gjson.ParseBytes(out)
+	return fmt.Sprintf("clipfold %s, plug-in %s (%s)", r.Get("clipfold").String(), r.Get("plugin.version").String(), r.Get("plugin_source").String())
+}
+
 // hit is one search result as the benchmark needs it.
 type hit struct {
 	Kind      string   `json:"kind"` // "message" or "batch"
@@ -133,6 +144,9 @@ func (c *cli) search(ctx context.Context, query, db string, limit int, blocks fu
 	}
 	r := gjson.ParseBytes(out)
 	hitsJSON := r.Get("hits")
+	if !hitsJSON.Exists() {
+		hitsJSON = r.Get("results")
+	}
 	if !hitsJSON.Exists() && r.IsArray() {
 		hitsJSON = r
 	}

@@ -53,6 +53,7 @@ type options struct {
 	jsonOut   string
 	keep      string
 	label     string
+	baseline  string
 	quiet     bool
 }
 
@@ -71,6 +72,7 @@ func main() {
 	flag.StringVar(&o.jsonOut, "json", "", "write the full results as JSON to this `file` ('-' for stdout)")
 	flag.StringVar(&o.keep, "keep", "", "keep the databases in this `directory` instead of a temporary one")
 	flag.StringVar(&o.label, "label", "", "what the report says was measured (default: the last commit touching the measured code)")
+	flag.StringVar(&o.baseline, "baseline", "docs/fidelity-baseline.json", "compare with this earlier -json `file` in the report ('' for none; ignored when missing)")
 	flag.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	flag.Parse()
 	if convs != "" {
@@ -130,9 +132,14 @@ func run(ctx context.Context, o *options) (*report, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	rep := &report{Label: o.label, Budget: o.budget, Limit: o.limit, RunFlags: strings.Join(o.extra, " ")}
+	rep := &report{Label: o.label, Budget: o.budget, Limit: o.limit, RunFlags: strings.Join(o.extra, " "), Command: c.version(ctx)}
 	if rep.Label == "" {
 		rep.Label = measuredCommit()
+	}
+	if o.baseline != "" {
+		if rep.Baseline, err = loadBaseline(o.baseline); err != nil {
+			return nil, err
+		}
 	}
 	for _, cv := range convs {
 		cv.Questions = subset(cv.Questions, o.questions)
@@ -348,11 +355,11 @@ func (e *estimator) truncate(ctx context.Context, msgs []message, limit int64) (
 // tree differs from it there.
 func measuredCommit() string {
 	paths := []string{"core", "api", "plugin", "hostfuncs", "cmd", "harness", "go.mod"}
-	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%h %cs %s", "--"}, paths...)...).Output()
+	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%h (%cs)", "--"}, paths...)...).Output()
 	if err != nil {
 		return "unknown commit"
 	}
-	label := strings.TrimSpace(string(out))
+	label := "commit " + strings.TrimSpace(string(out))
 	if dirty, err := exec.Command("git", append([]string{"status", "--porcelain", "--"}, paths...)...).Output(); err == nil && len(strings.TrimSpace(string(dirty))) > 0 {
 		label += " (+ uncommitted changes)"
 	}

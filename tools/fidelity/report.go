@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -119,6 +120,7 @@ func (r *convResult) tally() {
 // report is the whole run.
 type report struct {
 	Label         string           `json:"label"`
+	Command       string           `json:"command"`
 	Budget        int              `json:"budget_tokens"`
 	Limit         int              `json:"search_top_n"`
 	RunFlags      string           `json:"run_flags,omitempty"`
@@ -128,6 +130,25 @@ type report struct {
 	ByPosition    map[string]tally `json:"by_position"`
 	Lost          int              `json:"lost"`
 	Altered       int              `json:"altered"`
+	// Baseline is an earlier run to compare with (-baseline).
+	Baseline *report `json:"-"`
+}
+
+// loadBaseline reads an earlier -json report; a missing file is no
+// baseline.
+func loadBaseline(path string) (*report, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", path, err)
+	}
+	return &r, nil
 }
 
 func (r *report) total() {
@@ -232,9 +253,19 @@ func markdown(r *report) string {
 	if r.RunFlags != "" {
 		w(" %s", r.RunFlags)
 	}
-	w("`, extractive summarizer, offline); search top %d.\n\n", r.Limit)
-	w("Regenerate: `make fidelity` (builds the command, runs every conversation, rewrites this file;\n")
-	w("`go run ./tools/fidelity -json FILE` also writes every question's result as JSON).\n\n")
+	w("`, extractive summarizer, offline); search top %d.", r.Limit)
+	if r.Command != "" {
+		w(" Command: %s.", r.Command)
+	}
+	w("\n\n")
+	w("Regenerate: `make fidelity` (builds the command, runs every conversation, rewrites this file and\n")
+	w("`build/fidelity.json`, every question's result). It compares with the baseline run saved in `docs/fidelity-baseline.json`")
+	if r.Baseline != nil {
+		w(" — %s", r.Baseline.Label)
+	}
+	w(";\nsave a new baseline with `go run ./tools/fidelity -out '' -json docs/fidelity-baseline.json -label '…'`.\n")
+	w("One run takes about 15 s; `go test ./tools/fidelity` runs three questions of each conversation and fails only\n")
+	w("if a message is lost or altered or the tool breaks: the shares are targets, not tests.\n\n")
 
 	w("## Overall\n\n")
 	w("| conversation | messages / sessions | questions | (a) answer in final context: clipfold | (a) naive truncation | (b) evidence in search top %d: clipfold | (b) BM25 | no match: clipfold / BM25 | (c) lost |\n", r.Limit)
@@ -250,6 +281,9 @@ func markdown(r *report) string {
 		pct(t.InContext, t.Questions), pct(t.InTruncation, t.Questions), pct(t.SearchTop, t.Questions), pct(t.BM25Top, t.Questions),
 		t.SearchNoMatch, t.BM25NoMatch, r.Lost)
 
+	if r.Baseline != nil && r.Baseline.Label != r.Label {
+		comparison(&b, r)
+	}
 	w("### By where the evidence is\n\n")
 	w("Early: in the first 35%% of the messages, middle: 35–70%%, late: the last 30%%.\n\n")
 	breakdown(&b, r.ByPosition, positionOrder, r.Limit)
@@ -359,3 +393,35 @@ const rulesText = `- **Replay.** ` + "`clipfold run`" + ` appends the file turn 
   store API, ` + "`hostfuncs/store`" + `), with the bytes of the file ("altered" otherwise). Lost or altered messages,
   or a failed compaction other than no_gain, make the benchmark exit non-zero; the shares never do.
 `
+
+// comparison prints the shares of the baseline run next to this run's.
+func comparison(b *strings.Builder, r *report) {
+	base := map[string]*convResult{}
+	for _, c := range r.Baseline.Conversations {
+		base[c.Name] = c
+	}
+	fmt.Fprintf(b, "### Compared with the baseline\n\nBaseline: **%s** (`docs/fidelity-baseline.json`). Each cell: baseline → this run.\n\n", r.Baseline.Label)
+	b.WriteString("| conversation | (a) clipfold context | (a) truncation | (b) clipfold search | (b) BM25 | no match: clipfold | lost |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
+	arrow := func(before, now, q0, q1 int) string {
+		if q0 != q1 {
+			return fmt.Sprintf("%d/%d → %d/%d", before, q0, now, q1)
+		}
+		return fmt.Sprintf("%d → %d of %d", before, now, q1)
+	}
+	for _, c := range r.Conversations {
+		o, ok := base[c.Name]
+		if !ok {
+			fmt.Fprintf(b, "| %s | (not in the baseline) | | | | | |\n", c.Name)
+			continue
+		}
+		t, u := o.Tally, c.Tally
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d → %d |\n", c.Name, arrow(t.InContext, u.InContext, t.Questions, u.Questions),
+			arrow(t.InTruncation, u.InTruncation, t.Questions, u.Questions), arrow(t.SearchTop, u.SearchTop, t.Questions, u.Questions),
+			arrow(t.BM25Top, u.BM25Top, t.Questions, u.Questions), arrow(t.SearchNoMatch, u.SearchNoMatch, t.Questions, u.Questions), len(o.Lost), len(c.Lost))
+	}
+	t, u := r.Baseline.Total, r.Total
+	fmt.Fprintf(b, "| **all** | %s | %s | %s | %s | %s | %d → %d |\n\n", arrow(t.InContext, u.InContext, t.Questions, u.Questions),
+		arrow(t.InTruncation, u.InTruncation, t.Questions, u.Questions), arrow(t.SearchTop, u.SearchTop, t.Questions, u.Questions),
+		arrow(t.BM25Top, u.BM25Top, t.Questions, u.Questions), arrow(t.SearchNoMatch, u.SearchNoMatch, t.Questions, u.Questions), r.Baseline.Lost, r.Lost)
+}
