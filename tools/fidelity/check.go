@@ -15,7 +15,8 @@ import "strings"
 //     date and one of the anchors on the same line, since a bare date
 //     range ("Batch 3 — 2023-03-04T… to …") says nothing about which event
 //     happened when.
-//   - Matching is case-insensitive substring matching.
+//   - Matching is case-insensitive substring matching. "When" answers are
+//     also accepted in a few more spellings of the date (acceptedDates).
 
 // clipArchivePrefix starts the clip-archive message (SPEC §3,
 // buildClipArchive).
@@ -59,7 +60,7 @@ func textAnswers(q *question, text string) bool {
 // unitAnswers: an answer string, plus an anchor for "when" questions.
 func unitAnswers(q *question, text string) bool {
 	t := strings.ToLower(text)
-	if !containsAny(t, q.Answers) {
+	if !containsAny(t, q.accepted()) {
 		return false
 	}
 	return q.Category != "when" || containsAny(t, q.Anchors)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -24,6 +25,42 @@ type question struct {
 	Evidence []string `json:"evidence"`
 	Session  int      `json:"session"`
 	Position string   `json:"position"`
+	// accept is Answers plus, for "when" questions, more spellings of the
+	// date (acceptedDates); nil means Answers.
+	accept []string
+}
+
+// accepted returns the strings that answer q.
+func (q *question) accepted() []string {
+	if q.accept != nil {
+		return q.accept
+	}
+	return q.Answers
+}
+
+// acceptedDates adds common spellings of every ISO date (YYYY-MM-DD)
+// among answers: "Mar 4, 2023", "4 Mar 2023", "March 4 2023",
+// "2023/03/04", besides the file's "2023-03-04", "March 4, 2023" and
+// "4 March 2023".
+func acceptedDates(answers []string) []string {
+	out := append([]string(nil), answers...)
+	seen := map[string]bool{}
+	for _, a := range out {
+		seen[a] = true
+	}
+	for _, a := range answers {
+		t, err := time.Parse("2006-01-02", a)
+		if err != nil {
+			continue
+		}
+		for _, layout := range []string{"2006-01-02", "January 2, 2006", "2 January 2006", "Jan 2, 2006", "2 Jan 2006", "January 2 2006", "2006/01/02"} {
+			if v := t.Format(layout); !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 type questionsFile struct {
@@ -112,7 +149,11 @@ func loadConversation(dir, name string) (*conversation, error) {
 		c.ByID[m.ID] = i
 		c.Messages = append(c.Messages, m)
 	}
-	for _, q := range c.Q.Questions {
+	for k := range c.Q.Questions {
+		q := &c.Q.Questions[k]
+		if q.Category == "when" {
+			q.accept = acceptedDates(q.Answers)
+		}
 		for _, id := range q.Evidence {
 			if _, ok := c.ByID[id]; !ok {
 				return nil, fmt.Errorf("%s: question %s: evidence %s is not in %s", qpath, q.ID, id, c.Path)

@@ -73,6 +73,10 @@ func TestContextAnswers(t *testing.T) {
 	assert.True(t, ok, "a dated summary line answers")
 	ok, _ = contextAnswers(when, []message{{ID: "x", Role: "user", Text: "wheel-throwing again", Date: "2023-03-04"}})
 	assert.False(t, ok, "a kept message that is not evidence needs the date in its text")
+	when.accept = acceptedDates(when.Answers)
+	ok, _ = contextAnswers(when, []message{{ID: "a", Role: "system", Text: "[Context Summary — 1 message compressed]\n[4 Mar 2023] User: wheel-throwing!"}})
+	assert.True(t, ok, "another spelling of the date")
+	assert.Contains(t, acceptedDates([]string{"2023-03-04"}), "2023/03/04")
 }
 
 func TestHitFinds(t *testing.T) {

@@ -368,8 +368,8 @@ func commas(n int64) string {
 }
 
 const rulesText = `- **Replay.** ` + "`clipfold run`" + ` appends the file turn by turn (a user message and what follows it) and asks the plug-in's
-  shouldCompact after each turn; when the estimate passes the limit it compacts (keep_recent 5, chunk_size 20,
-  the offline extractive summarizer: the command's defaults). The final context is what ` + "`clipfold show CONV --json`" + `
+  shouldCompact after each turn; when the estimate passes the limit it compacts, with the command's default settings
+  (offline: the extractive summarizer) plus any -run-flags shown above. The final context is what ` + "`clipfold show CONV --json`" + `
   returns afterwards: the clip-archive message and the messages kept verbatim.
 - **Naive truncation** keeps the newest messages of the file whose estimate (the plug-in's estimateTokens export,
   ⌈characters/4⌉ over all contents and tool inputs, the same count as shouldCompact) fits the same limit the replay
@@ -377,7 +377,7 @@ const rulesText = `- **Replay.** ` + "`clipfold run`" + ` appends the file turn 
 - **(a) Answered in a context.** A message kept verbatim answers when it is one of the question's evidence messages,
   or when its text holds one of the answer strings. The clip-archive is read line by line: a line answers when it holds
   an answer string. Case-insensitive substring match. "When" questions are answered by the date of the evidence
-  message (accepted spellings: ` + "`2023-05-08`, `May 8, 2023`, `8 May 2023`" + `); a summary line answers only when the date
+  message (accepted spellings: ` + "`2023-03-04`, `March 4, 2023`, `4 March 2023`, `March 4 2023`, `Mar 4, 2023`, `4 Mar 2023`, `2023/03/04`" + `); a summary line answers only when the date
   and one of the question's anchors (a word naming the event, e.g. "craft fair") stand on the same line, so a
   batch header's bare date range does not count.
 - **(b) Found by search.** The question is searched exactly as worded: ` + "`clipfold search \"QUESTION\" --db DB --limit 5 --json`" + `.
@@ -391,7 +391,8 @@ const rulesText = `- **Replay.** ` + "`clipfold run`" + ` appends the file turn 
   matching no query term is not a hit. **No match** counts questions for which the search returned nothing at all.
 - **(c) Lost.** Every message id of the file must be in the final active history or in recall storage (read with the
   store API, ` + "`hostfuncs/store`" + `), with the bytes of the file ("altered" otherwise). Lost or altered messages,
-  or a failed compaction other than no_gain, make the benchmark exit non-zero; the shares never do.
+  or a failed compaction other than no_gain (and the breaker_open that follows it), make the benchmark exit non-zero;
+  the shares never do.
 `
 
 // comparison prints the shares of the baseline run next to this run's.
