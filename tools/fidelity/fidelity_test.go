@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -164,4 +165,36 @@ func TestLostCheckFindsLoss(t *testing.T) {
 	assert.Equal(t, []string{"m3"}, r.Lost)
 	assert.Equal(t, []string{"m2"}, r.Altered)
 	assert.Equal(t, 2, r.InActive)
+}
+
+// TestSearchAdapterReadsBothShapes feeds the adapter today's search JSON
+// (snippet only; batch ids under batch.source_message_ids, full text read
+// from the store) and the shape search is moving to (full text and
+// source_message_ids on the hit), through a stand-in command that only
+// prints them.
+func TestSearchAdapterReadsBothShapes(t *testing.T) {
+	dir := t.TempDir()
+	today := `{"query":"q","hits":[{"kind":"batch","id":"blk_1","snippet":"…[x]…","rank":1.5,"batch":{"depth":0,"source_message_ids":["m1","m2"]}},{"kind":"message","id":"m3","snippet":"s"}]}`
+	next := `{"query":"q","hits":[{"kind":"batch","id":"blk_2","score":2.5,"start_time":"2024-01-01T00:00:00.000Z","end_time":"2024-01-02T00:00:00.000Z","source_message_ids":["m4"],"text":"2024-01-01 User: full text"}]}`
+	for name, out := range map[string]string{"today": today, "next": next} {
+		script := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat <<'EOF'\n"+out+"\nEOF\n"), 0o755))
+	}
+	ctx := context.Background()
+	looked := ""
+	blocks := func(id string) (string, error) { looked = id; return "summary of " + id, nil }
+
+	hits, _, err := (&cli{bin: filepath.Join(dir, "today")}).search(ctx, "q", "db", 5, blocks)
+	require.NoError(t, err)
+	require.Len(t, hits, 2)
+	assert.Equal(t, hit{Kind: "batch", ID: "blk_1", SourceIDs: []string{"m1", "m2"}, Text: "summary of blk_1"}, hits[0])
+	assert.Equal(t, "blk_1", looked, "today's batch text comes from the store")
+	assert.Equal(t, hit{Kind: "message", ID: "m3"}, hits[1])
+
+	looked = ""
+	hits, _, err = (&cli{bin: filepath.Join(dir, "next")}).search(ctx, "q", "db", 5, blocks)
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, hit{Kind: "batch", ID: "blk_2", SourceIDs: []string{"m4"}, Text: "2024-01-01 User: full text"}, hits[0])
+	assert.Empty(t, looked, "a hit that carries its text is not looked up")
 }

@@ -410,6 +410,8 @@ func comparison(b *strings.Builder, r *report) {
 		}
 		return fmt.Sprintf("%d → %d of %d", before, now, q1)
 	}
+	var t0, u0 tally // over the conversations in both runs
+	lost0, lost1 := 0, 0
 	for _, c := range r.Conversations {
 		o, ok := base[c.Name]
 		if !ok {
@@ -417,12 +419,16 @@ func comparison(b *strings.Builder, r *report) {
 			continue
 		}
 		t, u := o.Tally, c.Tally
+		t0.merge(t)
+		u0.merge(u)
+		lost0 += len(o.Lost)
+		lost1 += len(c.Lost)
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d → %d |\n", c.Name, arrow(t.InContext, u.InContext, t.Questions, u.Questions),
 			arrow(t.InTruncation, u.InTruncation, t.Questions, u.Questions), arrow(t.SearchTop, u.SearchTop, t.Questions, u.Questions),
 			arrow(t.BM25Top, u.BM25Top, t.Questions, u.Questions), arrow(t.SearchNoMatch, u.SearchNoMatch, t.Questions, u.Questions), len(o.Lost), len(c.Lost))
 	}
-	t, u := r.Baseline.Total, r.Total
+	t, u := t0, u0
 	fmt.Fprintf(b, "| **all** | %s | %s | %s | %s | %s | %d → %d |\n\n", arrow(t.InContext, u.InContext, t.Questions, u.Questions),
 		arrow(t.InTruncation, u.InTruncation, t.Questions, u.Questions), arrow(t.SearchTop, u.SearchTop, t.Questions, u.Questions),
-		arrow(t.BM25Top, u.BM25Top, t.Questions, u.Questions), arrow(t.SearchNoMatch, u.SearchNoMatch, t.Questions, u.Questions), r.Baseline.Lost, r.Lost)
+		arrow(t.BM25Top, u.BM25Top, t.Questions, u.Questions), arrow(t.SearchNoMatch, u.SearchNoMatch, t.Questions, u.Questions), lost0, lost1)
 }
