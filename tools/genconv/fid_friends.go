@@ -17,7 +17,7 @@ func writeFriends(g *gen) {
 	topics := friendsTopics
 	d := newDeck(g, len(topics))
 	ds := newDeck(g, len(friendsStories))
-	s := &storyline{g: g, minGap: 7, maxGap: 16, fromHour: 8, toHour: 20, fillLo: 2, fillHi: 4, tailLo: 5, tailHi: 8,
+	s := &storyline{g: g, minGap: 7, maxGap: 16, fromHour: 8, toHour: 20, fillLo: 3, fillHi: 5, tailLo: 7, tailHi: 10,
 		filler: func() {
 			if g.chance(0.35) {
 				g.talk(friendsStories[ds.draw()]...)
@@ -53,7 +53,7 @@ func writeFriends(g *gen) {
 			func() {
 				ev := g.assistant("Also I did a stupid thing. I bought the old Volvo 240 estate car my neighbour was selling. Dark green, 310,000 km on the clock, smells faintly of wet dog. It was 900 euros and it has character.")
 				g.talk("u:You did NOT. Jonas, the man who cycles everywhere, owns a car now?", "a:I contain multitudes. Also IKEA trips were getting ridiculous on a bike.")
-				g.ask(catWhat, "What car did Jonas buy from his neighbour?", []string{"Volvo 240"}, ev)
+				g.ask(catWhat, "What car did Jonas buy from the man next door?", []string{"Volvo 240"}, ev)
 				g.ask(catHowMany, "How much did Jonas pay for the car?", []string{"900 euros"}, ev)
 			},
 		},
@@ -152,7 +152,7 @@ func writeFriends(g *gen) {
 			func() {
 				sigridID = g.assistant("So... I've been seeing someone. Her name's Sigrid, we met at the bouldering gym in Majorna. She's a vet and she's much better at climbing than me.")
 				g.talk("u:JONAS. Tell me everything. How long??", "a:A month-ish. I didn't want to jinx it.", "u:I'm so happy for you!")
-				g.ask(catWho, "Who has Jonas been seeing?", []string{"Sigrid"}, sigridID)
+				g.ask(catWho, "Who is Jonas dating?", []string{"Sigrid"}, sigridID)
 				g.ask(catWhere, "Where did Jonas meet his girlfriend?", []string{"bouldering gym"}, sigridID)
 			},
 		},
@@ -192,7 +192,7 @@ func writeFriends(g *gen) {
 		},
 		{ // 17
 			func() {
-				ev := g.user("Guess who's been invited to show pieces at the Dovecot group show at the end of this month? Me!! I have four weeks to make nine things that don't collapse.")
+				ev := g.user("Guess who's been invited to show pieces at the Dovecot group show next month? Me!! I have four weeks to make nine things that don't collapse.")
 				g.talk("a:Maya!!! That's a real gallery! I'm so proud of you.", "u:I'm terrified. But excited terrified.")
 				g.ask(catWhere, "Where is Maya's work being shown?", []string{"Dovecot"}, ev)
 			},

@@ -18,7 +18,7 @@ func writeHousehold(g *gen) {
 
 	hh := &household{g: g}
 	d := newDeck(g, len(householdChat))
-	s := &storyline{g: g, minGap: 8, maxGap: 18, fromHour: 6, toHour: 19, fillLo: 3, fillHi: 4, tailLo: 5, tailHi: 8,
+	s := &storyline{g: g, minGap: 8, maxGap: 18, fromHour: 6, toHour: 19, fillLo: 4, fillHi: 5, tailLo: 7, tailHi: 10,
 		filler: func() {
 			switch g.intn(5) {
 			case 0:
@@ -178,7 +178,7 @@ func writeHousehold(g *gen) {
 			func() {
 				ev := g.user("Sofía's birthday party is at the trampoline park in Pasing this year, she invited eleven friends.")
 				g.talk("a:Fun! I'll book the party room and send the invitations from the template.", "u:Thank you!")
-				g.ask(catWhere, "Where is Sofía celebrating this year?", []string{"trampoline park"}, ev)
+				g.ask(catWhere, "Where is the younger child celebrating this year?", []string{"trampoline park"}, ev)
 			},
 		},
 	})
