@@ -166,12 +166,12 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 	r := &convResult{Name: cv.Name, Style: cv.Q.Style, ConversationID: cv.Q.ConversationID, Messages: len(cv.Messages),
 		Sessions: len(cv.Q.Sessions), Questions: len(cv.Questions)}
 	start := time.Now()
-	run, err := c.replay(ctx, cv.Path, db, o.budget, o.extra)
+	replay, err := c.replay(ctx, cv.Path, db, o.budget, o.extra)
 	r.RunSeconds = time.Since(start).Seconds()
 	if err != nil {
 		return nil, err
 	}
-	r.Run = run
+	r.Run = replay
 	final, err := c.show(ctx, cv.Q.ConversationID, db)
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 			}
 		}
 	}
-	trunc, truncTokens, err := est.truncate(ctx, cv.Messages, run.Limit)
+	trunc, truncTokens, err := est.truncate(ctx, cv.Messages, replay.Limit)
 	if err != nil {
 		return nil, err
 	}
