@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo check-32bit bench demo vectors clean
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo check-32bit bench fidelity demo vectors clean
 
 all: build cli
 
@@ -74,6 +74,11 @@ check-32bit:
 ## bench: measure performance; writes docs/benchmarks.md and docs/benchmarks.svg (tools/benchreport)
 bench: build
 	$(GO) run ./tools/benchreport
+
+## fidelity: what compaction keeps, measured: replays testdata/fidelity through build/clipfold, writes docs/fidelity.md
+## (tools/fidelity; its CI subset runs in go test ./tools/fidelity, part of make test)
+fidelity: cli
+	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md -json build/fidelity.json
 
 clean:
 	rm -rf build

@@ -19,6 +19,11 @@ type gen struct {
 	facts  []fact
 	// pending holds tool calls of the last assistant message not answered yet.
 	pending []string
+	// sessions holds the index of the first message of each session
+	// (fidelity conversations only; see fidelity.go).
+	sessions []int
+	// questions are the fidelity questions asked about the conversation.
+	questions []question
 }
 
 func newGen(seed uint64) *gen { return &gen{state: seed} }

@@ -1,6 +1,8 @@
 // Command genconv writes the sample conversations of testdata/conversations:
 // long, realistic agent sessions in clipfold's native Message shape, each
-// with a sidecar of facts that a good compaction must keep findable.
+// with a sidecar of facts that a good compaction must keep findable; and
+// the fidelity benchmark's conversations of testdata/fidelity, each with a
+// sidecar of questions (fidelity.go, testdata/fidelity/README.md).
 //
 // Writing hundreds of messages by hand is impractical and a hand-written
 // file cannot be regenerated when the shape changes, so the sessions are
@@ -12,9 +14,10 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./tools/genconv            # writes testdata/conversations/*.json
+//	go run ./tools/genconv            # writes testdata/conversations/*.json and testdata/fidelity/*.json
 //	go run ./tools/genconv -check     # regenerates in memory and fails if the files differ
-//	go run ./tools/genconv -out DIR   # writes elsewhere
+//	go run ./tools/genconv -out DIR   # writes the sample conversations elsewhere (-fidelity-out: the others)
+//	go run ./tools/genconv -overlap   # the words each fidelity question shares with its evidence
 //
 // Every generated conversation is validated before it is written: ids
 // unique, timestamps strictly increasing, roles valid, every tool message
@@ -35,18 +38,25 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "testdata/conversations", "directory the files are written to")
+	out := flag.String("out", "testdata/conversations", "directory the sample conversations are written to")
+	fidOut := flag.String("fidelity-out", "testdata/fidelity", "directory the fidelity benchmark's conversations and questions are written to")
 	check := flag.Bool("check", false, "do not write: fail if the files on disk differ from a fresh generation")
+	overlap := flag.Bool("overlap", false, "print the words each fidelity question shares with its evidence (a writing aid) and exit")
 	flag.Parse()
+	if *overlap {
+		overlapReport(os.Stdout)
+		return
+	}
 	files, err := generateAll()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genconv:", err)
 		os.Exit(1)
 	}
+	dirs := map[string]string{kindConversations: *out, kindFidelity: *fidOut}
 	if *check {
 		stale := false
 		for _, f := range files {
-			old, err := os.ReadFile(filepath.Join(*out, f.name))
+			old, err := os.ReadFile(filepath.Join(dirs[f.kind], f.name))
 			if err != nil || !bytes.Equal(old, f.data) {
 				fmt.Fprintf(os.Stderr, "genconv: %s is stale; run go run ./tools/genconv\n", f.name)
 				stale = true
@@ -57,23 +67,31 @@ func main() {
 		}
 		return
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "genconv:", err)
-		os.Exit(1)
-	}
 	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(*out, f.name), f.data, 0o644); err != nil {
+		dir := dirs[f.kind]
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "genconv:", err)
 			os.Exit(1)
 		}
-		fmt.Printf("wrote %s (%d bytes)\n", filepath.Join(*out, f.name), len(f.data))
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "genconv:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("wrote %s (%d bytes)\n", filepath.Join(dir, f.name), len(f.data))
 	}
 }
 
 type file struct {
+	kind string // kindConversations or kindFidelity: which directory it goes to
 	name string
 	data []byte
 }
+
+// The two sets of files the generator writes.
+const (
+	kindConversations = "conversations" // testdata/conversations
+	kindFidelity      = "fidelity"      // testdata/fidelity
+)
 
 // scenario is one conversation: its file name and the function that
 // writes its storyline into a generator.
@@ -110,9 +128,13 @@ func generateAll() ([]file, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, file{sc.name + ".json", conv}, file{sc.name + ".facts.json", facts})
+		files = append(files, file{kindConversations, sc.name + ".json", conv}, file{kindConversations, sc.name + ".facts.json", facts})
 	}
-	return files, nil
+	fid, err := generateFidelity()
+	if err != nil {
+		return nil, err
+	}
+	return append(files, fid...), nil
 }
 
 const (
@@ -192,8 +214,18 @@ func encodeIndented(v any) ([]byte, error) {
 
 // validate checks what the README promises about every file.
 func validate(msgs []message, facts []fact) error {
-	if len(msgs) < minMessages || len(msgs) > maxMessages {
-		return fmt.Errorf("%d messages, want %d..%d", len(msgs), minMessages, maxMessages)
+	if err := validateMessages(msgs, minMessages, maxMessages); err != nil {
+		return err
+	}
+	return validateFacts(msgs, facts)
+}
+
+// validateMessages checks the shape of a conversation: its length, the
+// system message first, unique ids, valid roles, strictly increasing
+// timestamps, and tool calls answered exactly once by later tool messages.
+func validateMessages(msgs []message, minMsgs, maxMsgs int) error {
+	if len(msgs) < minMsgs || len(msgs) > maxMsgs {
+		return fmt.Errorf("%d messages, want %d..%d", len(msgs), minMsgs, maxMsgs)
 	}
 	if msgs[0].Role != "system" {
 		return fmt.Errorf("first message is %q, want the system instructions", msgs[0].Role)
@@ -257,6 +289,15 @@ func validate(msgs []message, facts []fact) error {
 		if !answered {
 			return fmt.Errorf("tool call %s is never answered", id)
 		}
+	}
+	return nil
+}
+
+// validateFacts checks a facts sidecar against its conversation.
+func validateFacts(msgs []message, facts []fact) error {
+	ids := make(map[string]int, len(msgs))
+	for i := range msgs {
+		ids[msgs[i].ID] = i
 	}
 	if len(facts) < minFacts || len(facts) > maxFacts {
 		return fmt.Errorf("%d facts, want %d..%d", len(facts), minFacts, maxFacts)

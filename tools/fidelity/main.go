@@ -1,0 +1,367 @@
+// Command fidelity measures what clipfold remembers. For each conversation
+// of testdata/fidelity it replays the file through the real command
+// (`clipfold run FILE --model-max-tokens M --db TMP.db --json`, compacting
+// whenever the history passes a ~4,000-token limit), then:
+//
+//	(a) checks whether the final context (`clipfold show CONV --json`: the
+//	    clip-archive plus the messages kept verbatim) still answers each
+//	    question, against naive truncation to the same token limit (the
+//	    newest messages of the file that fit, counted by the plug-in's own
+//	    estimateTokens export);
+//	(b) asks each question as worded (`clipfold search QUESTION --limit 5
+//	    --json`) and checks whether the evidence is in the top 5, against
+//	    plain Okapi BM25 over the raw messages;
+//	(c) checks that no message was lost: every message of the file is in
+//	    the final active history or in recall storage, byte for byte.
+//
+// It writes a Markdown report (docs/fidelity.md) and, with -json, the
+// per-question results. Usage (from the repository root, after make cli):
+//
+//	go run ./tools/fidelity                          # all conversations → docs/fidelity.md
+//	go run ./tools/fidelity -conversations friends-chat -questions 5 -out ''
+//	go run ./tools/fidelity -json build/fidelity.json
+//
+// The shares are measurements, not pass/fail: the command exits non-zero
+// only when something breaks (a command fails, a message is lost).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/clipfold/clipfold/harness"
+)
+
+type options struct {
+	bin       string
+	wasm      string
+	data      string
+	convs     []string
+	questions int
+	budget    int
+	limit     int
+	extra     []string
+	out       string
+	jsonOut   string
+	keep      string
+	label     string
+	baseline  string
+	quiet     bool
+}
+
+func main() {
+	var o options
+	var convs, extra string
+	flag.StringVar(&o.bin, "clipfold", "build/clipfold", "the clipfold `command` to measure (make cli builds it)")
+	flag.StringVar(&o.wasm, "wasm", "", "plug-in `file` for estimateTokens and, via $CLIPFOLD_WASM, for the command (default: the command's embedded plug-in; build/clipfold.wasm for estimateTokens)")
+	flag.StringVar(&o.data, "data", "testdata/fidelity", "`directory` of the conversations and their .questions.json")
+	flag.StringVar(&convs, "conversations", "", "comma-separated conversation `names` (default: all)")
+	flag.IntVar(&o.questions, "questions", 0, "ask only `N` questions per conversation, spread evenly (default: all)")
+	flag.IntVar(&o.budget, "budget", 4000, "the compaction limit in estimated `tokens` (context_budget 0.8 × model_max_tokens), also the truncation budget")
+	flag.IntVar(&o.limit, "limit", 5, "search hits that count (top `N`)")
+	flag.StringVar(&extra, "run-flags", "", "extra `flags` for clipfold run, space-separated (e.g. \"--keep-recent 10\")")
+	flag.StringVar(&o.out, "out", "docs/fidelity.md", "write the Markdown report to this `file` ('' for none)")
+	flag.StringVar(&o.jsonOut, "json", "", "write the full results as JSON to this `file` ('-' for stdout)")
+	flag.StringVar(&o.keep, "keep", "", "keep the databases in this `directory` instead of a temporary one")
+	flag.StringVar(&o.label, "label", "", "what the report says was measured (default: the last commit touching the measured code)")
+	flag.StringVar(&o.baseline, "baseline", "docs/fidelity-baseline.json", "compare with this earlier -json `file` in the report ('' for none; ignored when missing)")
+	flag.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
+	flag.Parse()
+	if convs != "" {
+		o.convs = strings.Split(convs, ",")
+	}
+	o.extra = strings.Fields(extra)
+	rep, err := run(context.Background(), &o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fidelity:", err)
+		os.Exit(1)
+	}
+	if err := write(&o, rep); err != nil {
+		fmt.Fprintln(os.Stderr, "fidelity:", err)
+		os.Exit(1)
+	}
+	if problems := rep.problems(); len(problems) > 0 {
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, "fidelity:", p)
+		}
+		os.Exit(1)
+	}
+}
+
+// run measures every conversation.
+func run(ctx context.Context, o *options) (*report, error) {
+	convs, err := loadConversations(o.data, o.convs)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := exec.LookPath(o.bin)
+	if err != nil {
+		return nil, fmt.Errorf("the clipfold command %s: %w (run make cli)", o.bin, err)
+	}
+	c := &cli{bin: bin}
+	wasm := o.wasm
+	if wasm != "" {
+		abs, err := filepath.Abs(wasm)
+		if err != nil {
+			return nil, err
+		}
+		c.env = append(c.env, "CLIPFOLD_WASM="+abs)
+	} else if wasm, err = harness.FindWasm(); err != nil {
+		return nil, err
+	}
+	est, err := newEstimator(ctx, wasm)
+	if err != nil {
+		return nil, err
+	}
+	defer est.Close(ctx)
+
+	dir := o.keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "clipfold-fidelity-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	rep := &report{Label: o.label, Budget: o.budget, Limit: o.limit, RunFlags: strings.Join(o.extra, " "), Command: c.version(ctx)}
+	if rep.Label == "" {
+		rep.Label = measuredCommit()
+	}
+	if o.baseline != "" {
+		if rep.Baseline, err = loadBaseline(o.baseline); err != nil {
+			return nil, err
+		}
+	}
+	for _, cv := range convs {
+		cv.Questions = subset(cv.Questions, o.questions)
+		if !o.quiet {
+			fmt.Fprintf(os.Stderr, "fidelity: %s (%d messages, %d questions)…\n", cv.Name, len(cv.Messages), len(cv.Questions))
+		}
+		cr, err := measure(ctx, o, c, est, cv, filepath.Join(dir, cv.Name+".db"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cv.Name, err)
+		}
+		rep.Conversations = append(rep.Conversations, cr)
+	}
+	rep.total()
+	return rep, nil
+}
+
+// measure replays one conversation and asks its questions.
+func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conversation, db string) (*convResult, error) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(db + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	r := &convResult{Name: cv.Name, Style: cv.Q.Style, ConversationID: cv.Q.ConversationID, Messages: len(cv.Messages),
+		Sessions: len(cv.Q.Sessions), Questions: len(cv.Questions)}
+	start := time.Now()
+	replay, err := c.replay(ctx, cv.Path, db, o.budget, o.extra)
+	r.RunSeconds = time.Since(start).Seconds()
+	if err != nil {
+		return nil, err
+	}
+	r.Run = replay
+	final, err := c.show(ctx, cv.Q.ConversationID, db)
+	if err != nil {
+		return nil, err
+	}
+	r.FinalMessages = len(final)
+	if r.FinalTokens, err = est.tokens(ctx, final); err != nil {
+		return nil, err
+	}
+	for i := range final {
+		if isArchive(&final[i]) {
+			r.ArchiveTokens, err = est.tokens(ctx, final[i:i+1])
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	trunc, truncTokens, err := est.truncate(ctx, cv.Messages, replay.Limit)
+	if err != nil {
+		return nil, err
+	}
+	r.TruncMessages, r.TruncTokens = len(trunc), truncTokens
+
+	arch, err := openArchive(db, cv.Q.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	defer arch.Close()
+	if err := lostCheck(ctx, r, cv, final, arch); err != nil {
+		return nil, err
+	}
+
+	ix := newBM25(cv.Messages)
+	kept := map[string]bool{}
+	for _, m := range final {
+		kept[m.ID] = true
+	}
+	searchStart := time.Now()
+	for k := range cv.Questions {
+		q := &cv.Questions[k]
+		qr := questionResult{ID: q.ID, Question: q.Question, Category: q.Category, Position: q.Position, Session: q.Session}
+		qr.InContext, qr.ContextUnit = contextAnswers(q, final)
+		qr.InTruncation, _ = contextAnswers(q, trunc)
+		for _, id := range q.Evidence {
+			if kept[id] {
+				qr.EvidenceKept = true
+			}
+		}
+		hits, _, err := c.search(ctx, q.Question, db, o.limit, func(id string) (string, error) { return arch.blockText(ctx, id) })
+		if err != nil {
+			return nil, fmt.Errorf("question %s: %w", q.ID, err)
+		}
+		qr.SearchHits = len(hits)
+		for i := range hits {
+			if hitFinds(q, &hits[i]) {
+				qr.SearchRank = i + 1
+				qr.SearchHit = hits[i].Kind + " " + hits[i].ID
+				break
+			}
+		}
+		ids, matched := ix.search(q.Question, o.limit)
+		qr.BM25Matched = matched
+		ev := evidenceSet(q)
+		for i, id := range ids {
+			if ev[id] {
+				qr.BM25Rank = i + 1
+				break
+			}
+		}
+		r.Results = append(r.Results, qr)
+	}
+	r.SearchSeconds = time.Since(searchStart).Seconds()
+	r.tally()
+	return r, nil
+}
+
+// lostCheck: every message of the file is in the final active history or
+// in recall storage (read through the store API), with its bytes intact.
+func lostCheck(ctx context.Context, r *convResult, cv *conversation, final []message, arch *archiveStore) error {
+	active := map[string][]byte{}
+	for _, m := range final {
+		active[m.ID] = m.Raw
+	}
+	for _, m := range cv.Messages {
+		if raw, ok := active[m.ID]; ok {
+			r.InActive++
+			if !sameJSON(raw, m.Raw) {
+				r.Altered = append(r.Altered, m.ID)
+			}
+			continue
+		}
+		raw, conv, ok, err := arch.recall(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		if !ok || conv != cv.Q.ConversationID {
+			r.Lost = append(r.Lost, m.ID)
+			continue
+		}
+		r.InRecall++
+		if !sameJSON(raw, m.Raw) {
+			r.Altered = append(r.Altered, m.ID)
+		}
+	}
+	return nil
+}
+
+// sameJSON compares two messages' bytes, ignoring insignificant white
+// space around them (the file has one message per line).
+func sameJSON(a, b []byte) bool {
+	return strings.TrimSpace(string(a)) == strings.TrimSpace(string(b))
+}
+
+// estimator calls the plug-in's estimateTokens export (SPEC §3), so the
+// truncation baseline counts tokens exactly as shouldCompact does.
+type estimator struct {
+	rt   *harness.Runtime
+	inst *harness.Instance
+}
+
+func newEstimator(ctx context.Context, wasm string) (*estimator, error) {
+	rt, err := harness.NewRuntime(ctx, harness.Options{WasmPath: wasm})
+	if err != nil {
+		return nil, err
+	}
+	inst, err := rt.NewInstance(ctx)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	return &estimator{rt: rt, inst: inst}, nil
+}
+
+func (e *estimator) Close(ctx context.Context) { e.rt.Close(ctx) }
+
+// tokens is estimateTokens({messages}).
+func (e *estimator) tokens(ctx context.Context, msgs []message) (int64, error) {
+	raws := make([]json.RawMessage, len(msgs))
+	for i := range msgs {
+		raws[i] = msgs[i].Raw
+	}
+	in, err := json.Marshal(map[string]any{"messages": raws})
+	if err != nil {
+		return 0, err
+	}
+	out, err := e.inst.Call(ctx, "estimateTokens", in)
+	if err != nil {
+		return 0, err
+	}
+	var res struct {
+		Tokens *int64 `json:"tokens"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Tokens == nil {
+		return 0, fmt.Errorf("estimateTokens: unexpected output %.200s", out)
+	}
+	return *res.Tokens, nil
+}
+
+// truncate returns the longest suffix of msgs whose estimate is at most
+// limit (the estimate only grows as messages are added, so a binary
+// search finds it), and that estimate.
+func (e *estimator) truncate(ctx context.Context, msgs []message, limit int64) ([]message, int64, error) {
+	lo, hi := 0, len(msgs) // lo messages fit; find the largest
+	var best int64
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		t, err := e.tokens(ctx, msgs[len(msgs)-mid:])
+		if err != nil {
+			return nil, 0, err
+		}
+		if t <= limit {
+			lo, best = mid, t
+		} else {
+			hi = mid - 1
+		}
+	}
+	return msgs[len(msgs)-lo:], best, nil
+}
+
+// measuredCommit names the code measured: the last commit touching the
+// plug-in, the command or the store, with "+changes" when the working
+// tree differs from it there.
+func measuredCommit() string {
+	paths := []string{"core", "api", "plugin", "hostfuncs", "cmd", "harness", "go.mod"}
+	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%h (%cs)", "--"}, paths...)...).Output()
+	if err != nil {
+		return "unknown commit"
+	}
+	label := "commit " + strings.TrimSpace(string(out))
+	if dirty, err := exec.Command("git", append([]string{"status", "--porcelain", "--"}, paths...)...).Output(); err == nil && len(strings.TrimSpace(string(dirty))) > 0 {
+		label += " (+ uncommitted changes)"
+	}
+	return label
+}
