@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ import (
 // reported by make fidelity, not tests.
 func TestSubsetLosesNothing(t *testing.T) {
 	root := filepath.Join("..", "..")
-	wasm, err := harness.FindWasm()
+	wasm, err := wasmhost.FindWasm()
 	require.NoError(t, err, "make build first")
 	bin := filepath.Join(t.TempDir(), "clipfold")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/clipfold")

@@ -37,7 +37,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clipfold/clipfold/harness"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
 type options struct {
@@ -114,7 +114,7 @@ func run(ctx context.Context, o *options) (*report, error) {
 			return nil, err
 		}
 		c.env = append(c.env, "CLIPFOLD_WASM="+abs)
-	} else if wasm, err = harness.FindWasm(); err != nil {
+	} else if wasm, err = wasmhost.FindWasm(); err != nil {
 		return nil, err
 	}
 	est, err := newEstimator(ctx, wasm)
@@ -287,12 +287,12 @@ func sameJSON(a, b []byte) bool {
 // estimator calls the plug-in's estimateTokens export (SPEC §3), so the
 // truncation baseline counts tokens exactly as shouldCompact does.
 type estimator struct {
-	rt   *harness.Runtime
-	inst *harness.Instance
+	rt   *wasmhost.Runtime
+	inst *wasmhost.Instance
 }
 
 func newEstimator(ctx context.Context, wasm string) (*estimator, error) {
-	rt, err := harness.NewRuntime(ctx, harness.Options{WasmPath: wasm})
+	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{WasmPath: wasm})
 	if err != nil {
 		return nil, err
 	}
