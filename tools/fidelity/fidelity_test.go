@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
