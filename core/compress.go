@@ -355,8 +355,8 @@ const (
 // batch (the only one that holds the oldest context) up to
 // deepArchivePct percent; the other batches shown share the rest.
 const (
-	targetArchivePct = 75
-	deepArchivePct   = 50
+	targetArchivePct = 60
+	deepArchivePct   = 60
 )
 
 // summaryCaps are the max_tokens of each chunk summary and of a

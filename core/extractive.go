@@ -435,6 +435,7 @@ func (ex *extractor) addSentence(s string, src int32) {
 	} else {
 		ex.newRunes += n
 	}
+	ex.overhead += 3 // its separator
 	ex.sents = append(ex.sents, exSent{text: s, src: src, runes: int32(min(n, 1<<30))})
 }
 
@@ -500,7 +501,7 @@ func (f *exFeatures) isFiller() bool {
 	if f.strong() {
 		return false
 	}
-	n := f.content + f.weak
+	n := f.content // names are content words too
 	switch {
 	case n == 0:
 		return true
