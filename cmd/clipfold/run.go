@@ -167,8 +167,9 @@ func runRun(e *env, args []string) error {
 		if sc.Get("due").Bool() {
 			pl.stats.reset()
 			cfg := s.configJSON()
-			if target := targetTokens(s, *share, rep.Limit); target > 0 {
-				rep.TargetTokens = target
+			target, add := targetTokens(s, *share, rep.Limit)
+			rep.TargetTokens = target
+			if add {
 				cfg = withKey(cfg, "target_tokens", strconv.AppendInt(nil, target, 10))
 			}
 			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, cfg, false))
@@ -253,14 +254,17 @@ func runRun(e *env, args []string) error {
 	return nil
 }
 
-// targetTokens is the target_tokens of the run's compactions: share ×
-// limit, unless the configuration sets target_tokens itself (or the share
-// is 0: compact to keep_recent). 0 means none.
-func targetTokens(s *settings, share float64, limit int64) int64 {
-	if _, set := s.set["target_tokens"]; set || share <= 0 || limit <= 0 {
-		return 0
+// targetTokens is the target_tokens of the run's compactions: the
+// configuration's own when it sets one, else share × limit, to be added
+// to the config (add); 0 when the share is 0: compact to keep_recent.
+func targetTokens(s *settings, share float64, limit int64) (target int64, add bool) {
+	if _, set := s.set["target_tokens"]; set {
+		return int64(s.cfg.TargetTokens), false
 	}
-	return max(1, int64(share*float64(limit)))
+	if share <= 0 || limit <= 0 {
+		return 0, false
+	}
+	return max(1, int64(share*float64(limit))), true
 }
 
 // withKey adds "key":value to a JSON object.
