@@ -94,6 +94,15 @@ func ExtractiveSummarizeMessages(previousSummary string, msgs []Message, maxToke
 // dated line before it in its batch), since batches cut in importance
 // order overlap in time.
 func ExtractiveResummarize(contents []string, maxTokens int) string {
+	var ex extractor
+	ex.addBatches(contents)
+	return ex.summarize(maxTokens)
+}
+
+// addBatches reads the summary batches being re-summarized, their lines
+// in date order (stable; an undated line sorts with the dated line before
+// it in its batch).
+func (ex *extractor) addBatches(contents []string) {
 	type dline struct {
 		day  string
 		text string
@@ -109,11 +118,9 @@ func ExtractiveResummarize(contents []string, maxTokens int) string {
 		})
 	}
 	slices.SortStableFunc(lines, func(a, b dline) int { return strings.Compare(a.day, b.day) })
-	var ex extractor
 	for i := range lines {
 		ex.addLines(lines[i].text, i)
 	}
-	return ex.summarize(maxTokens)
 }
 
 // Tuning of the extractive summarizer. They are constants, not config,
@@ -215,6 +222,7 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 	for last >= 0 && isDirective(&msgs[last]) {
 		last--
 	}
+	var batches []string // "Summary batch" contents, read after the loop
 	for i := 0; i <= last; i++ {
 		m := &msgs[i]
 		if m.Content == "" || isDirective(m) {
@@ -226,7 +234,7 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 			if rest, ok := strings.CutPrefix(c, PreviousSummaryPrefix); ok {
 				ex.addGuide(rest)
 			} else if rest, ok := strings.CutPrefix(c, SummaryBatchPrefix); ok {
-				ex.addLines(rest, i)
+				batches = append(batches, rest)
 			} else if strings.HasPrefix(c, ClipArchivePrefix) {
 				ex.addGuide(c)
 			} else {
@@ -249,6 +257,9 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 		default:
 			ex.addMessage(c, "", spUser, "", i)
 		}
+	}
+	if len(batches) > 0 {
+		ex.addBatches(batches)
 	}
 }
 
