@@ -281,3 +281,35 @@ func TestExtractiveSummarySameAlgorithmUndated(t *testing.T) {
 		assert.Contains(t, dated, l)
 	}
 }
+
+// The extractive entry points on any text: valid UTF-8 out, within
+// max_tokens, non-empty whenever there is a letter or digit, no panic.
+func FuzzExtractive(f *testing.F) {
+	f.Add("Hey! How have you been?", "We adopted a beagle called Max on 2023-05-08.", "[2023-05-08] User: We adopted a beagle.", 50)
+	f.Add("", "\xff\xfe [2023-05-08] Tool call: f({})", "Summary batch:\n[9999-99-99] x", 1)
+	f.Add("Thanks!", "ok", "[Context Summary — 2 messages]\n[Batch 1 — depth 0, a to b]\nUser: hi", 3)
+	f.Add(strings.Repeat("日本語。", 100), strings.Repeat("a. ", 500), "User: "+strings.Repeat("| ", 50), 7)
+	f.Fuzz(func(t *testing.T, a, b, prev string, maxTokens int) {
+		maxTokens = maxTokens%5000 + 1
+		if maxTokens <= 0 {
+			maxTokens += 5000
+		}
+		msgs := datedMsgs(may8, time.Hour, "user", a, "assistant", b)
+		check := func(out string, text bool) {
+			if !utf8.ValidString(out) {
+				t.Fatalf("invalid UTF-8: %q", out)
+			}
+			if EstimateTokens(out) > maxTokens {
+				t.Fatalf("%d tokens > %d: %q", EstimateTokens(out), maxTokens, out)
+			}
+			if text && out == "" {
+				t.Fatalf("empty summary of %q %q", a, b)
+			}
+		}
+		check(ExtractiveSummarizeMessages(prev, msgs, maxTokens, 1000), hasAlnum(a) || hasAlnum(b))
+		check(ExtractiveResummarize([]string{a, prev, b}, maxTokens), false)
+		check(ExtractiveSummary(&ModelRequest{MaxTokens: maxTokens, Messages: []ModelMessage{
+			{Role: RoleSystem, Content: PreviousSummaryPrefix + prev}, {Role: RoleUser, Content: a},
+			{Role: RoleSystem, Content: SummaryBatchPrefix + b}}}), false)
+	})
+}
