@@ -48,7 +48,8 @@ import (
 // Length: the result's EstimateTokens is at most the max_tokens given
 // (1024 when ≤ 0). New messages are cut to about a third of their text
 // (an extractive summary that keeps everything would not compact
-// anything), batches being re-summarized to about a half. The result is
+// anything); batches being re-summarized only to max_tokens, without
+// their duplicates and filler. The result is
 // non-empty whenever the input has any text: an empty summary is a failure
 // to the pipeline. Text is counted and cut by code points; invalid UTF-8
 // is replaced by U+FFFD, so the output is always valid UTF-8.
@@ -134,9 +135,6 @@ const (
 	// not cut by the ratio, only by max_tokens and the filler rule; longer
 	// text keeps at least this much.
 	extractiveMinRunes = 400
-	// extractiveResumMinRunes is extractiveMinRunes for a
-	// re-summarization, which keeps about half of its batches.
-	extractiveResumMinRunes = 960
 	// extractiveSentenceMax: the longest a single sentence may be, in code
 	// points, before it is cut (a stack trace on one line, a JSON dump).
 	extractiveSentenceMax = 320
@@ -474,8 +472,11 @@ func (ex *extractor) summarize(maxTokens int) string {
 		all := ex.newRunes + ex.lineRunes + ex.overhead
 		budget = min(budget, max(all/extractiveRatioDiv, min(all, extractiveMinRunes)))
 	} else {
-		all := ex.lineRunes + ex.overhead
-		budget = min(budget, max(all/2, min(all, extractiveResumMinRunes)))
+		// A re-summarization: its batches are summaries already, and
+		// folding them into one batch is the gain. Only max_tokens,
+		// duplicates and filler shorten it, so the oldest facts are not
+		// halved again at every fold.
+		budget = min(budget, ex.lineRunes+ex.overhead)
 	}
 	ex.score()
 	ex.selectSentences(budget)
