@@ -20,7 +20,7 @@ var fuzzSeeds = []string{
 	`{"messages":[{"role":"system","content":"[Context Summary — 1 messages]"},{"role":"user","content":[{"type":"text","text":"x"}]}]}`,
 	`{"messages":[{"role":"user","content":"a","created_at":"2026-02-28T10:00:00Z","pinned":true}],"config":{"max_chunk_tokens":1}}`,
 	`{"text":"héllo"}`, `{"batches":[{"content":"c","depth":1,"start_time":"2026-02-28T10:00:00Z","end_time":"2026-02-28T11:00:00Z","message_count":3}]}`,
-	`{"batch_contents":["a","b"]}`, `{"provider":"anthropic","request":{"system":"s","messages":[{"role":"system","content":"x"}]}}`,
+	`{"batch_contents":["a","b"]}`, `{"messages":[{"role":"system","content":"Summary batch:\n[2026-01-01] User: a b c 1.\n[2025-01-01] Tool call: f({})"},{"role":"system","content":"Previous summary of conversation:\n[2026-01-01] User: x"}],"max_tokens":3}`, `{"provider":"anthropic","request":{"system":"s","messages":[{"role":"system","content":"x"}]}}`,
 	`{"provider":"openai","status":429,"body":"{\"error\":{\"message\":\"slow\"}}"}`,
 	`{"messages":[{"role":"user","content":"a"}],"config":{"chunk_size":0}}`,
 	`{"messages":[{"role":"robot"}]}`, `{"messages":[` + strings.Repeat("[", 300),
@@ -178,6 +178,8 @@ func FuzzCompress(f *testing.F) {
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"hello there, a long message about the bug","created_at":"2026-01-01T00:00:00Z"},{"id":"b","role":"assistant","content":"ok","created_at":"2026-01-01T00:00:01Z"}],"config":{"keep_recent":0,"backoff_base_ms":0}}`))
 	f.Add([]byte(`{"conversation_id":"c","history":[],"dry_run":true,"now":1767225600000}`))
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]","created_at":"2026-01-01T00:00:00Z"},{"id":"x","role":"assistant","content":"","tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}],"created_at":"2026-01-01T00:00:01Z"},{"id":"y","role":"tool","tool_call_id":"t","content":"out","created_at":"2026-01-01T00:00:02Z"}],"config":{"keep_recent":0,"target_tokens":1}}`))
+	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]\n[Batch 1 — depth 0, 2026-01-01T00:00:00.000Z to 2026-01-01T00:00:00.000Z]\n[2026-01-01] User: We adopted a beagle.","created_at":"2026-01-01T00:00:00Z"},{"id":"a","role":"user","content":"Hey! How have you been? We adopted a beagle.","created_at":"2026-01-01T00:00:01Z"},{"id":"b","role":"assistant","content":"I ran the Boston marathon in 3:41.","created_at":"2026-01-02T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"extractive","target_tokens":5}}`))
+	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"x \xff","created_at":"2026-01-01T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"llm","fallback":"extractive"}}`))
 	env := DefaultEnv()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		_, err := env.Compress(in, fuzzHost{}, SystemClock{})

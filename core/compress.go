@@ -99,7 +99,7 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 	}
 	// The deadline runs on the clock (the input "now" may be any instant
 	// the caller chose for the breaker; elapsed time is the clock's).
-	run := &run{in: in, c: c, p: p, res: &r,
+	run := &run{in: in, c: c, p: p, res: &r, extractive: c.Summarizer == SummarizerExtractive,
 		deadline: p.Clock.Now().Add(time.Duration(c.CompactionTimeoutMs) * time.Millisecond)}
 	err := run.compress()
 	switch {
@@ -131,9 +131,9 @@ type run struct {
 	p        Ports
 	res      *CompressResult
 	deadline time.Time
-	chars    int // lazily: the history's size in code points
-	// extractive is set once the LLM has failed and fallback is on: the
-	// rest of this compaction is summarized extractively.
+	// extractive is set when summarizer is "extractive", or once the LLM
+	// has failed and fallback is on: the rest of this compaction is
+	// summarized extractively, inside the plug-in.
 	extractive bool
 }
 
@@ -149,8 +149,23 @@ func (u *run) compress() error {
 	hist := in.History
 	split := Split(hist, c)
 	compress, keep := split.ToCompress, split.ToKeep
+	maxSum, resumSum := c.MaxSummaryTokens, c.MaxSummaryTokens
+	var live []liveBatch
+	listed := false
 	if c.TargetTokens > 0 {
-		compress, keep = u.selectForTarget(split)
+		if u.res.TokensBefore <= c.TargetTokens {
+			compress = nil
+		} else if len(compress) > 0 {
+			// The archive this compaction will produce decides how much
+			// fits: list the live batches first.
+			var err error
+			if live, err = u.listBatches(); err != nil {
+				return err
+			}
+			listed = true
+			maxSum, resumSum = u.summaryCaps()
+			compress, keep = u.selectForTarget(split, live, maxSum, resumSum)
+		}
 	}
 	if len(compress) == 0 {
 		u.res.Kept = Identity(len(hist))
@@ -176,8 +191,7 @@ func (u *run) compress() error {
 		for _, i := range ch {
 			msgs = append(msgs, hist[i])
 		}
-		req := BuildSummarizationRequest(c.Prompt, prev, msgs, c.Model, c.MaxSummaryTokens, c.MaxMessageChars)
-		text, method, err := u.complete(&req, u.canShrink(size, maxTok, ch))
+		text, method, err := u.summarizeChunk(prev, msgs, maxSum, u.canShrink(size, maxTok, ch))
 		if err != nil {
 			if f, ok := err.(*failure); ok && f.code == FailLLMTimeout && u.canShrink(size, maxTok, ch) {
 				// Timeout: re-chunk the remaining work at half the size.
@@ -197,20 +211,11 @@ func (u *run) compress() error {
 	}
 
 	// Existing batches of this conversation.
-	blocks, err := u.p.Memory.List("archival", BatchLabelPrefix(in.ConversationID))
-	if err != nil {
-		return fail(FailHost, "memory_list: "+err.Error())
-	}
-	var live []liveBatch
-	for _, bl := range blocks {
-		b, ok := ParseBatchBlock(in.ConversationID, bl.Label, bl.Content)
-		if !ok {
-			if strings.HasPrefix(bl.Label, BatchLabelPrefix(in.ConversationID)) && !belongsElsewhere(in.ConversationID, bl.Label) {
-				u.res.Warnings = append(u.res.Warnings, "archival block "+bl.ID+" ("+bl.Label+") is not a readable batch; left alone")
-			}
-			continue
+	if !listed {
+		var err error
+		if live, err = u.listBatches(); err != nil {
+			return err
 		}
-		live = append(live, liveBatch{Batch: b, blockID: bl.ID})
 	}
 	for _, b := range created {
 		live = append(live, liveBatch{Batch: b})
@@ -228,8 +233,7 @@ func (u *run) compress() error {
 		for i := range old {
 			contents[i] = old[i].Content
 		}
-		req := BuildResummarizationRequest(c.Prompt, contents, c.Model, c.MaxSummaryTokens)
-		text, method, err := u.complete(&req, false)
+		text, method, err := u.resummarize(contents, resumSum)
 		if err != nil {
 			u.res.Warnings = append(u.res.Warnings, "re-summarization failed, the new batches are committed as they are: "+err.Error())
 		} else {
@@ -320,76 +324,197 @@ func belongsElsewhere(conv, label string) bool {
 	return err != nil
 }
 
-// selectForTarget keeps the split's order but compresses only the
-// lowest-importance units needed to bring the estimate under
-// target_tokens; the rest stay verbatim in original order. The estimate
-// reserves room for what compaction adds: the clip-archive's header and,
-// per batch the selected messages will make, its header line and a
-// summary of up to max_summary_tokens.
-func (u *run) selectForTarget(s SplitResult) (compress, keep []int) {
-	c, hist := u.c, u.in.History
-	before := u.res.TokensBefore
-	if before <= c.TargetTokens {
-		return nil, Identity(len(hist))
+// listBatches reads this conversation's archived batches (memory_list).
+func (u *run) listBatches() ([]liveBatch, error) {
+	conv := u.in.ConversationID
+	blocks, err := u.p.Memory.List("archival", BatchLabelPrefix(conv))
+	if err != nil {
+		return nil, fail(FailHost, "memory_list: "+err.Error())
 	}
-	const headerTokens, batchLineTokens = 24, 24
-	per := max(1, c.ChunkSize)
-	if c.MaxChunkTokens > 0 {
-		per = 0 // batch count estimated from tokens below
-	}
-	removed, chunkTok := 0, 0 // characters removed; tokens in the open chunk
-	batches := 0
-	n := 0
-	for n < len(s.ToCompress) {
-		reserve := headerTokens + batches*(batchLineTokens+c.MaxSummaryTokens)
-		if ceilDiv4(u.charsBefore()-removed)+reserve < c.TargetTokens && batches > 0 {
-			break
+	var live []liveBatch
+	for _, bl := range blocks {
+		b, ok := ParseBatchBlock(conv, bl.Label, bl.Content)
+		if !ok {
+			if strings.HasPrefix(bl.Label, BatchLabelPrefix(conv)) && !belongsElsewhere(conv, bl.Label) {
+				u.res.Warnings = append(u.res.Warnings, "archival block "+bl.ID+" ("+bl.Label+") is not a readable batch; left alone")
+			}
+			continue
 		}
-		// Take whole tool units: a call and the results after it.
+		live = append(live, liveBatch{Batch: b, blockID: bl.ID})
+	}
+	return live, nil
+}
+
+// Estimates of the clip-archive's structure, in code points: its header
+// line, each batch's header line and blank line, and the section titles
+// and omission marker when batches are omitted.
+const (
+	archiveHeaderRunes  = 72
+	archiveBatchRunes   = 84
+	archiveOmittedRunes = 128
+)
+
+// Shares of target_tokens in a target compaction: the clip-archive takes
+// at most targetArchivePct percent of it, and of that the re-summarized
+// batch (the only one that holds the oldest context) up to
+// deepArchivePct percent; the other batches shown share the rest.
+const (
+	targetArchivePct = 60
+	deepArchivePct   = 60
+)
+
+// summaryCaps are the max_tokens of each chunk summary and of a
+// re-summarization in a target_tokens compaction: max_summary_tokens,
+// lowered so that the clip-archive (at most clip_first + clip_last batches
+// shown) stays within its share of target_tokens whatever the history.
+// Without the caps a 4,000-token budget would be eaten by the archive
+// alone (four 1,024-token batches) and every compaction would end in
+// no_gain.
+func (u *run) summaryCaps() (chunkCap, resumCap int) {
+	c := u.c
+	line := ceilDiv4(archiveBatchRunes)
+	room := c.TargetTokens*targetArchivePct/100 - ceilDiv4(archiveHeaderRunes+archiveOmittedRunes)
+	slots := max(1, c.ClipFirst+c.ClipLast)
+	deep := room / slots
+	if slots > 1 {
+		deep = room * deepArchivePct / 100
+		chunkCap = (room-deep)/(slots-1) - line
+	} else {
+		chunkCap = deep - line
+	}
+	resumCap = deep - line
+	clamp := func(n int) int { return max(1, min(c.MaxSummaryTokens, n)) }
+	return clamp(chunkCap), clamp(max(resumCap, chunkCap))
+}
+
+// selectForTarget chooses what a target_tokens compaction compresses: the
+// newest compressible units that fit are kept verbatim, the older rest is
+// compressed (still in the split's importance order, so chunking and
+// fold-in see it as SPEC says). Kept units are contiguous: walking from the
+// newest back, the first unit that does not fit ends the kept run. A tool
+// call and its results are one unit; pinned messages and the last
+// keep_recent (the split's to_keep) are always kept. "Fits" counts the
+// clip-archive the compaction will produce: the live batches plus, per new
+// batch, a summary of up to capTok tokens, re-summarized (into at most
+// resumTok) as compress would when the batches outgrow the clip window.
+// At least one unit is compressed, so a compaction that is due always
+// makes progress.
+func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok int) (compress, keep []int) {
+	c, hist := u.c, u.in.History
+	type tunit struct{ lead, from, to, runes int } // members are s.ToCompress[from:to]
+	var units []tunit
+	totalRunes := 0
+	for n := 0; n < len(s.ToCompress); {
 		end := n + 1
 		if m := &hist[s.ToCompress[n]]; m.Role == RoleAssistant && m.HasToolCalls {
 			for end < len(s.ToCompress) && answers(&hist[s.ToCompress[end]], m) {
 				end++
 			}
 		}
+		r := 0
 		for _, k := range s.ToCompress[n:end] {
-			r := runeCount(hist[k].Content)
-			removed += r
-			chunkTok += ceilDiv4(r)
+			r += runeCount(hist[k].Content)
 		}
-		if per > 0 {
-			batches = (end + per - 1) / per
-		} else if batches == 0 || chunkTok > c.MaxChunkTokens {
-			batches++
-			chunkTok = 0
-		}
+		units = append(units, tunit{lead: s.ToCompress[n], from: n, to: end, runes: r})
+		totalRunes += r
 		n = end
 	}
-	compress = s.ToCompress[:n]
-	gone := make(map[int]bool, n)
-	for _, k := range compress {
-		gone[k] = true
+	slices.SortFunc(units, func(a, b tunit) int { return b.lead - a.lead }) // newest first
+	fixed := 0
+	for _, k := range s.ToKeep {
+		fixed += runeCount(hist[k].Content)
 	}
-	start := 0
+	liveRunes := make([]int, len(live))
+	for i := range live {
+		liveRunes[i] = runeCount(live[i].Content)
+	}
+	totalMsgs := len(s.ToCompress)
+	keptMsgs, keptRunes, k := 0, 0, 0
+	for ; k < len(units)-1; k++ {
+		nm, nr := keptMsgs+units[k].to-units[k].from, keptRunes+units[k].runes
+		arch := u.archiveRunes(liveRunes, u.newBatches(totalMsgs-nm, totalRunes-nr), capTok*4, resumTok*4)
+		if ceilDiv4(fixed+nr+arch) > c.TargetTokens {
+			break
+		}
+		keptMsgs, keptRunes = nm, nr
+	}
+	kept := make([]bool, len(hist))
+	for _, t := range units[:k] {
+		for _, i := range s.ToCompress[t.from:t.to] {
+			kept[i] = true
+		}
+	}
+	compress = make([]int, 0, totalMsgs-keptMsgs)
+	for _, i := range s.ToCompress {
+		if !kept[i] {
+			compress = append(compress, i)
+		}
+	}
+	gone := make([]bool, len(hist))
+	for _, i := range compress {
+		gone[i] = true
+	}
 	if s.Prior >= 0 {
-		start = 1
+		gone[s.Prior] = true
 	}
-	for k := start; k < len(hist); k++ {
-		if !gone[k] {
-			keep = append(keep, k)
+	keep = make([]int, 0, len(hist)-len(compress))
+	for i := range hist {
+		if !gone[i] {
+			keep = append(keep, i)
 		}
 	}
 	return compress, keep
 }
 
-// charsBefore is the history's size in code points.
-func (u *run) charsBefore() int {
-	if u.chars == 0 {
-		for i := range u.in.History {
-			u.chars += runeCount(u.in.History[i].Content)
-		}
+// newBatches estimates how many batches chunking msgs messages of runes
+// code points makes.
+func (u *run) newBatches(msgs, runes int) int {
+	if msgs == 0 {
+		return 0
 	}
-	return u.chars
+	if u.c.MaxChunkTokens > 0 {
+		return max(1, (ceilDiv4(runes)+u.c.MaxChunkTokens-1)/u.c.MaxChunkTokens)
+	}
+	return (msgs + u.c.ChunkSize - 1) / max(1, u.c.ChunkSize)
+}
+
+// archiveRunes estimates the clip-archive's size in code points after a
+// compaction that adds fresh batches of at most capRunes each to the live
+// batches of the given sizes: re-summarized into one batch of at most
+// resumRunes when they outgrow clip_first + clip_last + 2, then rendered
+// with at most clip_first + clip_last batches shown.
+func (u *run) archiveRunes(live []int, fresh, capRunes, resumRunes int) int {
+	c := u.c
+	n := len(live) + fresh
+	size := func(i int) int {
+		if i < len(live) {
+			return live[i]
+		}
+		return capRunes
+	}
+	total := archiveHeaderRunes
+	if n > c.ClipFirst+c.ClipLast+2 {
+		// Re-summarized: one batch, then the last clip_last.
+		total += archiveBatchRunes + resumRunes
+		for i := n - min(c.ClipLast, n); i < n; i++ {
+			total += archiveBatchRunes + size(i)
+		}
+		return total
+	}
+	if n <= c.ClipFirst+c.ClipLast {
+		for i := 0; i < n; i++ {
+			total += archiveBatchRunes + size(i)
+		}
+		return total
+	}
+	total += archiveOmittedRunes
+	for i := 0; i < c.ClipFirst; i++ {
+		total += archiveBatchRunes + size(i)
+	}
+	for i := n - c.ClipLast; i < n; i++ {
+		total += archiveBatchRunes + size(i)
+	}
+	return total
 }
 
 func (u *run) now() time.Time { return u.p.Clock.Now() }
@@ -412,14 +537,36 @@ func (u *run) shrink(size, maxTok int, _ []int) (int, int) {
 	return max(2, size/2), maxTok
 }
 
+// summarizeChunk summarizes one chunk, folding in prev: extractively
+// inside the plug-in (summarizer "extractive", or after the LLM failed
+// with fallback "extractive"), else through llm_complete.
+func (u *run) summarizeChunk(prev string, msgs []Message, maxTok int, shrinkable bool) (string, string, error) {
+	c := u.c
+	ex := func() string { return ExtractiveSummarizeMessages(prev, msgs, maxTok, c.MaxMessageChars) }
+	if u.extractive {
+		return u.extractiveText(ex)
+	}
+	req := BuildSummarizationRequest(c.Prompt, prev, msgs, c.Model, maxTok, c.MaxMessageChars)
+	return u.complete(&req, shrinkable, ex)
+}
+
+// resummarize folds the contents of old batches into one.
+func (u *run) resummarize(contents []string, maxTok int) (string, string, error) {
+	c := u.c
+	ex := func() string { return ExtractiveResummarize(contents, maxTok) }
+	if u.extractive {
+		return u.extractiveText(ex)
+	}
+	req := BuildResummarizationRequest(c.Prompt, contents, c.Model, maxTok)
+	return u.complete(&req, false, ex)
+}
+
 // complete calls the LLM with SPEC's retry policy and returns the
-// summary text and how it was made.
+// summary text and how it was made; ex is the extractive summary of the
+// same input, for fallback "extractive".
 // When shrinkable, a timeout is returned at once so the caller can
 // re-chunk instead of retrying the same too-large request.
-func (u *run) complete(req *ModelRequest, shrinkable bool) (string, string, error) {
-	if u.extractive {
-		return u.extractiveText(req)
-	}
+func (u *run) complete(req *ModelRequest, shrinkable bool, ex func() string) (string, string, error) {
 	text, err := u.completeLLM(req, shrinkable)
 	if err == nil {
 		return text, MethodLLM, nil
@@ -431,13 +578,13 @@ func (u *run) complete(req *ModelRequest, shrinkable bool) (string, string, erro
 	if u.c.Fallback == "extractive" && f != nil && f.code != FailHost {
 		u.extractive = true
 		u.res.Warnings = append(u.res.Warnings, "LLM failed ("+f.Error()+"); summarized extractively instead")
-		return u.extractiveText(req)
+		return u.extractiveText(ex)
 	}
 	return "", "", err
 }
 
-func (u *run) extractiveText(req *ModelRequest) (string, string, error) {
-	t := strings.TrimSpace(ExtractiveSummary(req))
+func (u *run) extractiveText(ex func() string) (string, string, error) {
+	t := strings.TrimSpace(ex())
 	if t == "" {
 		return "", "", fail(FailInvalidSumm, "the extractive summary is empty")
 	}

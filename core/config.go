@@ -28,6 +28,7 @@ type Config struct {
 	ModelMaxTokens         int     // model_max_tokens, ≥ 1
 	TargetTokens           int     // target_tokens; 0 = unset
 	Fallback               string  // fallback: "none" | "extractive"
+	Summarizer             string  // summarizer: "llm" | "extractive" (in the plug-in, never llm_complete)
 	Model                  string  // model
 	PinSystem              bool    // pin_system
 	MaxMessageChars        int     // max_message_chars, ≥ 1
@@ -108,6 +109,7 @@ func DefaultConfig() Config {
 		ContextBudget:          0.8,
 		ModelMaxTokens:         200000,
 		Fallback:               "none",
+		Summarizer:             SummarizerLLM,
 		PinSystem:              true,
 		MaxMessageChars:        20000,
 	}
@@ -143,8 +145,14 @@ var Keys = []string{
 	"question_bonus", "tool_call_bonus", "keyword_bonus", "content_length_weight",
 	"important_keywords", "compaction_timeout", "compaction_max_retries", "backoff_base_ms",
 	"max_chunk_tokens", "max_consecutive_failures", "breaker_cooldown_ms", "context_budget",
-	"model_max_tokens", "target_tokens", "fallback", "model", "pin_system", "max_message_chars",
+	"model_max_tokens", "target_tokens", "fallback", "summarizer", "model", "pin_system", "max_message_chars",
 }
+
+// Values of the summarizer key.
+const (
+	SummarizerLLM        = "llm"
+	SummarizerExtractive = "extractive"
+)
 
 // ErrUnknownKey is returned by Set for a key clipfold does not know.
 // Callers warn and go on: unknown keys are never fatal.
@@ -266,6 +274,15 @@ func (c *Config) Set(key string, v Value, field string) error {
 		}
 		c.Fallback = v.Str
 		return nil
+	case "summarizer":
+		if v.Kind == KindNull {
+			return nil
+		}
+		if v.Kind != KindString || (v.Str != SummarizerLLM && v.Str != SummarizerExtractive) {
+			return Invalid(field, `must be "llm" or "extractive", got `+v.describe())
+		}
+		c.Summarizer = v.Str
+		return nil
 	case "model":
 		switch v.Kind {
 		case KindNull:
@@ -297,7 +314,7 @@ func (c *Config) Set(key string, v Value, field string) error {
 func (c *Config) SetString(key, s, field string) error {
 	v := Value{Kind: KindString, Str: s}
 	switch key {
-	case "prompt", "fallback", "model":
+	case "prompt", "fallback", "summarizer", "model":
 	case "pin_system":
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {

@@ -3,216 +3,261 @@ package core
 import (
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
 
-// ExtractiveSummary is clipfold's offline "LLM": it answers a
-// summarization request (BuildSummarizationRequest or
-// BuildResummarizationRequest) by picking the most informative sentences
-// of the request's messages, with no model at all. It is the `extractive`
-// provider of the Go host and the `fallback: "extractive"` path of
-// compress, so it must work anywhere the plug-in runs: plain hand-written
-// scanning (no regexp, no reflection, no goroutines), deterministic (no
-// clock, no randomness, no map iteration decides anything), O(total text).
+// The extractive summarizer is clipfold's offline summarizer: it picks the
+// most informative sentences of what it is given, with no model at all. It
+// is what compress uses with `summarizer: "extractive"` and with
+// `fallback: "extractive"` (ExtractiveSummarizeMessages,
+// ExtractiveResummarize), and what the extractiveSummary export answers for
+// hosts that need an offline LLM (ExtractiveSummary). It must work
+// anywhere the plug-in runs: hand-written scanning (no regexp, no
+// reflection, no goroutines), deterministic (no clock, no randomness, no
+// map iteration decides anything), O(total text).
 //
-// What it does:
+// What it does, for all three entry points:
+//   - Each summary summarizes its own input. A previous summary (the
+//     fold-in context of a summarization request, or the prior
+//     clip-archive) only guides the choice: a sentence it already holds is
+//     not picked again, one that mostly repeats its words is marked down,
+//     and none of its lines is re-emitted. (Re-emitting it made every
+//     batch carry the one before it: ten archives held 1,138 lines of
+//     which 734 were unique.)
 //   - Sentences are cut from every message (lines first, then ". ", "! ",
-//     "? " and CJK stops). The system prompt, the directive (the last user
-//     message) and the structural lines of a clip-archive are ignored.
-//   - Each sentence is scored: decisions ("decided", "agreed", "we will",
-//     "let's go with"), errors and fixes, constraints ("must", "never",
-//     "deadline", "budget", …), questions and identifiers (paths, URLs,
-//     versions, numbers, CamelCase/snake_case names, error codes, ticket
-//     ids, quoted strings) raise it; acknowledgements and greetings
-//     ("thanks", "sounds good", "ok") are dropped outright. What the user
-//     says weighs most, tool output least (it counts through its errors
-//     and identifiers); lines of source code, the assistant restating the
-//     previous message, and near-duplicates that differ only in numbers
-//     ("attempt 1", "attempt 2") are marked down. Later messages get a
-//     small recency bonus, and every further sentence taken from the same
-//     message a small penalty, so one long tool dump cannot fill the
-//     summary.
-//   - Sentences of the previous summary and of summary batches carry a
-//     strong weight, because facts must survive repeated fold-in
-//     compaction; but a share of the budget (extractiveNewShare) is first
-//     reserved for the new messages, so old facts cannot crowd out
-//     everything new either.
-//   - Duplicates (same words, ignoring case, punctuation and spacing) are
-//     kept once. A huge sentence is cut at a word boundary with "…".
-//   - The chosen sentences come out in their original order, grouped per
-//     message, one line per message with light attribution ("User: …",
-//     "Assistant: …", "Tool: …", "Tool call: …"); lines of a tool output
-//     are joined with " | ". Lines of a previous summary that carry such a
-//     label keep it and are cut at " | " again, so the format is stable
-//     across folds.
+//     "? " and CJK stops) and scored by what they carry, whoever said it:
+//     content words, names, numbers and identifiers, dates and times,
+//     decisions, preferences, plans, constraints, errors and fixes. User
+//     and assistant weigh the same (a fixed user bonus made summaries 3:1
+//     user); tool output and tool-call arguments weigh less and count
+//     through their errors and identifiers.
+//   - Greetings, thanks, acknowledgements and content-free questions ("How
+//     have you been?", "What about you?") are dropped outright. Lines of
+//     source code, restatements of the previous message, near-duplicates
+//     that differ only in numbers, and every further sentence of the same
+//     message are marked down, so one long message cannot fill the summary.
+//   - The chosen sentences come out one line per message, in chronological
+//     order, labelled ("User: …", "Assistant: …", "Tool: …",
+//     "Tool call: …") and, when the message has a created_at, dated with
+//     its UTC day: "[2023-05-08] User: …". A re-summarization keeps each
+//     line's date and label, and keeps a sentence said in several batches
+//     once.
 //
-// Length: the result's EstimateTokens is at most req.MaxTokens (1024 when
-// MaxTokens ≤ 0), and the new text is cut to about half when it is long
+// Length: the result's EstimateTokens is at most the max_tokens given
+// (1024 when ≤ 0). New messages are cut to about a third of their text
 // (an extractive summary that keeps everything would not compact
-// anything); the previous summary is not halved again, so the summary can
-// grow fold after fold up to MaxTokens. The result is non-empty whenever the request has any text
-// other than the directive: an empty summary is a failure to the pipeline.
-// Text is counted and cut by code points; invalid UTF-8 is replaced by
-// U+FFFD, so the output is always valid UTF-8.
+// anything); batches being re-summarized only to max_tokens, without
+// their duplicates and filler. The result is
+// non-empty whenever the input has any text: an empty summary is a failure
+// to the pipeline. Text is counted and cut by code points; invalid UTF-8
+// is replaced by U+FFFD, so the output is always valid UTF-8.
+
+// ExtractiveSummary answers a summarization request
+// (BuildSummarizationRequest or BuildResummarizationRequest) like an LLM
+// would, with the extractive summarizer. A request carries no dates, so
+// its lines are not dated. The system prompt and the directive are not
+// summarized; the "Previous summary of conversation" message only guides
+// the choice; "Summary batch" messages are re-summarized line by line.
 func ExtractiveSummary(req *ModelRequest) string {
 	if req == nil {
 		return ""
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = 1024
-	}
 	var ex extractor
-	ex.collect(req.Messages)
-	if len(ex.sents) == 0 {
-		return ""
-	}
-	budget := maxTokens * 4
-	if budget/4 != maxTokens { // overflow on an absurd MaxTokens
-		budget = int(^uint(0) >> 2)
-	}
-	// Compress even when MaxTokens is generous (a summary that keeps
-	// everything compacts nothing): keep about a third of long new text,
-	// all of very short text. The previous summary is context, not the thing
-	// asked for: it may take about as much room again (the most
-	// informative of it wins, so facts travel forward to the batches the
-	// clip-archive shows) but not all of it, so that fold after fold the
-	// oldest details thin out instead of every batch repeating the one
-	// before it in full (repetition made small histories end in no_gain). A
-	// re-summarization (no new messages) keeps half of its batches.
-	if ex.newRunes > 0 {
-		// +64: room for the "User: " labels of what is kept whole.
-		own := max(ex.newRunes/extractiveRatioDiv, min(ex.newRunes+64, extractiveMinRunes))
-		budget = min(budget, own+min(ex.priorRunes*2/3, max(own, extractiveMinRunes)))
-	} else {
-		budget = min(budget, max(ex.priorRunes/2, min(ex.priorRunes+64, 3*extractiveMinRunes)))
-	}
-	ex.score()
-	ex.selectSentences(budget)
-	return ex.render(budget)
+	ex.collectRequest(req.Messages)
+	return ex.summarize(req.MaxTokens)
 }
 
-// Tuning of ExtractiveSummary. They are constants, not config, because
-// the extractive summary only has to be a good-enough stand-in for an LLM.
+// ExtractiveSummarizeMessages summarizes msgs (one chunk of a compaction)
+// with the extractive summarizer: each kept line is dated from its
+// message's created_at. previousSummary (the summary of the chunk before,
+// or the prior clip-archive) guides the choice and is never re-emitted.
+// Each message's text is middle-truncated to maxMessageChars code points
+// first (0 = no limit), as in a summarization request.
+func ExtractiveSummarizeMessages(previousSummary string, msgs []Message, maxTokens, maxMessageChars int) string {
+	var ex extractor
+	if previousSummary != "" {
+		ex.addGuide(validText(previousSummary))
+	}
+	order := Identity(len(msgs))
+	slices.SortStableFunc(order, func(a, b int) int { return msgs[a].CreatedAt.Compare(msgs[b].CreatedAt) })
+	for k, i := range order {
+		ex.addCoreMessage(&msgs[i], k, maxMessageChars)
+	}
+	return ex.summarize(maxTokens)
+}
+
+// ExtractiveResummarize folds several batch summaries into one: their
+// lines, with the dates and labels they carry, are scored and chosen like
+// sentences of messages; a sentence several batches hold is kept once.
+// Lines come out in date order (stable; an undated line sorts with the
+// dated line before it in its batch), since batches cut in importance
+// order overlap in time.
+func ExtractiveResummarize(contents []string, maxTokens int) string {
+	var ex extractor
+	ex.addBatches(contents)
+	return ex.summarize(maxTokens)
+}
+
+// addBatches reads the summary batches being re-summarized, their lines
+// in date order (stable; an undated line sorts with the dated line before
+// it in its batch).
+func (ex *extractor) addBatches(contents []string) {
+	type dline struct {
+		day  string
+		text string
+	}
+	var lines []dline
+	for _, c := range contents {
+		day := ""
+		forEachLine(validText(c), func(line string) {
+			if isDatePrefix(line) {
+				day = line[1:11]
+			}
+			lines = append(lines, dline{day, line})
+		})
+	}
+	slices.SortStableFunc(lines, func(a, b dline) int { return strings.Compare(a.day, b.day) })
+	for i := range lines {
+		ex.addLines(lines[i].text, i)
+	}
+}
+
+// Tuning of the extractive summarizer. They are constants, not config,
+// because the extractive summary only has to be a good-enough stand-in
+// for an LLM.
 const (
-	// extractiveRatioDiv: a long input is cut to about 1/extractiveRatioDiv
-	// of its code points (before MaxTokens applies).
+	// extractiveRatioDiv: new messages are cut to about
+	// 1/extractiveRatioDiv of their code points (before max_tokens applies).
 	extractiveRatioDiv = 3
-	// extractiveMinRunes: inputs shorter than this many code points are not
-	// cut by the ratio, only by MaxTokens and the filler rule; longer ones
-	// keep at least this much.
-	extractiveMinRunes = 320
-	// extractiveNewShare: the part of the budget reserved first for new
-	// messages when a previous summary competes with them.
-	extractiveNewShare = 0.15
+	// extractiveMinRunes: new text shorter than this many code points is
+	// not cut by the ratio, only by max_tokens and the filler rule; longer
+	// text keeps at least this much.
+	extractiveMinRunes = 400
 	// extractiveSentenceMax: the longest a single sentence may be, in code
 	// points, before it is cut (a stack trace on one line, a JSON dump).
 	extractiveSentenceMax = 320
 	// extractiveRestateWords bounds the content words remembered per
 	// source for restatement detection.
 	extractiveRestateWords = 64
-	// extractivePriorWeight is added to every previous-summary sentence.
-	extractivePriorWeight = 3.0
+	// dateLen is the length of a line's date prefix, "[2023-05-08] ".
+	dateLen = 13
 )
 
-// Source kinds of extracted sentences.
+// Source kinds.
 const (
-	exUser uint8 = iota
-	exAssistant
-	exTool
-	exToolCall
-	exSystem
-	exPrior
+	exNew  uint8 = iota // a message being summarized
+	exLine              // a line of a summary batch being re-summarized
 )
 
-// exSource is one message of the request, or one line of a previous
-// summary / summary batch (each becomes one output line).
+// Speakers, from the message role or a summary line's label.
+const (
+	spUser uint8 = iota
+	spAssistant
+	spTool
+	spToolCall
+	spSystem
+	spNone // an unlabelled summary line
+)
+
+// exSource is one message, or one line of a summary batch: each becomes
+// at most one output line.
 type exSource struct {
-	label string // "User", …; "" for unlabelled previous-summary lines
-	kind  uint8
-	// speaker is the kind the base weight comes from: kind itself, or for
-	// a previous-summary line the kind its label names, so a tool dump
-	// that made it into a summary does not outweigh what the user said.
+	label   string // "User", …; "" for unlabelled summary lines
+	date    string // "2023-05-08", or "" when undated
+	kind    uint8
 	speaker uint8
-	msg     int // index of the request message, for the recency bonus
+	msg     int // position among the input's messages, for the recency bonus
 }
 
 // exSent is one candidate sentence.
 type exSent struct {
-	text   string // trimmed, valid UTF-8, not yet whitespace-collapsed
-	src    int32
-	runes  int32 // code points after whitespace collapsing
-	cost   int32 // code points it takes in the output (cut, plus separator)
-	score  float64
-	filler bool
-	dup    bool
-	chosen bool
-	// informative: the sentence has some signal (keyword, question,
-	// identifier); only such new sentences use the reserved share.
-	informative bool
-	repeats     uint8
-	hash        uint64
-	features    exFeatures
+	text     string // trimmed, valid UTF-8, not yet whitespace-collapsed
+	src      int32
+	runes    int32 // code points after whitespace collapsing
+	cost     int32 // code points it takes in the output (cut, plus separator)
+	score    float64
+	filler   bool
+	dup      bool
+	chosen   bool
+	repeats  uint8
+	hash     uint64
+	features exFeatures
 }
 
 type extractor struct {
+	srcs  []exSource
+	sents []exSent
+	// guideHash holds the sentence hashes of the previous summary, and
+	// guideWords its content-word hashes: a sentence already said there is
+	// not picked again, one mostly made of its words is marked down.
+	guideHash  map[uint64]struct{}
+	guideWords map[uint64]struct{}
+	guides     []string // the guide texts, summarized when nothing else is given
+	// Code points of new-message and summary-line sentences, and the
+	// label/date overhead of their sources.
+	newRunes, lineRunes, overhead int
 	// words holds the content-word hashes of the sentence scan just read;
 	// prevWords and curWords those of the previous and the current source
 	// (bounded), for restatement detection.
 	words, prevWords, curWords []uint64
 	wordsSrc                   int32
-	srcs                       []exSource
-	sents                      []exSent
-	priorRunes                 int // code points of previous-summary sentences
-	newRunes                   int // code points of the other sentences
 	lowerBuf                   [32]byte
 }
 
-// collect turns the request's messages into sources and sentences.
-func (ex *extractor) collect(msgs []ModelMessage) {
+// validText replaces invalid UTF-8 by U+FFFD.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// collectRequest reads a summarization request's messages.
+func (ex *extractor) collectRequest(msgs []ModelMessage) {
 	last := len(msgs) - 1
 	for last >= 0 && isDirective(&msgs[last]) {
 		last--
 	}
-	ex.sents = make([]exSent, 0, 64)
+	var batches []string // "Summary batch" contents, read after the loop
 	for i := 0; i <= last; i++ {
 		m := &msgs[i]
-		c := m.Content
-		if c == "" || isDirective(m) {
+		if m.Content == "" || isDirective(m) {
 			continue
 		}
-		if !utf8.ValidString(c) {
-			c = strings.ToValidUTF8(c, "\uFFFD")
-		}
+		c := validText(m.Content)
 		switch m.Role {
 		case RoleSystem:
 			if rest, ok := strings.CutPrefix(c, PreviousSummaryPrefix); ok {
-				ex.addSummary(rest, i)
+				ex.addGuide(rest)
 			} else if rest, ok := strings.CutPrefix(c, SummaryBatchPrefix); ok {
-				ex.addSummary(rest, i)
+				batches = append(batches, rest)
 			} else if strings.HasPrefix(c, ClipArchivePrefix) {
-				ex.addSummary(c, i)
+				ex.addGuide(c)
 			} else {
-				ex.addMessage(c, "System", exSystem, i)
+				ex.addMessage(c, "System", spSystem, "", i)
 			}
 		case RoleUser, RoleTool:
 			if rest, ok := strings.CutPrefix(c, ToolResultPrefix); ok {
-				ex.addMessage(rest, "Tool", exTool, i)
+				ex.addMessage(rest, "Tool", spTool, "", i)
 			} else if m.Role == RoleTool {
-				ex.addMessage(c, "Tool", exTool, i)
+				ex.addMessage(c, "Tool", spTool, "", i)
 			} else {
-				ex.addMessage(c, "User", exUser, i)
+				ex.addMessage(c, "User", spUser, "", i)
 			}
 		case RoleAssistant:
 			if strings.HasPrefix(c, ToolCallPrefix) {
-				ex.addToolCalls(c, i)
+				ex.addToolCallLines(c, "", i)
 			} else {
-				ex.addMessage(c, "Assistant", exAssistant, i)
+				ex.addMessage(c, "Assistant", spAssistant, "", i)
 			}
 		default:
-			ex.addMessage(c, "", exUser, i)
+			ex.addMessage(c, "", spUser, "", i)
 		}
+	}
+	if len(batches) > 0 {
+		ex.addBatches(batches)
 	}
 }
 
@@ -222,297 +267,300 @@ func isDirective(m *ModelMessage) bool {
 	return m.Role == RoleUser && strings.TrimSpace(m.Content) == DefaultDirective
 }
 
-func (ex *extractor) newSource(label string, kind uint8, msg int) int32 {
-	speaker := kind
-	if kind == exPrior {
-		switch label {
-		case "Assistant":
-			speaker = exAssistant
-		case "Tool":
-			speaker = exTool
-		case "Tool call":
-			speaker = exToolCall
-		case "System":
-			speaker = exSystem
-		default:
-			speaker = exUser
+// addCoreMessage reads one message of a compaction chunk.
+func (ex *extractor) addCoreMessage(m *Message, pos, maxChars int) {
+	date := dayOf(m.CreatedAt)
+	c := validText(ClampText(m.Content, maxChars))
+	switch m.Role {
+	case RoleUser:
+		ex.addMessage(c, "User", spUser, date, pos)
+	case RoleAssistant:
+		if m.Content == "" && m.HasToolCalls {
+			for _, tc := range m.ToolCalls {
+				ex.addToolCallLines(validText(ClampText(tc.Name+"("+tc.Arguments+")", maxChars)), date, pos)
+			}
+			return
 		}
+		ex.addMessage(c, "Assistant", spAssistant, date, pos)
+	case RoleTool:
+		ex.addMessage(c, "Tool", spTool, date, pos)
+	case RoleSystem:
+		if IsClipArchive(m) {
+			ex.addGuide(c) // an older clip-archive: already summarized
+			return
+		}
+		ex.addMessage(c, "System", spSystem, date, pos)
 	}
-	ex.srcs = append(ex.srcs, exSource{label: label, kind: kind, speaker: speaker, msg: msg})
+}
+
+// dayOf is t's UTC day, "2006-01-02", or "" for the zero time (or a year
+// outside 1..9999).
+func dayOf(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	y, m, d := t.UTC().Date()
+	if y < 1 || y > 9999 {
+		return ""
+	}
+	b := [10]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+		byte('0' + int(m)/10), byte('0' + int(m)%10), '-', byte('0' + d/10), byte('0' + d%10)}
+	return string(b[:])
+}
+
+func (ex *extractor) newSource(label, date string, kind, speaker uint8, msg int) int32 {
+	ex.srcs = append(ex.srcs, exSource{label: label, date: date, kind: kind, speaker: speaker, msg: msg})
+	ex.overhead += runeCount(label) + 3
+	if date != "" {
+		ex.overhead += dateLen
+	}
 	return int32(len(ex.srcs) - 1)
 }
 
 // addMessage cuts one message into sentences, all of one source.
-func (ex *extractor) addMessage(c, label string, kind uint8, msg int) {
+func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg int) {
 	src := int32(-1)
 	forEachLine(c, func(line string) {
 		forEachSentence(line, func(s string) {
 			if src < 0 {
-				src = ex.newSource(label, kind, msg)
+				src = ex.newSource(label, date, exNew, speaker, msg)
 			}
 			ex.addSentence(s, src)
 		})
 	})
 }
 
-// addToolCalls reads "[Tool call]: name(args)" lines; each call is one
-// sentence of a "Tool call" source (arguments are JSON, not prose, so
-// they are not cut at ". ").
-func (ex *extractor) addToolCalls(c string, msg int) {
+// addToolCallLines reads "[Tool call]: name(args)" lines (or bare
+// "name(args)"); each call is one sentence of a "Tool call" source
+// (arguments are JSON, not prose, so they are not cut at ". ").
+func (ex *extractor) addToolCallLines(c, date string, msg int) {
 	src := int32(-1)
 	forEachLine(c, func(line string) {
-		line = strings.TrimPrefix(line, ToolCallPrefix)
-		line = strings.TrimSpace(line)
+		line = strings.TrimSpace(strings.TrimPrefix(line, ToolCallPrefix))
 		if !hasAlnum(line) {
 			return
 		}
 		if src < 0 {
-			src = ex.newSource("Tool call", exToolCall, msg)
+			src = ex.newSource("Tool call", date, exNew, spToolCall, msg)
 		}
 		ex.addSentence(line, src)
 	})
 }
 
-// exLabels are the attributions ExtractiveSummary writes; a previous
-// summary line starting with one keeps it.
+// exLabels are the attributions the summarizer writes; a summary line
+// starting with one keeps it.
 var exLabels = [...]string{"User", "Assistant", "Tool call", "Tool", "System"}
 
-// addSummary reads a previous summary or a summary batch: every line is a
-// source of its own, labelled when it starts with one of exLabels. The
+var exLabelSpeakers = [...]uint8{spUser, spAssistant, spToolCall, spTool, spSystem}
+
+// summaryLine splits one line of a summary into its date ("" when it has
+// none), label ("" when it has none) and text. skip is true for the
 // structural lines of a clip-archive (header, batch headers, section
-// titles, the omission marker) and archived metadata lines are skipped.
-func (ex *extractor) addSummary(c string, msg int) {
+// titles, the omission marker) and archived metadata lines.
+func summaryLine(line string) (date, label string, speaker uint8, text string, skip bool) {
+	if strings.HasPrefix(line, ClipArchivePrefix) || strings.HasPrefix(line, "[Batch ") ||
+		strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "[... ") ||
+		strings.HasPrefix(line, "[depth:") || strings.HasPrefix(line, `{"conversation_id":`) {
+		return "", "", 0, "", true
+	}
+	if isDatePrefix(line) {
+		date, line = line[1:11], strings.TrimSpace(line[12:])
+	}
+	speaker = spNone
+	for k, l := range exLabels {
+		if len(line) > len(l)+2 && strings.HasPrefix(line, l) && line[len(l)] == ':' && line[len(l)+1] == ' ' {
+			label, speaker = l, exLabelSpeakers[k]
+			line = strings.TrimSpace(line[len(l)+2:])
+			break
+		}
+	}
+	return date, label, speaker, line, false
+}
+
+// isDatePrefix reports whether s starts with "[dddd-dd-dd]".
+func isDatePrefix(s string) bool {
+	if len(s) < 12 || s[0] != '[' || s[11] != ']' || s[5] != '-' || s[8] != '-' {
+		return false
+	}
+	for _, i := range [...]int{1, 2, 3, 4, 6, 7, 9, 10} {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// addLines reads a summary batch being re-summarized: every line is a
+// source of its own, with the date and label it carries.
+func (ex *extractor) addLines(c string, msg int) {
 	forEachLine(c, func(line string) {
-		if strings.HasPrefix(line, ClipArchivePrefix) || strings.HasPrefix(line, "[Batch ") ||
-			strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "[... ") ||
-			strings.HasPrefix(line, "[depth:") || strings.HasPrefix(line, `{"conversation_id":`) {
+		date, label, speaker, text, skip := summaryLine(line)
+		if skip {
 			return
 		}
-		label := ""
-		for _, l := range exLabels {
-			if len(line) > len(l)+2 && strings.HasPrefix(line, l) && line[len(l)] == ':' && line[len(l)+1] == ' ' {
-				label = l
-				line = strings.TrimSpace(line[len(l)+2:])
-				break
-			}
-		}
-		if label == "Tool call" { // JSON arguments: not prose, one sentence
-			if hasAlnum(line) {
-				ex.addSentence(line, ex.newSource(label, exPrior, msg))
+		if speaker == spToolCall { // JSON arguments: not prose, one sentence
+			if hasAlnum(text) {
+				ex.addSentence(text, ex.newSource(label, date, exLine, speaker, msg))
 			}
 			return
 		}
 		src := int32(-1)
-		forEachSentence(line, func(s string) {
+		forEachSentence(text, func(s string) {
 			if src < 0 {
-				src = ex.newSource(label, exPrior, msg)
+				src = ex.newSource(label, date, exLine, speaker, msg)
 			}
 			ex.addSentence(s, src)
+		})
+	})
+}
+
+// addGuide records a previous summary: the hashes of its sentences and of
+// their content words.
+func (ex *extractor) addGuide(c string) {
+	ex.guides = append(ex.guides, c)
+	if ex.guideHash == nil {
+		ex.guideHash = map[uint64]struct{}{}
+		ex.guideWords = map[uint64]struct{}{}
+	}
+	forEachLine(c, func(line string) {
+		_, _, _, text, skip := summaryLine(line)
+		if skip {
+			return
+		}
+		forEachSentence(text, func(s string) {
+			_, h, _ := ex.scan(s)
+			ex.guideHash[h] = struct{}{}
+			for _, w := range ex.words {
+				ex.guideWords[w] = struct{}{}
+			}
 		})
 	})
 }
 
 func (ex *extractor) addSentence(s string, src int32) {
 	n := collapsedRunes(s)
-	if ex.srcs[src].kind == exPrior {
-		ex.priorRunes += n
+	if ex.srcs[src].kind == exLine {
+		ex.lineRunes += n
 	} else {
 		ex.newRunes += n
 	}
+	ex.overhead += 3 // its separator
 	ex.sents = append(ex.sents, exSent{text: s, src: src, runes: int32(min(n, 1<<30))})
 }
 
-// forEachLine calls f with every trimmed, non-empty line of s, with a
-// leading list marker ("- ", "* ", "• ", "> ") removed.
-func forEachLine(s string, f func(string)) {
-	for len(s) > 0 {
-		var line string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			line, s = s, ""
-		}
-		line = strings.TrimSpace(line)
-		for {
-			if len(line) >= 2 && (line[0] == '-' || line[0] == '*' || line[0] == '>') && line[1] == ' ' {
-				line = strings.TrimSpace(line[2:])
-			} else if strings.HasPrefix(line, "• ") {
-				line = strings.TrimSpace(line[len("• "):])
-			} else {
-				break
-			}
-		}
-		if line != "" {
-			f(line)
+// summarize scores, chooses and renders within maxTokens.
+func (ex *extractor) summarize(maxTokens int) string {
+	if maxTokens <= 0 {
+		maxTokens = 1024
+	}
+	if len(ex.sents) == 0 && len(ex.guides) > 0 {
+		// Only a previous summary: it is all there is to summarize.
+		guides := ex.guides
+		ex.guides, ex.guideHash, ex.guideWords = nil, nil, nil
+		for i, g := range guides {
+			ex.addLines(g, i)
 		}
 	}
+	if len(ex.sents) == 0 {
+		return ""
+	}
+	budget := maxTokens * 4
+	if budget/4 != maxTokens { // overflow on an absurd maxTokens
+		budget = int(^uint(0) >> 2)
+	}
+	if ex.newRunes > 0 {
+		all := ex.newRunes + ex.lineRunes + ex.overhead
+		budget = min(budget, max(all/extractiveRatioDiv, min(all, extractiveMinRunes)))
+	} else {
+		// A re-summarization: its batches are summaries already, and
+		// folding them into one batch is the gain. Only max_tokens,
+		// duplicates and filler shorten it, so the oldest facts are not
+		// halved again at every fold.
+		budget = min(budget, ex.lineRunes+ex.overhead)
+	}
+	ex.score()
+	ex.selectSentences(budget)
+	return ex.render(budget)
 }
-
-// forEachSentence calls f with every sentence of one line that holds a
-// letter or a digit. " | " always separates (render writes it between
-// lines that have no full stop). A sentence ends at '.', '!' or '?' (a run of them,
-// with closing quotes and brackets) followed by a space, unless the word
-// before is a common abbreviation or a single letter ("e.g.", "Dr.",
-// "J. Smith"), and right after a CJK full stop, exclamation or question
-// mark. "v1.2.3", "main.go" and "3.5" never end a sentence: no space
-// follows their dots.
-func forEachSentence(line string, f func(string)) {
-	start := 0
-	emit := func(end int) {
-		s := strings.TrimSpace(line[start:end])
-		if hasAlnum(s) {
-			f(s)
-		}
-	}
-	for i := 0; i < len(line); {
-		c := line[i]
-		if c == '|' && i > 0 && line[i-1] == ' ' && i+1 < len(line) && line[i+1] == ' ' {
-			// " | " separates lines that a previous fold put on one line.
-			emit(i)
-			start = i + 1
-			i++
-			continue
-		}
-		if c == '.' || c == '!' || c == '?' {
-			j := i + 1
-			for j < len(line) && (line[j] == '.' || line[j] == '!' || line[j] == '?' || line[j] == '"' || line[j] == '\'' || line[j] == ')' || line[j] == ']') {
-				j++
-			}
-			if j < len(line) && (line[j] == ' ' || line[j] == '\t') && !(c == '.' && isAbbrevBefore(line[start:i])) {
-				emit(j)
-				start = j
-			}
-			i = j
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, w := utf8.DecodeRuneInString(line[i:])
-			if r == '。' || r == '！' || r == '？' {
-				emit(i + w)
-				start = i + w
-			}
-			i += w
-			continue
-		}
-		i++
-	}
-	if start < len(line) {
-		emit(len(line))
-	}
-}
-
-// isAbbrevBefore reports whether the text s, which a '.' follows, ends
-// with a word the dot does not end a sentence after.
-func isAbbrevBefore(s string) bool {
-	i := len(s)
-	for i > 0 && s[i-1] != ' ' && s[i-1] != '(' {
-		i--
-	}
-	w := s[i:]
-	if len(w) == 1 && isASCIILetter(w[0]) {
-		return true // initials: "J. Smith"
-	}
-	switch strings.ToLower(w) {
-	case "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "st", "no", "approx", "cf", "inc", "ltd", "jr", "sr", "fig":
-		return true
-	}
-	return false
-}
-
-func hasAlnum(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if isASCIILetter(c) || isDigit(c) {
-				return true
-			}
-			i++
-			continue
-		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			return true
-		}
-		i += w
-	}
-	return false
-}
-
-// collapsedRunes counts the code points of s with every run of
-// whitespace counted as one space, which is how the sentence is written.
-func collapsedRunes(s string) int {
-	n := 0
-	space := false
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			i++
-			if isSpace(c) {
-				if !space {
-					n++
-				}
-				space = true
-				continue
-			}
-		} else {
-			_, w := utf8.DecodeRuneInString(s[i:])
-			i += w
-		}
-		space = false
-		n++
-	}
-	return n
-}
-
-func isSpace(c byte) bool       { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
-func isDigit(c byte) bool       { return c >= '0' && c <= '9' }
-func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-func isUpper(c byte) bool       { return c >= 'A' && c <= 'Z' }
-func isLower(c byte) bool       { return c >= 'a' && c <= 'z' }
 
 // exFeatures are what one scan of a sentence finds.
 type exFeatures struct {
-	decision, errorish, constraint, rationale, action, question bool
-	code                                                        bool // looks like source code
-	idents                                                      int  // identifier points
-	weak                                                        int  // acronyms, proper nouns
-	words                                                       int
-	nonFiller                                                   int // words that are not filler
+	decision, errorish, constraint, rationale, action, pref, time, question bool
+	social                                                                  bool // a greeting, thanks, an acknowledgement
+	code                                                                    bool // looks like source code
+	idents                                                                  int  // identifier points
+	weak                                                                    int  // acronyms, proper nouns
+	words                                                                   int
+	content                                                                 int // content words (not glue, not social)
+}
+
+// strong reports a signal that alone makes a sentence worth keeping.
+func (f *exFeatures) strong() bool {
+	return f.decision || f.errorish || f.constraint || f.idents > 0
+}
+
+// medium reports a signal that makes a short sentence worth keeping: "I
+// love painting", "We meet on Friday".
+func (f *exFeatures) medium() bool {
+	return f.pref || f.action || f.time || f.rationale
+}
+
+// isFiller reports a sentence with nothing to keep: no strong signal and
+// no content words ("Thanks!", "Sounds good"), a greeting or
+// acknowledgement with little else ("Hi Caroline, great to see you!"), or
+// a content-free question ("How have you been?", "What about you?").
+func (f *exFeatures) isFiller() bool {
+	if f.strong() {
+		return false
+	}
+	n := f.content // names are content words too
+	switch {
+	case n == 0:
+		return true
+	case f.medium():
+		return f.content == 0 && (f.social || f.question)
+	case n < 2:
+		return true
+	case f.social || f.question:
+		return n < 3
+	}
+	return false
 }
 
 // Weights of the sentence features.
 const (
-	wDecision = 4.0
-	// Base weights by speaker: what the user says (constraints,
-	// preferences, decisions) matters most; tool output matters through
-	// its errors and identifiers only, and the assistant usually says
-	// what it meant.
-	wUserBase      = 2.0
-	wAssistantBase = 1.2
-	wToolBase      = -0.5
-	wToolCallBase  = -0.6
-	wError         = 3.0
-	wConstraint    = 3.0
-	wQuestion      = 1.5
-	wRationale     = 1.0
-	wAction        = 1.0
-	wIdent         = 0.8 // per identifier point (strong ones have 2)
-	wIdentMax      = 5.0
-	wWeak          = 0.4
-	wWeakMax       = 1.2
-	wRecency       = 1.0
-	wRankStep      = 0.6 // penalty per earlier-chosen sentence of the same message
-	wRankMax       = 3.0
-	wRepeat        = 0.5 // bonus per repetition of a sentence, …
-	wRepeatMax     = 1.5 // … capped
-	wRestate       = 3.0 // penalty for restating the previous message
-	wCode          = 2.0 // penalty for a line of source code
-	wNear          = 1.5 // penalty per earlier near-duplicate, …
-	wNearMax       = 4.5 // … capped
+	wToolBase     = -1.0 // tool output counts through its errors and identifiers
+	wToolCallBase = -1.2
+	wContent      = 0.5 // per content word, …
+	wContentMax   = 6.0 // … capped
+	wDecision     = 3.0
+	wError        = 2.5
+	wConstraint   = 2.0
+	wPref         = 1.5
+	wAction       = 1.0
+	wTime         = 1.0
+	wRationale    = 1.0
+	wQuestion     = 0.3
+	wIdent        = 0.8 // per identifier point (strong ones have 2)
+	wIdentMax     = 5.0
+	wWeak         = 0.6
+	wWeakMax      = 2.4
+	wRecency      = 0.5
+	wRankStep     = 0.6 // penalty per earlier-chosen sentence of the same message
+	wRankMax      = 3.0
+	wRepeat       = 0.5 // bonus per repetition of a sentence, …
+	wRepeatMax    = 1.5 // … capped
+	wRestate      = 3.0 // penalty for restating the previous message
+	wSeen         = 2.5 // penalty for repeating the previous summary's words
+	wCode         = 2.0 // penalty for a line of source code
+	wNear         = 1.5 // penalty per earlier near-duplicate, …
+	wNearMax      = 4.5 // … capped
+	wShort        = 1.5 // penalty for fewer than three words and no identifier
 )
 
 // score computes every sentence's features, hash and score, marks
-// duplicates and filler, and applies the per-message rank penalty.
+// duplicates (of each other and of the previous summary) and filler, and
+// applies the per-message rank penalty.
 func (ex *extractor) score() {
 	seen := make(map[uint64]int32, len(ex.sents))
 	near := make(map[uint64]int32, len(ex.sents))
@@ -522,6 +570,10 @@ func (ex *extractor) score() {
 		s.features, s.hash, hl = ex.scan(s.text)
 		f := &s.features
 		src := &ex.srcs[s.src]
+		if _, ok := ex.guideHash[s.hash]; ok {
+			s.dup = true // the previous summary says it already
+			continue
+		}
 		if j, ok := seen[s.hash]; ok {
 			// Said again: keep the first, which gains a bounded bonus.
 			s.dup = true
@@ -536,43 +588,36 @@ func (ex *extractor) score() {
 		// of the same shape weighs less.
 		nearCount := near[hl]
 		near[hl] = nearCount + 1
-		s.filler = f.nonFiller == 0 && !f.decision && !f.errorish && !f.constraint &&
-			!f.rationale && !f.action && f.idents == 0 && src.kind != exPrior
 		var v float64
 		switch src.speaker {
-		case exUser, exSystem:
-			v = wUserBase
-		case exAssistant:
-			v = wAssistantBase
-		case exTool:
+		case spTool:
 			v = wToolBase
-		case exToolCall:
+		case spToolCall:
 			v = wToolCallBase
-		}
-		if src.kind == exPrior {
-			v += extractivePriorWeight
 		}
 		if f.code {
 			// Source code is dense with names, "err" and quotes but is
 			// rarely what a summary needs: what the code does is said in
 			// prose around it.
-			f.decision, f.constraint, f.errorish, f.rationale, f.action, f.question = false, false, false, false, false, false
+			f.decision, f.constraint, f.errorish, f.rationale, f.action, f.pref, f.question = false, false, false, false, false, false, false
 			f.idents = min(f.idents, 2)
 			v -= wCode
 		}
-		if src.speaker == exToolCall {
+		if src.speaker == spToolCall {
 			// Arguments are data, not speech: "decision" in a ticket body
 			// is not a decision. Only identifiers and errors count.
-			f.decision, f.constraint, f.rationale, f.action, f.question = false, false, false, false, false
+			f.decision, f.constraint, f.rationale, f.action, f.pref, f.question, f.social = false, false, false, false, false, false, false
 		}
-		s.informative = f.decision || f.errorish || f.constraint || f.question || f.rationale ||
-			f.action || f.idents > 0
-		if restated := ex.restates(s.src); restated {
-			// The assistant echoing what the user just said (or the
-			// reverse) adds nothing the first statement does not have.
+		s.filler = f.isFiller() && src.speaker != spToolCall
+		if ex.restates(s.src) {
+			// Echoing what the other side just said adds nothing the first
+			// statement does not have.
 			v -= wRestate
-			s.informative = false
 		}
+		if ex.seenBefore() {
+			v -= wSeen
+		}
+		v += min(float64(f.content)*wContent, wContentMax)
 		if f.decision {
 			v += wDecision
 		}
@@ -582,34 +627,30 @@ func (ex *extractor) score() {
 		if f.constraint {
 			v += wConstraint
 		}
-		if f.question {
-			// A substantial question asked by the user is an open issue; a
-			// short one ("Still there?") or the assistant's own clarifying
-			// question is worth less.
-			q := wQuestion
-			if f.nonFiller < 3 {
-				q /= 2
-			}
-			if src.speaker == exAssistant {
-				q /= 2
-			}
-			v += q
-		}
-		if f.rationale {
-			v += wRationale
+		if f.pref {
+			v += wPref
 		}
 		if f.action {
 			v += wAction
 		}
+		if f.time {
+			v += wTime
+		}
+		if f.rationale {
+			v += wRationale
+		}
+		if f.question {
+			v += wQuestion
+		}
 		v += min(float64(f.idents)*wIdent, wIdentMax)
 		v += min(float64(f.weak)*wWeak, wWeakMax)
 		if f.words < 3 && f.idents == 0 {
-			v -= 1.5
+			v -= wShort
 		}
 		cut := min(int(s.runes), extractiveSentenceMax)
 		s.cost = int32(cut + 3) // and its separator, " " or " | "
 		// Long sentences cost more of the budget: a mild penalty.
-		v -= float64(cut) / 400
+		v -= float64(cut) / 300
 		v -= min(float64(nearCount)*wNear, wNearMax)
 		s.score = v
 	}
@@ -617,13 +658,28 @@ func (ex *extractor) score() {
 	ex.rankPenalty()
 }
 
+// seenBefore reports whether the sentence just scanned (its content words
+// are in ex.words) is mostly made of the previous summary's words: at
+// least 4 content words, 80% of them there.
+func (ex *extractor) seenBefore() bool {
+	if len(ex.guideWords) == 0 || len(ex.words) < 4 {
+		return false
+	}
+	found := 0
+	for _, w := range ex.words {
+		if _, ok := ex.guideWords[w]; ok {
+			found++
+		}
+	}
+	return found*10 >= len(ex.words)*8
+}
+
 // restates reports whether the sentence just scanned (its content words
 // are in ex.words) is speech (user, assistant, system, or such lines of a
-// previous summary) that mostly repeats the source before src (speech or a
-// tool result, "Policy: X" then "X"): at least 4 content words, 70% of
-// them found there. Only the first
-// extractiveRestateWords content words of a source are remembered, which
-// bounds the work per sentence.
+// summary) that mostly repeats the source before src (speech or a tool
+// result, "Policy: X" then "X"): at least 4 content words, 70% of them
+// found there. Only the first extractiveRestateWords content words of a
+// source are remembered, which bounds the work per sentence.
 func (ex *extractor) restates(src int32) bool {
 	if src != ex.wordsSrc {
 		if src == ex.wordsSrc+1 {
@@ -634,12 +690,12 @@ func (ex *extractor) restates(src int32) bool {
 		ex.wordsSrc = src
 	}
 	sp := ex.srcs[src].speaker
-	if sp == exToolCall {
+	if sp == spToolCall {
 		ex.curWords = ex.curWords[:0]
 		ex.prevWords = ex.prevWords[:0]
 		return false
 	}
-	speech := sp == exUser || sp == exAssistant || sp == exSystem
+	speech := sp == spUser || sp == spAssistant || sp == spSystem
 	found := 0
 	if src > 0 && len(ex.prevWords) > 0 && len(ex.words) >= 4 {
 		for _, w := range ex.words {
@@ -661,36 +717,33 @@ func (ex *extractor) restates(src int32) bool {
 }
 
 // recency adds up to wRecency by the message's position among the new
-// messages: later context matters more (the directive says "PRIORITIZE:
-// Recent context over older context").
+// messages: later context matters a little more.
 func (ex *extractor) recency() {
-	if len(ex.srcs) == 0 {
-		return
-	}
-	lastMsg := ex.srcs[len(ex.srcs)-1].msg
-	firstNew := -1
+	first, last := -1, -1
 	for i := range ex.srcs {
-		if ex.srcs[i].kind != exPrior {
-			firstNew = ex.srcs[i].msg
-			break
+		if ex.srcs[i].kind == exNew {
+			if first < 0 {
+				first = ex.srcs[i].msg
+			}
+			last = ex.srcs[i].msg
 		}
+	}
+	if last <= first {
+		return
 	}
 	for i := range ex.sents {
 		s := &ex.sents[i]
 		src := &ex.srcs[s.src]
-		if src.kind == exPrior || s.dup {
+		if src.kind != exNew || s.dup {
 			continue
 		}
-		if lastMsg > firstNew {
-			s.score += wRecency * float64(src.msg-firstNew) / float64(lastMsg-firstNew)
-		}
+		s.score += wRecency * float64(src.msg-first) / float64(last-first)
 	}
 }
 
 // rankPenalty lowers the score of every sentence by how many better
-// sentences its own message has, so the summary covers many messages
-// instead of one long one. Previous-summary lines are exempt: each is a
-// source of its own already.
+// sentences its own source has, so the summary covers many messages
+// instead of one long one.
 func (ex *extractor) rankPenalty() {
 	var idx []int32
 	for i := 0; i < len(ex.sents); {
@@ -698,7 +751,7 @@ func (ex *extractor) rankPenalty() {
 		for j < len(ex.sents) && ex.sents[j].src == ex.sents[i].src {
 			j++
 		}
-		if j-i > 1 && ex.srcs[ex.sents[i].src].kind != exPrior {
+		if j-i > 1 {
 			idx = idx[:0]
 			for k := i; k < j; k++ {
 				if !ex.sents[k].dup {
@@ -726,51 +779,40 @@ func (ex *extractor) cmp(a, b int32) int {
 	return int(a - b)
 }
 
-// selectSentences marks the sentences to keep within budget code points.
-// Pass 1 reserves up to extractiveNewShare of the budget for the best
-// informative new sentences (those with any signal: a keyword, a question,
-// an identifier), so a previous summary cannot crowd out everything new;
-// pass 2 ranks everything left together — previous-summary sentences with
-// their strong weight — and fills the budget. Label overhead is charged
-// when a source's first sentence is taken, so the total charged is never
-// less than what render writes.
+// sourceCost is what opening a source's line costs: its date, label,
+// ": " and the line break.
+func (ex *extractor) sourceCost(src int32) int {
+	s := &ex.srcs[src]
+	c := runeCount(s.label) + 3
+	if s.date != "" {
+		c += dateLen
+	}
+	return c
+}
+
+// selectSentences marks the sentences to keep within budget code points,
+// best first. A source's line overhead is charged when its first sentence
+// is taken, so the total charged is never less than what render writes.
 func (ex *extractor) selectSentences(budget int) {
 	order := make([]int32, 0, len(ex.sents))
-	newTotal := 0
 	for i := range ex.sents {
-		s := &ex.sents[i]
-		if s.dup || s.filler {
-			continue
-		}
-		order = append(order, int32(i))
-		if s.informative && ex.srcs[s.src].kind != exPrior {
-			newTotal += int(s.cost) + runeCount(ex.srcs[s.src].label) + 3
+		if s := &ex.sents[i]; !s.dup && !s.filler {
+			order = append(order, int32(i))
 		}
 	}
 	slices.SortFunc(order, func(a, b int32) int { return ex.cmp(a, b) })
 	opened := make([]bool, len(ex.srcs))
 	used := 0
-	take := func(k int32, limit int) {
+	for _, k := range order {
 		s := &ex.sents[k]
 		c := int(s.cost)
 		if !opened[s.src] {
-			c += runeCount(ex.srcs[s.src].label) + 3 // ": " and "\n"
+			c += ex.sourceCost(s.src)
 		}
-		if used+c <= limit {
+		if used+c <= budget {
 			used += c
 			s.chosen = true
 			opened[s.src] = true
-		}
-	}
-	reserve := min(int(float64(budget)*extractiveNewShare), newTotal)
-	for _, k := range order {
-		if s := &ex.sents[k]; s.informative && ex.srcs[s.src].kind != exPrior {
-			take(k, reserve)
-		}
-	}
-	for _, k := range order {
-		if !ex.sents[k].chosen {
-			take(k, budget)
 		}
 	}
 }
@@ -781,7 +823,7 @@ func (ex *extractor) selectSentences(budget int) {
 // the input has text.
 func (ex *extractor) render(budget int) string {
 	var b strings.Builder
-	b.Grow(budget + budget/2)
+	b.Grow(min(budget, 1<<20) + 64)
 	cur := int32(-1)
 	prev := 0
 	for i := range ex.sents {
@@ -794,8 +836,14 @@ func (ex *extractor) render(budget int) string {
 				b.WriteByte('\n')
 			}
 			cur = s.src
-			if l := ex.srcs[s.src].label; l != "" {
-				b.WriteString(l)
+			src := &ex.srcs[s.src]
+			if src.date != "" {
+				b.WriteByte('[')
+				b.WriteString(src.date)
+				b.WriteString("] ")
+			}
+			if src.label != "" {
+				b.WriteString(src.label)
 				b.WriteString(": ")
 			}
 		} else if endsSentence(ex.sents[prev].text) {
@@ -811,22 +859,30 @@ func (ex *extractor) render(budget int) string {
 	if b.Len() > 0 {
 		return b.String()
 	}
-	// Fallback: the best sentence, filler or not, labelled if room allows.
+	// Fallback: the best sentence, filler or not, labelled and dated if
+	// room allows; a sentence the previous summary holds only when
+	// nothing else is there.
 	best := int32(-1)
-	for i := range ex.sents {
-		if ex.sents[i].dup {
-			continue
+	for pass := 0; pass < 2 && best < 0; pass++ {
+		for i := range ex.sents {
+			if pass == 0 && ex.sents[i].dup {
+				continue
+			}
+			if best < 0 || ex.cmp(int32(i), best) < 0 {
+				best = int32(i)
+			}
 		}
-		if best < 0 || ex.cmp(int32(i), best) < 0 {
-			best = int32(i)
-		}
-	}
-	if best < 0 {
-		return ""
 	}
 	s := &ex.sents[best]
+	src := &ex.srcs[s.src]
 	room := min(budget, extractiveSentenceMax)
-	if l := ex.srcs[s.src].label; l != "" && runeCount(l)+2+min(int(s.runes), 12) <= room {
+	if src.date != "" && dateLen+runeCount(src.label)+2+min(int(s.runes), 12) <= room {
+		b.WriteByte('[')
+		b.WriteString(src.date)
+		b.WriteString("] ")
+		room -= dateLen
+	}
+	if l := src.label; l != "" && runeCount(l)+2+min(int(s.runes), 12) <= room {
 		b.WriteString(l)
 		b.WriteString(": ")
 		room -= runeCount(l) + 2
@@ -835,124 +891,60 @@ func (ex *extractor) render(budget int) string {
 	return b.String()
 }
 
-// endsSentence reports whether s ends like a sentence, so the next one can
-// follow after a plain space. A sentence cut by writeCollapsed ends with
-// "…", which counts.
-func endsSentence(s string) bool {
-	if len(s) > extractiveSentenceMax { // may be cut: ends with "…"
-		return true
-	}
-	for len(s) > 0 {
-		r, w := utf8.DecodeLastRuneInString(s)
-		switch r {
-		case '"', '\'', ')', ']', '”', '’':
-			s = s[:len(s)-w]
-			continue
-		case '.', '!', '?', '…', '。', '！', '？', ':', ';':
-			return true
-		}
-		return false
-	}
-	return false
-}
-
-// writeCollapsed writes s with whitespace runs collapsed to one space,
-// cut to at most max code points: a longer sentence is cut at the last
-// space in its final fifth when there is one, and ends with "…".
-func writeCollapsed(b *strings.Builder, s string, max int) {
-	if max <= 0 {
-		return
-	}
-	n := collapsedRunes(s)
-	limit := n
-	if n > max {
-		limit = max - 1 // room for "…"
-	}
-	// Find the byte end of the first limit collapsed code points, and the
-	// last space before it.
-	end, lastSpace, count := 0, -1, 0
-	space := false
-	for end < len(s) && count < limit {
-		c := s[end]
-		w := 1
-		if c >= utf8.RuneSelf {
-			_, w = utf8.DecodeRuneInString(s[end:])
-		} else if isSpace(c) {
-			if !space {
-				lastSpace = end
-				count++
-			}
-			space = true
-			end++
-			continue
-		}
-		space = false
-		count++
-		end += w
-	}
-	if n > max && lastSpace > 0 && collapsedRunes(s[:lastSpace]) >= limit*4/5 {
-		end = lastSpace
-	}
-	space = false
-	for i := 0; i < end; {
-		c := s[i]
-		if c < utf8.RuneSelf && isSpace(c) {
-			if !space {
-				b.WriteByte(' ')
-			}
-			space = true
-			i++
-			continue
-		}
-		space = false
-		j := i + 1
-		for j < end && s[j] >= utf8.RuneSelf && !utf8.RuneStart(s[j]) {
-			j++
-		}
-		b.WriteString(s[i:j])
-		i = j
-	}
-	if n > max {
-		b.WriteString("…")
-	}
-}
-
-// scan reads one sentence once: words (ASCII letter runs, lower-cased into
-// a fixed buffer) are classified by exWordClass with one-word look-behind
-// for phrases ("we will", "should not", "sounds good", "root cause");
-// whitespace-separated tokens are checked for identifiers. The hash h, for
+// scan reads one sentence once: words (runs of letters, lower-cased) are
+// classified by exWordClass with one-word look-behind for phrases ("we
+// will", "should not", "sounds good", "going to"); words beyond ASCII are
+// content words; whitespace-separated tokens are checked for identifiers.
+// The content words' hashes are left in ex.words. The hash h, for
 // duplicate detection, covers the lower-cased letters and digits only; hl
-// covers the ASCII letters only, to spot near-duplicates that differ in
-// numbers ("attempt 1", "attempt 2").
+// covers the letters only, to spot near-duplicates that differ in numbers
+// ("attempt 1", "attempt 2").
 func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
-	const prime = 1099511628211
+	const prime, offset = 1099511628211, 14695981039346656037
 	ex.words = ex.words[:0]
-	h = 14695981039346656037
-	hl = h
+	h, hl = offset, offset
 	var prev uint32 // class of the previous word
 	tokStart, wordStart := -1, -1
+	wordASCII, wordRunes, wh := true, 0, uint64(offset)
 	firstTok := true
 	quotes, codePunct := 0, 0
 	endWord := func(i int) {
 		if wordStart >= 0 {
-			prev = ex.classify(s[wordStart:i], prev, &f)
+			prev = ex.word(s[wordStart:i], wordASCII, wordRunes, wh, prev, &f)
 			wordStart = -1
+		}
+	}
+	startWord := func(i int) {
+		if wordStart < 0 {
+			wordStart, wordASCII, wordRunes, wh = i, true, 0, offset
+		}
+		if tokStart < 0 {
+			tokStart = i
 		}
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c >= utf8.RuneSelf {
 			r, w := utf8.DecodeRuneInString(s[i:])
-			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r):
 				lr := uint64(unicode.ToLower(r))
 				h = (h ^ lr) * prime
 				hl = (hl ^ lr) * prime
-			} else if r == '？' {
-				f.question = true
-			}
-			endWord(i)
-			if tokStart < 0 {
-				tokStart = i
+				startWord(i)
+				wordASCII = false
+				wordRunes++
+				wh = (wh ^ lr) * prime
+			case r == '’' && wordStart >= 0 && i+w < len(s) && isASCIILetter(s[i+w]):
+				// an apostrophe inside a word: "I’m", "don’t"
+			default:
+				if r == '？' {
+					f.question = true
+				}
+				endWord(i)
+				if tokStart < 0 {
+					tokStart = i
+				}
 			}
 			i += w
 			continue
@@ -962,12 +954,9 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 			lc := uint64(c | 0x20)
 			h = (h ^ lc) * prime
 			hl = (hl ^ lc) * prime
-			if wordStart < 0 {
-				wordStart = i
-			}
-			if tokStart < 0 {
-				tokStart = i
-			}
+			startWord(i)
+			wordRunes++
+			wh = (wh ^ lc) * prime
 			i++
 			continue
 		}
@@ -1012,84 +1001,49 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 	return f, h, hl
 }
 
-// Byte classes of ASCII, for scan's inner loop.
-const (
-	bcLetter uint8 = 1 << iota
-	bcDigit
-	bcSpace
-)
-
-var exByteClass = func() (t [256]uint8) {
-	for c := 'a'; c <= 'z'; c++ {
-		t[c] = bcLetter
-		t[c-'a'+'A'] = bcLetter
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = bcDigit
-	}
-	for _, c := range " \t\r\v\f\n" {
-		t[c] = bcSpace
-	}
-	return t
-}()
-
-func b2u(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// Word classes (bits).
-const (
-	cwFiller uint32 = 1 << iota
-	cwDecision
-	cwError
-	cwConstraint
-	cwRationale
-	cwAction
-	cwWe       // "we"
-	cwWill     // "will"
-	cwShould   // "should", "do", "does", "must"
-	cwNot      // "not"
-	cwLets     // "let's", "lets"
-	cwGo       // "go", "going"
-	cwWith     // "with"
-	cwSounds   // "sounds", "looks"
-	cwGood     // "good", "great", "fine"
-	cwRoot     // "root"
-	cwCause    // "cause"
-	cwAt       // "at", "no"
-	cwMostLeas // "most", "least", "later"
-)
-
-// classify lower-cases one ASCII word into the extractor's buffer, updates
-// f and returns the word's class bits for the look-behind of the next.
-func (ex *extractor) classify(w string, prev uint32, f *exFeatures) uint32 {
+// word classifies one word of a sentence: it updates f, records a content
+// word's hash wh in ex.words and returns the word's class bits for the
+// look-behind of the next. A word with letters beyond ASCII is a content
+// word (a CJK run, which has no spaces, counts one per four code points).
+func (ex *extractor) word(w string, ascii bool, runes int, wh uint64, prev uint32, f *exFeatures) uint32 {
 	f.words++
+	if !ascii {
+		if runes >= 2 {
+			f.content += max(1, runes/4)
+			ex.words = append(ex.words, wh)
+		}
+		return 0
+	}
 	if len(w) > len(ex.lowerBuf) {
-		f.nonFiller++
+		f.content++
+		ex.words = append(ex.words, wh)
 		return 0
 	}
 	// Most words are lower case already and are looked up as they are;
 	// the others are lower-cased into a fixed buffer (the conversion does
-	// not escape, so it does not allocate).
-	var cls uint32
-	upper := false
+	// not escape, so it does not allocate). "’" becomes "'".
+	plain := true
 	for i := 0; i < len(w); i++ {
-		if isUpper(w[i]) {
-			upper = true
+		if isUpper(w[i]) || w[i] >= utf8.RuneSelf {
+			plain = false
 			break
 		}
 	}
-	if upper {
-		lb := ex.lowerBuf[:len(w)]
+	var cls uint32
+	if plain {
+		cls = exWordClass(w)
+	} else {
+		lb := ex.lowerBuf[:0]
 		for i := 0; i < len(w); i++ {
-			lb[i] = w[i] | 0x20*b2u(isUpper(w[i]))
+			c := w[i]
+			if c >= utf8.RuneSelf { // "’" (3 bytes): an apostrophe
+				lb = append(lb, '\'')
+				i += 2
+				continue
+			}
+			lb = append(lb, c|0x20*b2u(isUpper(c)))
 		}
 		cls = exWordClass(string(lb))
-	} else {
-		cls = exWordClass(w)
 	}
 	if cls&cwWill != 0 && prev&cwWe != 0 {
 		cls |= cwDecision
@@ -1103,8 +1057,11 @@ func (ex *extractor) classify(w string, prev uint32, f *exFeatures) uint32 {
 	if cls&cwGo != 0 && prev&cwLets != 0 {
 		cls |= cwDecision
 	}
+	if cls&cwTo != 0 && prev&cwGo != 0 {
+		cls |= cwAction // "going to"
+	}
 	if cls&cwGood != 0 && prev&cwSounds != 0 {
-		cls |= cwFiller
+		cls |= cwSocial
 	}
 	if cls&cwCause != 0 && prev&cwRoot != 0 {
 		cls |= cwError | cwRationale
@@ -1112,184 +1069,17 @@ func (ex *extractor) classify(w string, prev uint32, f *exFeatures) uint32 {
 	if cls&cwMostLeas != 0 && prev&cwAt != 0 {
 		cls |= cwConstraint
 	}
-	if cls&cwDecision != 0 {
-		f.decision = true
-	}
-	if cls&cwError != 0 {
-		f.errorish = true
-	}
-	if cls&cwConstraint != 0 {
-		f.constraint = true
-	}
-	if cls&cwRationale != 0 {
-		f.rationale = true
-	}
-	if cls&cwAction != 0 {
-		f.action = true
-	}
-	if cls&cwFiller == 0 {
-		f.nonFiller++
-		if len(w) >= 3 && cls == 0 {
-			h := uint64(14695981039346656037)
-			for i := 0; i < len(w); i++ {
-				h = (h ^ uint64(w[i]|0x20*b2u(isUpper(w[i])))) * 1099511628211
-			}
-			ex.words = append(ex.words, h)
-		}
+	f.decision = f.decision || cls&cwDecision != 0
+	f.errorish = f.errorish || cls&cwError != 0
+	f.constraint = f.constraint || cls&cwConstraint != 0
+	f.rationale = f.rationale || cls&cwRationale != 0
+	f.action = f.action || cls&cwAction != 0
+	f.pref = f.pref || cls&cwPref != 0
+	f.time = f.time || cls&cwTime != 0
+	f.social = f.social || cls&cwSocial != 0
+	if cls == 0 && len(w) >= 3 {
+		f.content++
+		ex.words = append(ex.words, wh)
 	}
 	return cls
-}
-
-// exWordClass is the small lexicon of the extractive summarizer. Phrase
-// parts ("we", "will", "should", "not", …) are filler on their own so
-// that "ok, we will see" is not mistaken for content, but they form a
-// decision or constraint together (see classify).
-func exWordClass(w string) uint32 {
-	switch w {
-	// decisions
-	case "decided", "decide", "decides", "decision", "decisions", "agreed", "agree", "agreement",
-		"chose", "chosen", "settled", "approved", "approve", "finalized", "finalised", "confirmed", "we'll":
-		return cwDecision
-	// errors, failures, bugs, fixes
-	case "error", "errors", "fail", "fails", "failed", "failing", "failure", "failures",
-		"bug", "bugs", "fix", "fixed", "fixes", "fixing", "hotfix", "crash", "crashed", "crashes",
-		"crashing", "exception", "exceptions", "panic", "panicked", "traceback", "timeout", "timeouts",
-		"refused", "broken", "regression", "outage", "incident", "denied", "invalid", "leak", "leaks",
-		"deadlock", "corrupted", "corruption", "workaround", "patch", "patched", "rollback", "fatal",
-		"unavailable", "rejected", "declined", "overflow", "mismatch", "missing", "wrong":
-		return cwError
-	// constraints, requirements, preferences, policies
-	case "must", "mustn't":
-		return cwConstraint | cwShould
-	case "never", "always", "required", "require", "requires", "requirement", "requirements",
-		"deadline", "deadlines", "budget", "budgets", "constraint", "constraints", "mandatory",
-		"cannot", "can't", "shouldn't", "don't", "limit", "limits", "maximum", "minimum", "prefer",
-		"prefers", "preferred", "policy", "policies", "only", "forbidden", "compliance", "sla",
-		"cap", "capped", "eligible", "ineligible", "due":
-		return cwConstraint
-	// rationale
-	case "because", "reason", "reasons", "therefore", "rationale", "caused", "causes", "why":
-		return cwRationale
-	case "cause":
-		return cwRationale | cwCause
-	// pending work
-	case "todo", "pending", "blocked", "blocker", "blockers", "remaining", "unresolved", "follow-up",
-		"followup", "escalate", "escalated", "escalation", "planned", "milestone":
-		return cwAction
-	// phrase parts
-	case "we":
-		return cwFiller | cwWe
-	case "will":
-		return cwFiller | cwWill
-	case "should", "do", "does":
-		return cwFiller | cwShould
-	case "not":
-		return cwFiller | cwNot
-	case "let's", "lets":
-		return cwFiller | cwLets
-	case "go", "going":
-		return cwFiller | cwGo
-	case "with":
-		return cwFiller | cwWith
-	case "sounds", "looks":
-		return cwFiller | cwSounds
-	case "good", "great", "fine":
-		return cwFiller | cwGood
-	case "root":
-		return cwRoot
-	case "at", "no":
-		return cwFiller | cwAt
-	case "most", "least", "later":
-		return cwFiller | cwMostLeas
-	// filler: acknowledgements, greetings, small talk, glue words
-	case "thanks", "thank", "thx", "ty", "ok", "okay", "k", "cool", "nice", "awesome", "perfect",
-		"sure", "yes", "yeah", "yep", "yup", "nope", "hi", "hello", "hey", "bye", "goodbye",
-		"cheers", "welcome", "np", "lol", "got", "it", "alright", "right", "appreciate",
-		"appreciated", "much", "so", "you", "that", "this", "sense", "makes", "the", "a", "an",
-		"morning", "afternoon", "evening", "there", "again", "for", "help", "helping", "helpful",
-		"wonderful", "fantastic", "excellent", "noted", "understood", "indeed", "absolutely",
-		"definitely", "please", "hmm", "oh", "ah", "sorry", "let", "me", "check", "one", "moment",
-		"sec", "second", "all", "well", "done", "is", "just", "be", "i", "i'm", "and", "have",
-		"day", "your", "lot", "glad", "happy", "to", "hear", "really", "very", "too", "works",
-		"it's", "that's", "here", "on", "of", "as", "in", "can", "now", "see",
-		"look", "into", "sir", "ma'am", "bro", "folks", "everyone", "team", "guys", "same",
-		"wow", "hah", "haha", "anyway", "quick", "what", "how", "are",
-		"doing", "yours", "love", "like", "amazing", "it'll", "take", "care", "talk", "soon",
-		"you're", "we're", "i'll", "i've", "you'll", "there's", "my", "our", "pleasure",
-		"anytime", "gotcha", "roger", "ack", "hiya", "greetings":
-		return cwFiller
-	}
-	return 0
-}
-
-// checkToken counts the identifiers one whitespace-separated token holds:
-// URLs, e-mail addresses, paths, file names, versions and other numbers,
-// error codes and ticket ids (anything with a digit), CamelCase and
-// snake_case names. All-caps words and capitalised words not at the start
-// of the sentence (acronyms, names) count as weak identifiers.
-func checkToken(t string, first bool, f *exFeatures) {
-	// Trim surrounding punctuation.
-	for len(t) > 0 && strings.IndexByte("\"'`([{<*_,;:", t[0]) >= 0 {
-		t = t[1:]
-	}
-	for len(t) > 0 && strings.IndexByte("\"'`)]}>*_,;:.!?", t[len(t)-1]) >= 0 {
-		t = t[:len(t)-1]
-	}
-	if len(t) < 2 {
-		return
-	}
-	var digits, letters, uppers, lowers int
-	var lowerUpper, snake, slash, dotExt, at, url bool
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		switch {
-		case isDigit(c):
-			digits++
-		case isUpper(c):
-			uppers++
-			letters++
-			if i > 0 && isLower(t[i-1]) {
-				lowerUpper = true
-			}
-		case isLower(c):
-			lowers++
-			letters++
-		case c == '_':
-			if i > 0 && i+1 < len(t) && (isASCIILetter(t[i-1]) || isDigit(t[i-1])) && isASCIILetter(t[i+1]) {
-				snake = true
-			}
-		case c == '/':
-			slash = true
-		case c == '.':
-			if i > 0 && i+1 < len(t) && (isASCIILetter(t[i-1]) || isDigit(t[i-1])) && isASCIILetter(t[i+1]) && i >= 2 {
-				dotExt = true
-			}
-		case c == '@':
-			if i > 0 && i+1 < len(t) {
-				at = true
-			}
-		case c == ':':
-			if strings.HasPrefix(t[i:], "://") {
-				url = true
-			}
-		}
-	}
-	// Strong identifiers (2 points) are the ones a reader would search
-	// for later; medium ones (1 point) are names and numbers.
-	switch {
-	case url, at:
-		f.idents += 2
-	case digits > 0 && uppers > 0 && len(t) >= 4 && (digits >= 3 || strings.IndexByte(t, '-') > 0 || t[0] == '#'):
-		f.idents += 2 // codes and ids: E1234, ABC-123, ACC-778812, #A-99812
-	case slash && letters > 0 && (t[0] == '/' || t[0] == '.' || t[0] == '~' || strings.Count(t, "/") >= 2 || dotExt):
-		f.idents += 2 // paths
-	case snake, lowerUpper, dotExt:
-		f.idents++
-	case digits > 0 && (len(t) >= 2 || letters > 0):
-		f.idents++
-	case letters >= 2 && uppers == letters && letters >= 3:
-		f.weak++
-	case !first && uppers == 1 && isUpper(t[0]) && lowers > 0:
-		f.weak++
-	}
 }

@@ -261,7 +261,10 @@ func TestExtractiveSummaryCompressesLongInput(t *testing.T) {
 	assert.Less(t, utf8.RuneCountInString(out), in/2+1)
 }
 
-func TestExtractiveSummaryKeepsPreviousSummaryFacts(t *testing.T) {
+// A previous summary guides the choice but is never re-emitted: each
+// summary summarizes its own messages (issue 16: ten archives held 1,138
+// lines, 734 unique, because every fold repeated the one before it).
+func TestExtractiveSummaryNeverReEmitsPreviousSummary(t *testing.T) {
 	prev := "User: We decided to use PostgreSQL 16 as the primary store.\n" +
 		"Tool: ERROR E4012: payment gateway timeout on order #A-99812.\n" +
 		"User: The refund of $129.99 must be issued before Friday."
@@ -275,37 +278,60 @@ func TestExtractiveSummaryKeepsPreviousSummaryFacts(t *testing.T) {
 	out := ExtractiveSummary(exRequest(prev, 150, pairs...))
 	assert.LessOrEqual(t, EstimateTokens(out), 150)
 	for _, fact := range []string{"PostgreSQL 16", "E4012", "#A-99812", "$129.99"} {
-		assert.Contains(t, out, fact)
+		assert.NotContains(t, out, fact)
 	}
-	// New context still gets room.
 	assert.Contains(t, out, "JOB-")
 
-	t.Run("survives repeated fold-in", func(t *testing.T) {
-		first := []string{
-			"user", "Hi! Our account id is ACC-778812 and the plan is Enterprise.",
-			"assistant", "We decided to migrate the billing service to Go 1.24 because the Python one leaks memory.",
-			"user", "Never deploy on Fridays.",
-			"assistant", "Got it, thanks.",
-		}
-		summary := ExtractiveSummary(exRequest("", 150, first...))
-		for round := 0; round < 8; round++ {
+	t.Run("a sentence the previous summary holds is not picked again", func(t *testing.T) {
+		out := ExtractiveSummary(exRequest("User: The deploy to eu-west-1 failed at 10:42.", 1024,
+			"user", "The deploy to eu-west-1 failed at 10:42.",
+			"assistant", "The instance type t3.small is too small; we will switch to t3.large."))
+		assert.Equal(t, "Assistant: The instance type t3.small is too small; we will switch to t3.large.", out)
+	})
+
+	t.Run("each fold summarizes its own messages", func(t *testing.T) {
+		// Ten folds as compress makes them: each chunk folds in the
+		// summary before it. Every line of a fold comes from that fold's
+		// messages, so no line is carried forward.
+		summary := ""
+		var all []string
+		for round := 0; round < 10; round++ {
 			n := strconv.Itoa(round)
 			chunk := []string{
 				"user", "ok, next one please.",
 				"assistant", "Sure, let me look at the next module.",
 				"call:read_file", `{"path":"billing/invoice_` + n + `.py"}`,
-				"tool", strings.Repeat("def total(lines):\n    return sum(l.amount for l in lines)\n", 5),
+				"tool", "def total_" + n + "(lines):\n    return sum(l.amount for l in lines)\n",
 				"assistant", "Ported billing/invoice_" + n + ".py to Go; the rounding differs by one cent in test case " + n + ".",
-				"user", "Hmm, interesting. Thanks for checking.",
-				"assistant", "I will write the table tests for it next.",
+				"user", "Account ACC-77881" + n + " stays on the Enterprise plan, round " + n + ".",
+				"assistant", "I will write the table tests for invoice_" + n + " next.",
 				"user", "Sounds good!",
 			}
-			summary = ExtractiveSummary(exRequest(summary, 150, chunk...))
+			req := exRequest(summary, 150, chunk...)
+			var parts []string
+			for _, m := range req.Messages {
+				if m.Role != RoleSystem {
+					parts = append(parts, m.Content)
+				}
+			}
+			own := strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+			summary = ExtractiveSummary(req)
 			require.LessOrEqual(t, EstimateTokens(summary), 150)
+			require.NotEmpty(t, summary)
+			for _, l := range strings.Split(summary, "\n") {
+				_, _, _, text, _ := summaryLine(l)
+				for _, piece := range strings.Split(text, " | ") {
+					assert.Contains(t, own, piece, "round %d: %q is not from this round", round, l)
+				}
+				all = append(all, l)
+			}
 		}
-		for _, fact := range []string{"ACC-778812", "Go 1.24", "Never deploy on Fridays", "invoice_7.py"} {
-			assert.Contains(t, summary, fact)
+		seen := map[string]bool{}
+		for _, l := range all {
+			assert.False(t, seen[l], "line re-emitted: %q", l)
+			seen[l] = true
 		}
+		assert.Contains(t, strings.Join(all, "\n"), "invoice_9.py")
 	})
 }
 
@@ -329,12 +355,21 @@ func TestExtractiveSummaryClipArchiveAsPreviousSummary(t *testing.T) {
 		{Content: "User: The API key rotation is due on 2026-05-01.", Depth: 0},
 		{Content: "Assistant: We will use Redis 7 for sessions.", Depth: 1},
 	}, 2, 2, 40)
-	out := ExtractiveSummary(exRequest(archive, 200, "user", "Where is the runbook for failover?"))
-	assert.Contains(t, out, "User: The API key rotation is due on 2026-05-01.")
-	assert.Contains(t, out, "Assistant: We will use Redis 7 for sessions.")
-	assert.Contains(t, out, "User: Where is the runbook for failover?")
-	assert.NotContains(t, out, "[Context Summary")
-	assert.NotContains(t, out, "[Batch")
+	out := ExtractiveSummary(exRequest(archive, 200, "user", "Where is the runbook for failover?",
+		"assistant", "We will use Redis 7 for sessions."))
+	assert.Equal(t, "User: Where is the runbook for failover?", out, "the archive guides, it is not summarized again")
+
+	t.Run("only a previous summary: it is summarized", func(t *testing.T) {
+		req := ModelRequest{MaxTokens: 200, Messages: []ModelMessage{
+			{Role: RoleSystem, Content: PreviousSummaryPrefix + archive}, {Role: RoleUser, Content: DefaultDirective}}}
+		out := ExtractiveSummary(&req)
+		require.NotEmpty(t, out)
+		for _, l := range strings.Split(out, "\n") {
+			assert.Contains(t, archive, l)
+		}
+		assert.NotContains(t, out, "[Context Summary")
+		assert.NotContains(t, out, "[Batch")
+	})
 }
 
 func TestExtractiveSummaryNeverEchoesDirective(t *testing.T) {

@@ -153,8 +153,9 @@ func (f *faultHostFixedLLM) CallHost(name string, in []byte) ([]byte, error) {
 	return f.inner.CallHost(name, in)
 }
 
-// target_tokens: only the lowest-importance units needed to get under the
-// target are compressed; the rest stay verbatim, in original order.
+// target_tokens: the newest messages that fit under the target (with room
+// for the archive) stay verbatim, in original order; only the older rest
+// is compressed.
 func TestTargetTokens(t *testing.T) {
 	bothPaths(t, func(t *testing.T, mk func(api.HostCaller) compressor) {
 		hist := conversation("ct", 60)

@@ -104,7 +104,10 @@ func runCompact(e *env, args []string) error {
 	defer pl.Close(context.Background())
 
 	prog := newProgress(e, *quiet)
-	_, expected := pl.expectedCalls(ctx, history)
+	expected := 0
+	if s.cfg.Summarizer != core.SummarizerExtractive {
+		_, expected = pl.expectedCalls(ctx, history)
+	}
 	pl.stats.onLLM = prog.step
 	pl.stats.reset()
 	prog.begin("compacting "+conv.conversationID, expected)

@@ -88,7 +88,7 @@ func (s *settings) setString(key, text, where string) error {
 	// Re-read the validated text as a Value to send it as JSON.
 	var v core.Value
 	switch key {
-	case "prompt", "fallback", "model":
+	case "prompt", "fallback", "summarizer", "model":
 		v = core.Value{Kind: core.KindString, Str: text}
 	case "pin_system":
 		b, _ := strconv.ParseBool(strings.TrimSpace(text))
@@ -292,6 +292,7 @@ func (cf *configFlags) register(fs *flag.FlagSet, provider bool) {
 		cf.keyFlag(fs, "max-summary-tokens", "max_summary_tokens", "token budget of each summary (max_summary_tokens)")
 		cf.keyFlag(fs, "target-tokens", "target_tokens", "compress only what is needed to get under this many estimated tokens (target_tokens)")
 		cf.keyFlag(fs, "fallback", "fallback", `"extractive": summarize offline when the LLM fails, instead of failing (fallback)`)
+		cf.keyFlag(fs, "summarizer", "summarizer", `"llm" or "extractive" (in the plug-in, dated, no LLM call); default extractive with --provider extractive, else llm (summarizer)`)
 	}
 	fs.Func("set", "set any [summarization] `key=value` (repeatable), e.g. --set clip_first=1", func(v string) error {
 		k, val, ok := strings.Cut(v, "=")
@@ -332,6 +333,15 @@ func (cf *configFlags) resolve(warn func(string)) (*settings, error) {
 		if _, ok := s.set["model"]; !ok {
 			s.set["model"] = mustMarshal(s.model)
 			s.cfg.Model = s.model
+		}
+	}
+	// The offline provider summarizes inside the plug-in, from the
+	// messages themselves (dated lines, batches marked "extractive"),
+	// rather than through llm_complete with an undated request.
+	if s.provider == llm.Extractive {
+		if _, ok := s.set["summarizer"]; !ok {
+			s.set["summarizer"] = mustMarshal(core.SummarizerExtractive)
+			s.cfg.Summarizer = core.SummarizerExtractive
 		}
 	}
 	return s, nil

@@ -415,15 +415,60 @@ func TestRunTurns(t *testing.T) {
 	require.Equal(t, int64(16000), rep.Get("limit").Int())
 	require.Greater(t, rep.Get("peak_tokens").Int(), rep.Get("limit").Int())
 	require.Less(t, rep.Get("final_tokens").Int(), rep.Get("peak_tokens").Int())
-	require.GreaterOrEqual(t, rep.Get("llm_calls").Int(), rep.Get("compactions").Int())
+	// Offline: the plug-in summarizes itself, no LLM call.
+	require.Equal(t, int64(0), rep.Get("llm_calls").Int())
 	require.Equal(t, int64(0), rep.Get("compactions_failed").Int())
+	// Compactions go to the target: half the limit by default.
+	require.Equal(t, int64(8000), rep.Get("target_tokens").Int())
 
 	// --turns caps the replay; the human report says what happened.
 	dir = t.TempDir()
 	r = ok(t, dir, "run", file, "--turns", "5", "--quiet")
 	require.Contains(t, r.stdout, "Replayed 5 of ")
 	require.Contains(t, r.stdout, "compactions  0")
+}
 
+// run --target-share: each compaction compacts to share × limit, keeping
+// the newest messages that fit; 0 compacts to keep_recent; an explicit
+// target_tokens wins. A 4,000-token limit works without no_gain.
+func TestRunTargetShare(t *testing.T) {
+	file := conversationFile(t, "debugging-session")
+	run := func(args ...string) gjson.Result {
+		dir := t.TempDir()
+		r := ok(t, dir, append([]string{"run", file, "--json", "--quiet"}, args...)...)
+		rep := gjson.Parse(r.stdout)
+		require.Equal(t, int64(0), rep.Get("compactions_failed").Int(), r.stdout)
+		// What the store holds: the clip-archive and the kept messages.
+		show := ok(t, dir, "show", rep.Get("conversation_id").String(), "--json")
+		require.Equal(t, rep.Get("final_messages").Int(), gjson.Get(show.stdout, "#").Int())
+		return rep
+	}
+	half := run("--model-max-tokens", "5000")
+	require.Equal(t, int64(4000), half.Get("limit").Int())
+	require.Equal(t, int64(2000), half.Get("target_tokens").Int())
+	require.Greater(t, half.Get("compactions").Int(), int64(5))
+	require.Empty(t, half.Get("failure_codes").Map(), "no no_gain at a 4,000-token budget")
+
+	more := run("--model-max-tokens", "5000", "--target-share", "0.3")
+	require.Equal(t, int64(1200), more.Get("target_tokens").Int())
+	require.Empty(t, more.Get("failure_codes").Map())
+
+	floor := run("--model-max-tokens", "20000", "--target-share", "0")
+	require.Equal(t, int64(0), floor.Get("target_tokens").Int())
+	target := run("--model-max-tokens", "20000")
+	require.Equal(t, int64(8000), target.Get("target_tokens").Int())
+	// To the target, each compaction leaves about half the limit (the
+	// newest messages verbatim) instead of the archive and keep_recent:
+	// more compacted messages stay in the context, so it is due more often.
+	require.Greater(t, target.Get("compactions").Int(), floor.Get("compactions").Int())
+
+	explicit := run("--model-max-tokens", "20000", "--target-tokens", "5000")
+	require.Equal(t, int64(5000), explicit.Get("target_tokens").Int())
+
+	// The human report names the target.
+	dir := t.TempDir()
+	r := ok(t, dir, "run", file, "--model-max-tokens", "5000", "--turns", "20", "--quiet")
+	require.Contains(t, r.stdout, "compacted to ~2,000")
 }
 
 func TestFormats(t *testing.T) {
@@ -490,15 +535,33 @@ func TestConfigFile(t *testing.T) {
 	// (pinned) and the 6 recent ones plus the tool call whose result is
 	// among them (a call and its results are one unit) remain.
 	require.Equal(t, int64(9), rep.Get("messages_after").Int(), rep.Raw)
-	// chunk_size = 15 from the file.
-	require.Equal(t, int64(3), rep.Get("expected_llm_calls").Int())
+	// chunk_size = 15 from the file: three batches. The extractive
+	// provider summarizes inside the plug-in (summarizer "extractive"):
+	// no LLM call, batches marked extractive.
+	require.Equal(t, int64(3), gjson.Get(r.stdout, "batches_created").Int())
+	require.Equal(t, int64(0), rep.Get("expected_llm_calls").Int())
+	require.Equal(t, int64(0), rep.Get("llm_calls").Int())
+	for _, b := range gjson.Get(r.stdout, "batches").Array() {
+		require.Equal(t, "extractive", b.Get("method").String())
+	}
 
 	// Flags override the file.
 	dir = t.TempDir()
 	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", cfg, "--keep-recent", "3", "--chunk-size", "50", "--json", "--quiet")
 	rep = gjson.Get(r.stdout, "report")
 	require.Equal(t, int64(5), rep.Get("messages_after").Int(), rep.Raw)
-	require.Equal(t, int64(1), rep.Get("expected_llm_calls").Int())
+	require.Equal(t, int64(1), gjson.Get(r.stdout, "batches_created").Int())
+
+	// --summarizer llm sends the chunks to the provider (here the
+	// extractive one, answering llm_complete): three calls, "llm" batches.
+	dir = t.TempDir()
+	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--config", cfg, "--summarizer", "llm", "--json", "--quiet")
+	rep = gjson.Get(r.stdout, "report")
+	require.Equal(t, int64(3), rep.Get("expected_llm_calls").Int())
+	require.Equal(t, int64(3), rep.Get("llm_calls").Int())
+	for _, b := range gjson.Get(r.stdout, "batches").Array() {
+		require.Equal(t, "llm", b.Get("method").String())
+	}
 
 	// Unknown keys warn and are ignored; other sections are not ours.
 	dir = t.TempDir()
@@ -566,6 +629,10 @@ func TestErrors(t *testing.T) {
 			[]string{"--chunk-size: must be an integer ≥ 1, got 0"}},
 		{"invalid fallback", nil, []string{"compact", openai, "--fallback", "maybe"}, 2,
 			[]string{`--fallback: must be "none" or "extractive", got "maybe"`}},
+		{"invalid summarizer", nil, []string{"compact", openai, "--summarizer", "maybe"}, 2,
+			[]string{`--summarizer: must be "llm" or "extractive", got "maybe"`}},
+		{"invalid target share", nil, []string{"run", openai, "--target-share", "1.5"}, 2,
+			[]string{`--target-share: must be a number in [0, 1], got 1.5`}},
 		{"unknown --set key", nil, []string{"compact", openai, "--set", "chunks=3"}, 2, []string{`--set chunks: unknown configuration key "chunks"`}},
 		{"json and -o -", nil, []string{"compact", openai, "--json", "-o", "-"}, 2, []string{"--json and -o - both write to stdout"}},
 		{"conversation mismatch", nil, []string{"compact", write("native.json", `[{"id":"n1","conversation_id":"c1","role":"user","content":"x","created_at":"2026-01-01T00:00:00Z"}]`), "--conversation", "c2"}, 1,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,6 +18,13 @@ everything up to the next user message), appending each turn to the archive,
 then asking the plug-in's shouldCompact whether the history is over
 context_budget × model_max_tokens, and compacting when it says so.
 
+Each compaction compacts to a target, as an agent loop should: the history
+ends near --target-share of the limit (default 0.5), with as many of the newest
+messages as fit kept verbatim and only the older rest summarized (the plug-in's
+target_tokens; keep_recent is the floor). --target-share 0 compacts to
+keep_recent instead; an explicit --target-tokens (or target_tokens in the
+config file) wins over the share.
+
 --model-max-tokens makes a modest conversation trigger compactions, for a demo.
 Every compact flag (--provider, --config, --chunk-size, …) applies.
 
@@ -26,7 +34,8 @@ failed otherwise (LLM, store), 2 usage or configuration error.
 
 Examples:
   clipfold run testdata/conversations/debugging-session.json --model-max-tokens 20000
-  clipfold run chat.json --turns 50 --context-budget 0.5 --db demo.db --json`,
+  clipfold run chat.json --turns 50 --context-budget 0.5 --db demo.db --json
+  clipfold run chat.json --model-max-tokens 5000 --target-share 0.6`,
 }
 
 func init() { runCmd.run = runRun }
@@ -41,6 +50,7 @@ type runReport struct {
 	CompactionsFailed  int            `json:"compactions_failed"`
 	FailureCodes       map[string]int `json:"failure_codes"`
 	Limit              int64          `json:"limit"`
+	TargetTokens       int64          `json:"target_tokens"`
 	PeakTokens         int64          `json:"peak_tokens"`
 	FinalTokens        int64          `json:"final_tokens"`
 	FinalMessages      int            `json:"final_messages"`
@@ -68,6 +78,7 @@ func runRun(e *env, args []string) error {
 	pf.register(fs)
 	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
 	turns := fs.Int("turns", 0, "replay at most `N` turns (default: all)")
+	share := fs.Float64("target-share", 0.5, "compact to this `fraction` of the limit, keeping the newest messages that fit (0: to keep_recent)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout")
 	pos, err := parse(e, runCmd, fs, args, 1, 1)
@@ -76,6 +87,9 @@ func runRun(e *env, args []string) error {
 	}
 	if *turns < 0 {
 		return usagef("--turns: must be an integer ≥ 0, got %d", *turns)
+	}
+	if !(*share >= 0 && *share <= 1) {
+		return usagef("--target-share: must be a number in [0, 1], got %v", *share)
 	}
 	warn := warner(e)
 	s, client, conv, a, err := prepare(e, &cf, &sf, pos[0], *convFlag, openCreate, warn)
@@ -149,7 +163,13 @@ func runRun(e *env, args []string) error {
 		rep.FinalTokens = tokens
 		if sc.Get("due").Bool() {
 			pl.stats.reset()
-			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, s.configJSON(), false))
+			cfg := s.configJSON()
+			target, add := targetTokens(s, *share, rep.Limit)
+			rep.TargetTokens = target
+			if add {
+				cfg = withKey(cfg, "target_tokens", strconv.AppendInt(nil, target, 10))
+			}
+			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, cfg, false))
 			if err != nil {
 				prog.end()
 				return err
@@ -206,7 +226,11 @@ func runRun(e *env, args []string) error {
 		if rep.CompactionsFailed > 0 {
 			fmt.Fprintf(w, " (+%d failed: %s)", rep.CompactionsFailed, countList(rep.FailureCodes))
 		}
-		fmt.Fprintf(w, ", due above ~%s tokens\n", commas(rep.Limit))
+		fmt.Fprintf(w, ", due above ~%s tokens", commas(rep.Limit))
+		if rep.TargetTokens > 0 {
+			fmt.Fprintf(w, ", compacted to ~%s", commas(rep.TargetTokens))
+		}
+		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
 		fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
 		fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
@@ -225,6 +249,32 @@ func runRun(e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// targetTokens is the target_tokens of the run's compactions: the
+// configuration's own when it sets one, else share × limit, to be added
+// to the config (add); 0 when the share is 0: compact to keep_recent.
+func targetTokens(s *settings, share float64, limit int64) (target int64, add bool) {
+	if _, set := s.set["target_tokens"]; set {
+		return int64(s.cfg.TargetTokens), false
+	}
+	if share <= 0 || limit <= 0 {
+		return 0, false
+	}
+	return max(1, int64(share*float64(limit))), true
+}
+
+// withKey adds "key":value to a JSON object.
+func withKey(obj []byte, key string, value []byte) []byte {
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+4)
+	out = append(out, obj[:len(obj)-1]...)
+	if len(obj) > 2 {
+		out = append(out, ',')
+	}
+	out = strconv.AppendQuote(out, key)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, '}')
 }
 
 // countList prints {"a":2,"b":1} as "a ×2, b ×1", in a stable order.

@@ -10,7 +10,10 @@ import (
 // NewExtractive returns the offline Client: core.ExtractiveSummary, which
 // needs no network, no key and no model, and gives the same summary for the
 // same request. It is the default so that clipfold works out of the box and
-// in tests; it never fails except on a nil request or a done context.
+// in tests; it never fails except on a nil request or a done context. The
+// command pairs it with the config key summarizer = "extractive", so
+// compress summarizes inside the plug-in (dated lines) and this client
+// only answers when a caller asks for summarizer = "llm".
 func NewExtractive() Client { return extractive{} }
 
 type extractive struct{}

@@ -466,6 +466,10 @@ vec("shouldCompact", "defaults: 0.8 x 200000", ["context-compaction.AC1.1"],
     {"messages": [msg(0, "user", "hello")]}, {"due": False, "tokens": 2, "limit": 160000})
 vec("shouldCompact", "context_budget must be in (0, 1]", [], {"messages": [], "config": {"context_budget": 0}},
     error=err("invalid_input", "config.context_budget"))
+vec("shouldCompact", "summarizer \"extractive\" is a valid config key", [],
+    {"messages": [msg(0, "user", "hello")], "config": {"summarizer": "extractive"}}, {"due": False, "tokens": 2, "limit": 160000})
+vec("shouldCompact", "summarizer must be \"llm\" or \"extractive\"", [], {"messages": [], "config": {"summarizer": "gpt"}},
+    error=err("invalid_input", "config.summarizer"))
 
 # ---------------------------------------------------------------- buildSummarizationRequest
 conv = [msg(0, "user", "Can we ship on Friday?"), msg(1, "assistant", "Only if the migration passes."),
@@ -659,6 +663,48 @@ presp("ollama 500 is unavailable and retryable", "ollama", 500, {"error": "model
       {"error": {"code": "unavailable", "message": "model runner has unexpectedly stopped", "retryable": True}})
 vec("providerResponse", "status is required", [], {"provider": "openai", "body": {}}, error=err("invalid_input", "status"))
 vec("providerResponse", "body is required", [], {"provider": "openai", "status": 200}, error=err("invalid_input", "body"))
+
+# ---------------------------------------------------------------- extractiveSummary
+# The offline summarizer answering a ModelRequest. Its choices are
+# heuristics, so the expected texts are written out by hand for small,
+# unambiguous cases: what must be dropped, kept, and never re-emitted.
+def ex_vec(name, messages, expected_text, max_tokens=1024):
+    req = {"system": DEFAULT_SYSTEM_PROMPT, "messages": messages + [{"role": "user", "content": DEFAULT_DIRECTIVE}],
+           "model": "m", "max_tokens": max_tokens}
+    tokens = lambda t: (len(t) + 3) // 4
+    usage_in = tokens(req["system"]) + sum(tokens(m["content"]) for m in req["messages"])
+    vec("extractiveSummary", name, [], req,
+        {"content": [{"type": "text", "text": expected_text}], "stop_reason": "end_turn",
+         "usage": {"input_tokens": usage_in, "output_tokens": tokens(expected_text)}})
+
+
+ex_vec("greetings, thanks and content-free questions are dropped; both sides count; a request has no dates", [
+    {"role": "user", "content": "Hey Mel! Good to see you! How have you been?"},
+    {"role": "assistant", "content": "Hey Caroline! I'm good, thanks. What about you?"},
+    {"role": "user", "content": "I went to the pottery class in Denver with Jon on Saturday."},
+    {"role": "assistant", "content": "My son Liam started violin lessons at Westside Music."},
+    {"role": "user", "content": "Thanks! Talk soon!"}],
+    "User: I went to the pottery class in Denver with Jon on Saturday.\n"
+    "Assistant: My son Liam started violin lessons at Westside Music.")
+ex_vec("the previous summary guides the choice and is never re-emitted", [
+    {"role": "system", "content": "Previous summary of conversation:\nUser: We adopted a beagle called Max."},
+    {"role": "user", "content": "We adopted a beagle called Max."},
+    {"role": "assistant", "content": "I ran my first half marathon in Boston."}],
+    "Assistant: I ran my first half marathon in Boston.")
+ex_vec("re-summarization keeps each line's date and label, in date order, a repeated line once", [
+    {"role": "system", "content": "Summary batch:\n[2023-05-20] User: We agreed on a $40,000 budget for Q3.\n"
+                                  "[2023-05-08] Assistant: Hello there, sounds good."},
+    {"role": "system", "content": "Summary batch:\n[2023-05-09] Tool: FAILED: migration 0042_add_index.sql timed out after 300s.\n"
+                                  "[2023-05-20] User: We agreed on a $40,000 budget for Q3."}],
+    "[2023-05-09] Tool: FAILED: migration 0042_add_index.sql timed out after 300s.\n"
+    "[2023-05-20] User: We agreed on a $40,000 budget for Q3.")
+ex_vec("tool results and calls are labelled", [
+    {"role": "assistant", "content": "[Tool call]: lookup_order({\"order\":\"ORD-5523109\"})"},
+    {"role": "user", "content": "[Tool result]: order ORD-5523109: delivered by DHL on 2026-02-27"}],
+    "Tool call: lookup_order({\"order\":\"ORD-5523109\"})\n"
+    "Tool: order ORD-5523109: delivered by DHL on 2026-02-27")
+ex_vec("only filler: the best sentence, never an empty summary", [
+    {"role": "user", "content": "Thanks!"}], "User: Thanks!")
 
 # ---------------------------------------------------------------- version
 vec("version", "version and ABI", [], {}, {"version": "0.1.0", "abi": 1})

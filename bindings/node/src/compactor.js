@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
-import { offlineLLM } from './llm/extractive.js';
+import { OFFLINE_LLM, offlineLLM } from './llm/extractive.js';
 import { MemoryStore } from './store.js';
 
 /**
@@ -63,7 +63,9 @@ export function manifestConfig(config) {
  * @typedef {object} CompactorOptions
  * @property {string} [wasmPath]   default: findWasm()
  * @property {Uint8Array | WebAssembly.Module} [wasm] the module's bytes or a compiled module, instead of wasmPath
- * @property {LLM} [llm]            answers llm_complete; default offlineLLM() (extractive, no network)
+ * @property {LLM} [llm]            answers llm_complete; default offlineLLM(): offline, and then the config
+ *                                  defaults to `summarizer: "extractive"` (compress summarizes inside the
+ *                                  plug-in, dated, and never calls llm_complete)
  * @property {Store} [store]        answers memory_list / compaction_commit; default a new MemoryStore
  * @property {Config} [config]      plug-in-wide defaults (the manifest config map); a call's config overrides them
  * @property {(level: string, message: string) => void} [onLog] the plug-in's log lines (warnings about unknown keys); default: dropped
@@ -81,6 +83,16 @@ export function manifestConfig(config) {
  */
 
 /**
+ * @typedef {CompressOptions & {targetShare?: number}} CompactIfDueOptions
+ * `targetShare`: compact to this fraction of shouldCompact's limit (default
+ * 0.5), keeping the newest messages that fit; 0 compacts to keep_recent. An
+ * explicit `target_tokens` in the config wins.
+ */
+
+/** The default target of compactIfDue, as a share of shouldCompact's limit. */
+export const DEFAULT_TARGET_SHARE = 0.5;
+
+/**
  * Loads the plug-in and binds the host functions.
  *
  * Two instances of the same compiled module are used: the pure exports run
@@ -95,8 +107,13 @@ export function manifestConfig(config) {
 export async function createCompactor(opts = {}) {
   const module = await compileWasm(opts.wasm ?? opts.wasmPath ?? findWasm());
   const exportNames = new Set(WebAssembly.Module.exports(module).filter((e) => e.kind === 'function').map((e) => e.name));
-  const config = manifestConfig(opts.config);
   const llm = opts.llm ?? offlineLLM();
+  // The offline mode summarizes inside the plug-in (the summarizer config
+  // key), so batches are "extractive" and dated whichever host runs it.
+  const offline = Boolean(llm && /** @type {any} */ (llm)[OFFLINE_LLM]);
+  const baseConfig = offline && !Object.hasOwn(opts.config ?? {}, 'summarizer')
+    ? { ...opts.config, summarizer: 'extractive' } : opts.config;
+  const config = manifestConfig(baseConfig);
   const store = opts.store ?? new MemoryStore();
 
   const pure = new PluginInstance({
@@ -147,6 +164,30 @@ export async function createCompactor(opts = {}) {
   const pluginCaller = { has: (/** @type {string} */ n) => exportNames.has(n), callJSON: call };
   /** @type {any} */ (llm).bindPlugin?.(pluginCaller);
 
+  /**
+   * @param {string} conversationId
+   * @param {Message[] | undefined} history
+   * @returns {Promise<Message[]>}
+   */
+  async function historyOf(conversationId, history) {
+    if (history !== undefined) return history;
+    if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');
+    return store.history(conversationId);
+  }
+
+  /**
+   * @param {string} conversationId
+   * @param {Message[] | undefined} history
+   * @param {CompressOptions} o
+   * @returns {Promise<CompactionResult>}
+   */
+  async function compress(conversationId, history, o) {
+    const h = await historyOf(conversationId, history);
+    return call('compress', compact({
+      conversation_id: conversationId, history: h, config: o.config, dry_run: o.dryRun, now: o.now, operation_id: o.operationId,
+    }));
+  }
+
   return {
     /** The llm and store the host functions use. */
     llm,
@@ -171,14 +212,34 @@ export async function createCompactor(opts = {}) {
      * @returns {Promise<CompactionResult>}
      */
     async compress(conversationId, history, o = {}) {
-      let h = history;
-      if (h === undefined) {
-        if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');
-        h = await store.history(conversationId);
+      return compress(conversationId, history, o);
+    },
+
+    /**
+     * The agent loop's helper: compacts when shouldCompact says the
+     * history is due, and then to a target, not to keep_recent — the
+     * history ends near `targetShare` of the limit (default 0.5), with as
+     * many of the newest messages as fit kept verbatim (contiguous, tool
+     * calls with their results, pinned messages always) and only the
+     * older rest summarized. Returns null when not due, else the
+     * CompactionResult (a failed compaction is a result, not thrown).
+     * @param {string} conversationId
+     * @param {Message[] | undefined} [history] default: the store's
+     * @param {CompactIfDueOptions} [o]
+     * @returns {Promise<CompactionResult | null>}
+     */
+    async compactIfDue(conversationId, history, o = {}) {
+      const share = o.targetShare ?? DEFAULT_TARGET_SHARE;
+      if (typeof share !== 'number' || !(share >= 0 && share <= 1)) {
+        throw new TypeError(`compactIfDue: targetShare must be a number in [0, 1], got ${String(share)}`);
       }
-      return call('compress', compact({
-        conversation_id: conversationId, history: h, config: o.config, dry_run: o.dryRun, now: o.now, operation_id: o.operationId,
-      }));
+      const h = await historyOf(conversationId, history);
+      const sc = await call('shouldCompact', compact({ messages: h, config: o.config }));
+      if (!sc.due) return null;
+      let cfg = o.config;
+      const explicit = Object.hasOwn(cfg ?? {}, 'target_tokens') || Object.hasOwn(opts.config ?? {}, 'target_tokens');
+      if (share > 0 && !explicit) cfg = { ...cfg, target_tokens: Math.max(1, Math.floor(share * sc.limit)) };
+      return compress(conversationId, h, { ...o, config: cfg });
     },
 
     /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{scores: number[]}>} */

@@ -10,10 +10,10 @@
  * ```
  * @module
  */
-export { createCompactor, findWasm, manifestConfig } from './compactor.js';
+export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE } from './compactor.js';
 export { ClipfoldError, HostError } from './errors.js';
 export { MemoryStore } from './store.js';
 export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/openai.js';
-export { offlineLLM, extractiveSummaryJS } from './llm/extractive.js';
+export { offlineLLM, OFFLINE_LLM } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';
 export { compileWasm, PluginInstance, STAGE_MIN, DEFAULT_MAX_MEMORY } from './instance.js';

@@ -66,6 +66,7 @@
  * @property {number} [model_max_tokens]
  * @property {number} [target_tokens]
  * @property {'none'|'extractive'} [fallback]
+ * @property {'llm'|'extractive'} [summarizer] "extractive": compress summarizes inside the plug-in (dated lines) and never calls llm_complete
  * @property {string} [model]
  * @property {boolean} [pin_system]
  * @property {number} [max_message_chars]

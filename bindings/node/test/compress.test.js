@@ -112,26 +112,95 @@ describe('compress end to end', () => {
     });
   }
 
-  test('the offline LLM is the plug-in\'s own extractive summarizer', () => {
-    requireExports('extractiveSummary');
-    assert.equal(/** @type {any} */ (c.llm).source(), 'extractiveSummary');
+  test('offline by default: compress summarizes in the plug-in, dated, batches "extractive", no llm_complete', async () => {
+    hostCalls.length = 0;
+    const conv = 'offline-mode';
+    store.append(conv, makeConversation(conv, 80));
+    const r = await c.compress(conv, undefined, { config: CONFIG });
+    assert.equal(r.failed, false, `${r.failure_code} ${r.failure_message}`);
+    assert.equal(r.llm_calls, 0);
+    assert.ok(r.batches.length > 0);
+    for (const b of r.batches) {
+      assert.equal(b.method, 'extractive');
+      for (const line of b.content.split('\n')) assert.match(line, /^\[\d{4}-\d\d-\d\d\] (User|Assistant|Tool|Tool call): /);
+    }
+    assert.deepEqual(hostCalls.map((e) => e.name).filter((n) => n === 'llm_complete'), []);
+    // A call's config can still choose the LLM path: the offline adapter
+    // answers it through the plug-in's extractiveSummary export.
+    const conv2 = 'offline-llm-path';
+    store.append(conv2, makeConversation(conv2, 80));
+    const r2 = await c.compress(conv2, undefined, { config: { ...CONFIG, summarizer: 'llm' } });
+    assert.equal(r2.failed, false, `${r2.failure_code} ${r2.failure_message}`);
+    assert.ok(r2.llm_calls > 0);
+    assert.ok(r2.batches.every((/** @type {any} */ b) => b.method === 'llm'));
   });
 
-  test('the JavaScript extractive fallback compacts too', async () => {
-    const js = offlineLLM(); // never bound to a plug-in: the JavaScript summarizer
+  test('offlineLLM is the plug-in\'s extractiveSummary export, not a second implementation', async () => {
+    const req = { system: 's', max_tokens: 100, messages: [
+      { role: 'user', content: 'Hi there! How have you been?' },
+      { role: 'user', content: 'The build fails with error E42 in main.go; we must fix it before Friday.' },
+      { role: 'assistant', content: 'Decision: pin the compiler to 1.24.' },
+      { role: 'user', content: 'Summarize the conversation above.' },
+    ] };
+    const viaLLM = await /** @type {any} */ (c.llm).complete(req);
+    assert.deepEqual(viaLLM, await c.call('extractiveSummary', req));
+    assert.match(viaLLM.content[0].text, /E42/);
+    assert.doesNotMatch(viaLLM.content[0].text, /How have you been/);
+    // Unbound, it fails safely instead of summarizing some other way.
+    const unbound = offlineLLM();
+    const out = await unbound.complete(/** @type {any} */ (req));
+    assert.equal(/** @type {any} */ (out).error.code, 'unavailable');
+  });
+
+  test('an explicit llm keeps the default summarizer "llm"', async () => {
+    /** @type {any[]} */
+    const seen = [];
     const s2 = new MemoryStore();
-    const c2 = await createCompactor({ wasmPath: wasmPath(), store: s2, llm: js });
+    const c2 = await createCompactor({ wasmPath: wasmPath(), store: s2,
+      llm: (/** @type {any} */ req) => { seen.push(req); return { content: [{ type: 'text', text: 'summary text' }] }; } });
     try {
-      // A fresh offline LLM bound by createCompactor would use the export;
-      // this one is unbound again to force the fallback.
-      js.bindPlugin(/** @type {any} */ ({ has: () => false, callJSON: async () => { throw new Error('unused'); } }));
-      assert.equal(js.source(), 'javascript');
-      const conv = 'jsfallback';
+      const conv = 'explicit-llm';
       s2.append(conv, makeConversation(conv, 80));
-      assertCompacted(await compressRaw(c2, conv, s2.history(conv), { config: CONFIG }), s2, conv);
+      const r = await c2.compress(conv, undefined, { config: CONFIG });
+      assert.equal(r.failed, false, `${r.failure_code} ${r.failure_message}`);
+      assert.equal(seen.length, r.llm_calls);
+      assert.ok(r.batches.every((/** @type {any} */ b) => b.method === 'llm'));
     } finally {
       await c2.close();
     }
+  });
+
+  test('compactIfDue: null when not due; when due, compacts to the target keeping the newest verbatim', async () => {
+    const conv = 'due';
+    const history = makeConversation(conv, 160);
+    store.append(conv, history);
+    const { tokens } = await c.shouldCompact(history);
+    assert.equal(await c.compactIfDue(conv, undefined, { config: { model_max_tokens: tokens * 2 } }), null);
+    // Due: the limit is about 60% of the history.
+    const config = { ...CONFIG, model_max_tokens: Math.floor(tokens * 0.75) };
+    const { limit } = await c.shouldCompact(history, config);
+    const r = await c.compactIfDue(conv, undefined, { config });
+    assert.ok(r, 'due');
+    assert.equal(r.failed, false, `${r.failure_code} ${r.failure_message}`);
+    const target = Math.floor(limit / 2);
+    assert.ok(r.tokens_estimate_after <= target, `${r.tokens_estimate_after} > target ${target}`);
+    assert.ok(r.tokens_estimate_after > target / 2, `${r.tokens_estimate_after}: not near the target ${target}`);
+    // The newest messages, contiguous, well beyond keep_recent.
+    const keptIds = r.history.slice(1).map((/** @type {any} */ m) => m.id).filter((/** @type {string} */ id) => id !== `${conv}-m0`);
+    const tail = history.slice(history.length - keptIds.length).map((m) => m.id);
+    assert.deepEqual(keptIds, tail);
+    assert.ok(keptIds.length > CONFIG.keep_recent);
+    assert.ok(r.batches.every((/** @type {any} */ b) => b.method === 'extractive'));
+    // targetShare 0: to keep_recent, as compress does.
+    const conv2 = 'due-keep-recent';
+    const h2 = makeConversation(conv2, 160);
+    store.append(conv2, h2);
+    const r2 = await c.compactIfDue(conv2, undefined, { config, targetShare: 0 });
+    assert.equal(r2?.failed, false);
+    // clip-archive, the pinned system message, keep_recent (moved back by at most one tool unit)
+    assert.ok(/** @type {any} */ (r2).history.length <= CONFIG.keep_recent + 3, `${r2?.history.length}`);
+    assert.ok(/** @type {any} */ (r2).history.length < r.history.length);
+    await assert.rejects(c.compactIfDue(conv2, undefined, { targetShare: 2 }), /targetShare must be a number in \[0, 1\]/);
   });
 
   test('dry_run returns the commit it would send and changes nothing', async () => {

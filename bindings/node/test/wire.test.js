@@ -3,7 +3,7 @@
 // adapter prefers when the build has them.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createCompactor, extractiveSummaryJS } from '../src/index.js';
+import { createCompactor } from '../src/index.js';
 import { openAIRequest, openAIResponse } from '../src/llm/wire.js';
 import { requireExports, wasmPath } from './helpers/common.js';
 
@@ -54,32 +54,5 @@ describe('JavaScript wire = the plug-in\'s wire', () => {
       if (plugin.error) assert.deepEqual(js, plugin);
       else assert.deepEqual({ ...js, usage: js.usage }, plugin);
     });
-  });
-});
-
-describe('extractiveSummaryJS', () => {
-  const req = {
-    system: 'sys',
-    messages: [
-      { role: 'system', content: 'Previous summary of conversation:\nUser: We agreed to use Postgres.' },
-      { role: 'user', content: 'hello' },
-      { role: 'user', content: 'The build fails with error E42 in main.go. We must fix it before Friday.' },
-      { role: 'assistant', content: 'Decision: pin the compiler to 1.24. Done.' },
-      { role: 'user', content: '[Tool result]: ok 12 tests passed' },
-      { role: 'user', content: 'Summarize the conversation above.' },
-    ],
-    max_tokens: 1024,
-  };
-  test('is deterministic, non-empty, drops greetings and the directive', () => {
-    const a = extractiveSummaryJS(/** @type {any} */ (req));
-    assert.equal(a, extractiveSummaryJS(/** @type {any} */ (req)));
-    assert.match(a, /Postgres/);
-    assert.match(a, /E42/);
-    assert.doesNotMatch(a, /hello/);
-    assert.doesNotMatch(a, /Summarize the conversation/);
-  });
-  test('respects max_tokens', () => {
-    const long = { ...req, max_tokens: 10 };
-    assert.ok(Math.ceil([...extractiveSummaryJS(/** @type {any} */ (long))].length / 4) <= 10);
   });
 });

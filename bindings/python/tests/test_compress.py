@@ -275,16 +275,91 @@ def test_breaker_opens_after_consecutive_failures(compactor: Compactor) -> None:
 
 
 def test_extractive_default_through_the_plugin(wasm: str) -> None:
+    """Offline by default: compress summarizes inside the plug-in
+    (summarizer "extractive"), so batches are "extractive" with dated lines
+    and llm_complete is never called."""
     with Compactor(wasm, config=CONFIG) as c:
         require_export(c, "compress")
         assert isinstance(c.llm, clipfold.Extractive)
-        assert c.has_export("extractiveSummary")
-        assert c.llm.uses_plugin  # the plug-in's summarizer, not a re-implementation
+        assert c.llm.uses_plugin
+        calls: List[str] = []
+        handlers = c.host_handlers()
+        inner = handlers["llm_complete"]
+
+        def counting(data: bytes) -> bytes:
+            calls.append("llm_complete")
+            return inner(data)
+
+        handlers["llm_complete"] = counting
+        c.host_handlers = lambda: handlers  # type: ignore[method-assign]
         history = build_conversation(30)
         for m in history[1:]:
             if m["role"] != "tool" and m["content"]:
                 m["content"] += " Here is the full log output again for reference: " + "lorem ipsum dolor sit amet " * 30
         r = c.compress("c1", history)
         assert not r["failed"], r
+        assert calls == [] and r["llm_calls"] == 0
         assert r["tokens_estimate_after"] < r["tokens_estimate_before"] / 2
         assert "parser" in r["history"][0]["content"] or "tokenizer" in r["history"][0]["content"]
+        assert r["batches"]
+        for b in r["batches"]:
+            assert b["method"] == "extractive"
+            for line in b["content"].split("\n"):
+                assert line.startswith("[2026-02-28] "), line
+        # A call may still choose the LLM path: Extractive answers it
+        # through the plug-in's extractiveSummary export.
+        other = [dict(m, id="c2-" + m["id"]) for m in build_conversation(30)]
+        r2 = c.compress("c2", other, config={"summarizer": "llm"})
+        assert not r2["failed"], (r2["failure_code"], r2["failure_message"])
+        assert r2["llm_calls"] > 0 and all(b["method"] == "llm" for b in r2["batches"])
+
+
+def test_extractive_adapter_is_the_export(wasm: str) -> None:
+    req = {"system": "s", "max_tokens": 100, "messages": [
+        {"role": "user", "content": "Hi there! How have you been?"},
+        {"role": "user", "content": "The build fails with error E42 in main.go; we must fix it before Friday."},
+        {"role": "user", "content": "Summarize the conversation above."}]}
+    with Compactor(wasm) as c:
+        assert c.llm.complete(req) == json.loads(c.call("extractiveSummary", req))
+        assert "E42" in c.llm.complete(req)["content"][0]["text"]
+    unattached = clipfold.Extractive()
+    assert unattached.complete(req)["error"]["code"] == "unavailable"
+    assert not hasattr(clipfold, "extractive_summary"), "no second implementation of the summarizer"
+
+
+def test_explicit_llm_keeps_the_llm_summarizer(wasm: str) -> None:
+    seen: List[Any] = []
+
+    def llm(req: Any) -> Dict[str, Any]:
+        seen.append(req)
+        return {"content": [{"type": "text", "text": "summary text"}]}
+
+    with Compactor(wasm, llm=llm, config=CONFIG) as c:
+        r = c.compress("c1", build_conversation(30))
+        assert not r["failed"], r
+        assert len(seen) == r["llm_calls"] > 0
+        assert all(b["method"] == "llm" for b in r["batches"])
+
+
+def test_compact_if_due_compacts_to_the_target(wasm: str) -> None:
+    with Compactor(wasm, config=CONFIG) as c:
+        history = build_conversation(120)
+        tokens = c.should_compact(history)["tokens"]
+        assert c.compact_if_due("c1", history, config={"model_max_tokens": tokens * 2}) is None
+        cfg = {"model_max_tokens": int(tokens * 0.75)}
+        limit = c.should_compact(history, cfg)["limit"]
+        r = c.compact_if_due("c1", history, config=cfg)
+        assert r is not None and not r["failed"], r
+        target = limit // 2
+        assert target // 2 < r["tokens_estimate_after"] <= target, (r["tokens_estimate_after"], target)
+        kept = [m["id"] for m in r["history"][1:] if m["id"] != "sys"]
+        assert kept == [m["id"] for m in history[len(history) - len(kept):]], "the newest, contiguous"
+        assert len(kept) > CONFIG["keep_recent"]
+        assert all(b["method"] == "extractive" for b in r["batches"])
+        # The store's history (history=None) works the same, and
+        # target_share=0 compacts to keep_recent.
+        r2 = c.compact_if_due("c1", None, config={"model_max_tokens": 100}, target_share=0)
+        assert r2 is not None and not r2["failed"], r2
+        assert len(r2["history"]) <= CONFIG["keep_recent"] + 3
+        with pytest.raises(ValueError, match="target_share"):
+            c.compact_if_due("c1", history, target_share=1.5)

@@ -5,9 +5,9 @@
         result = c.compress("conversation-1", messages)
 """
 
-from .compactor import Compactor, find_wasm, normalize_messages
+from .compactor import DEFAULT_TARGET_SHARE, Compactor, find_wasm, normalize_messages
 from .errors import ClipfoldError
-from .llm import Anthropic, Extractive, OpenAICompatible, extractive_summary
+from .llm import Anthropic, Extractive, OpenAICompatible
 from .store import ConflictError, SQLiteStore, StoreError
 from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Message, ModelRequest, ModelResponse,
                     ShouldCompactResult, SplitResult, VersionInfo)
@@ -15,8 +15,8 @@ from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Messa
 __version__ = "0.1.0"
 
 __all__ = [
-    "Compactor", "find_wasm", "normalize_messages", "ClipfoldError", "Anthropic", "Extractive", "OpenAICompatible",
-    "extractive_summary", "ConflictError", "SQLiteStore", "StoreError", "Batch", "Block", "CommitRequest",
+    "Compactor", "DEFAULT_TARGET_SHARE", "find_wasm", "normalize_messages", "ClipfoldError", "Anthropic", "Extractive",
+    "OpenAICompatible", "ConflictError", "SQLiteStore", "StoreError", "Batch", "Block", "CommitRequest",
     "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse", "ShouldCompactResult", "SplitResult",
     "VersionInfo", "__version__",
 ]

@@ -103,14 +103,22 @@ class _ExportCaller:
                 self._plugin = None
 
 
+DEFAULT_TARGET_SHARE = 0.5
+"""The default target of :meth:`Compactor.compact_if_due`, a share of should_compact's limit."""
+
+
 class Compactor:
     """clipfold through its WebAssembly plug-in.
 
     ``llm``: what answers ``llm_complete`` — a callable taking a ModelRequest
     dict and returning a ModelResponse dict or ``{"error": {...}}``, or an
     object with such a ``complete`` method (see :mod:`clipfold.llm`:
-    ``OpenAICompatible``, ``Anthropic``, ``Extractive``). Default: the
-    offline ``Extractive`` summarizer.
+    ``OpenAICompatible``, ``Anthropic``, ``Extractive``). Default: offline —
+    ``Extractive``; while it is the LLM, ``compress`` calls get
+    ``summarizer: "extractive"`` (unless a config or ``manifest_config``
+    sets ``summarizer``), so the plug-in summarizes itself, with dated
+    lines and ``method: "extractive"`` batches, and never calls
+    ``llm_complete``.
 
     ``store``: an :class:`~clipfold.store.SQLiteStore`, a path to open one
     at, or None for an in-memory one. It answers ``memory_list`` and
@@ -150,7 +158,7 @@ class Compactor:
         self.store: SQLiteStore = store if isinstance(store, SQLiteStore) else SQLiteStore(store or ":memory:")
         self.config: Config = dict(config or {})
         self._aux = _ExportCaller(lambda: extism.Plugin(self._compiled, config=mc))
-        self.llm: Any = Extractive() if llm is None or llm == "extractive" else llm
+        self.llm: Any = Extractive() if llm is None or (isinstance(llm, str) and llm == "extractive") else llm
         attach = getattr(self.llm, "attach_plugin", None)
         if callable(attach):
             attach(self._aux)
@@ -301,6 +309,19 @@ class Compactor:
         return cast(VersionInfo, self._json("version", {}))
 
     # ------------------------------------------------------------ compress
+    def _compress_config(self, config: Optional[Config]) -> Optional[Config]:
+        """The config of a compress call. While the LLM is the offline
+        ``Extractive`` (and neither the config nor the manifest chooses a
+        summarizer), ``summarizer: "extractive"``: the plug-in summarizes
+        itself, with dated lines and "extractive" batches, whichever host
+        runs it."""
+        cfg = self._config(config)
+        if isinstance(self.llm, Extractive) and "summarizer" not in (cfg or {}) \
+                and "summarizer" not in (self._manifest_config or {}):
+            cfg = dict(cfg or {})
+            cfg["summarizer"] = "extractive"
+        return cfg
+
     def compress(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
                  config: Optional[Config] = None, dry_run: bool = False,
                  now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
@@ -317,7 +338,7 @@ class Compactor:
         A compaction that fails is not an exception: the result has
         ``failed: True``, a ``failure_code`` and the input history unchanged.
         ClipfoldError is raised only for invalid input."""
-        cfg = self._config(config)
+        cfg = self._compress_config(config)
         parts = ['{"conversation_id":', _dumps(conversation_id), ',"history":']
         if history is None:
             raws = self.store.active_raw(conversation_id)
@@ -340,6 +361,43 @@ class Compactor:
             parts += [',"operation_id":', _dumps(operation_id)]
         parts.append("}")
         return cast(CompactionResult, json.loads(self.call("compress", "".join(parts))))
+
+
+    def compact_if_due(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
+                       target_share: float = DEFAULT_TARGET_SHARE, config: Optional[Config] = None,
+                       **compress_options: Any) -> Optional[CompactionResult]:
+        """The agent loop's helper: compacts when ``should_compact`` says the
+        history is due, and then to a target, not to ``keep_recent``: the
+        history ends near ``target_share`` of the limit (default 0.5), with
+        as many of the newest messages as fit kept verbatim (contiguous, tool
+        calls with their results, pinned messages always) and only the older
+        rest summarized — ``target_tokens`` = ⌊target_share × limit⌋. An
+        explicit ``target_tokens`` in the config wins; ``target_share=0``
+        compacts to ``keep_recent``.
+
+        ``history``: as for :meth:`compress` (None: the store's). Returns None
+        when not due, else the CompactionResult (a failed compaction is a
+        result, not an exception). ``compress_options`` go to
+        :meth:`compress` (``dry_run``, ``now``, ``operation_id``,
+        ``sync_store``)."""
+        if isinstance(target_share, bool) or not isinstance(target_share, (int, float)) \
+                or not 0 <= target_share <= 1:
+            raise ValueError("compact_if_due: target_share must be a number in [0, 1], got %r" % (target_share,))
+        cfg = self._config(config)
+        if history is None:
+            raws = self.store.active_raw(conversation_id)
+        else:
+            raws = [_dumps(m) for m in normalize_messages(history)]
+        payload = '{"messages":[' + ",".join(raws) + "]"
+        if cfg is not None:
+            payload += ',"config":' + _dumps(cfg)
+        sc = json.loads(self.call("shouldCompact", payload + "}"))
+        if not sc["due"]:
+            return None
+        over = dict(config or {})
+        if target_share > 0 and "target_tokens" not in (cfg or {}):
+            over["target_tokens"] = max(1, int(target_share * sc["limit"]))
+        return self.compress(conversation_id, history, config=over or None, **compress_options)
 
 
 def _plain(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:

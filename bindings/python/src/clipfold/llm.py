@@ -1,5 +1,6 @@
 """llm_complete adapters: OpenAI-compatible and Anthropic over HTTP
-(standard library only), and the offline extractive summarizer.
+(standard library only), and the offline extractive summarizer (the
+plug-in's own, through its ``extractiveSummary`` export).
 
 Every adapter is a callable ``ModelRequest dict -> ModelResponse dict`` that
 answers a failure with SPEC §2's error object instead of raising:
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import socket
 import urllib.error
 import urllib.request
@@ -389,88 +389,18 @@ class Anthropic(HTTPAdapter):
 
 
 # ---------------------------------------------------------------- extractive
-_SENT = re.compile(r"(?<=[.!?。！？])\s+")
-_ACK = re.compile(r"^(ok(ay)?|thanks?( you)?|thank you|sounds good|great|got it|sure|yes|no|hi|hello|hey)[.!]*$", re.I)
-_SIGNALS = re.compile(
-    r"\b(decid\w*|agreed|we will|let'?s go with|must|never|always|deadline|budget|constraint|require\w*|"
-    r"error|fail\w*|bug|fix\w*|crash\w*|todo|pending)\b", re.I)
-_IDENT = re.compile(r"[\w./-]+\.\w{1,5}\b|https?://\S+|\b\d+(\.\d+)*\b|\b[a-z]+_[a-z_]+\b|\b[A-Z][a-z]+[A-Z]\w*\b")
-_ROLE_LABEL = {"user": "User", "assistant": "Assistant", "system": "Summary"}
-
-
-def extractive_summary(request: Mapping[str, Any]) -> str:
-    """A deterministic extractive summary of a summarization request: the
-    most informative sentences of its messages (the directive, i.e. the last
-    user message, excluded), in original order, one line per message,
-    within ``max_tokens`` (≈ 4 characters a token) and at most about half
-    the input. Non-empty whenever the request has text besides the
-    directive."""
-    msgs = list(request.get("messages") or [])
-    if msgs and msgs[-1].get("role") == "user":
-        msgs = msgs[:-1]
-    max_tokens = int(request.get("max_tokens") or 0) or 1024
-    cands: List[Tuple[float, int, int, str]] = []  # score, msg index, sentence index, text
-    total = 0
-    n = len(msgs)
-    for mi, m in enumerate(msgs):
-        text = _text(m.get("content"))
-        for prefix in ("Previous summary of conversation:\n", "Summary batch:\n"):
-            if text.startswith(prefix):
-                text = text[len(prefix):]
-        if text.startswith("[Tool result]: "):
-            text = text[len("[Tool result]: "):]
-        total += len(text)
-        si = 0
-        for line in text.splitlines():
-            for s in _SENT.split(line.strip()):
-                s = " ".join(s.split())
-                if not s or _ACK.match(s) or s.startswith(("[Context Summary", "[Batch ", "## ", "[...")):
-                    continue
-                score = 1.0 + 2.0 * len(_SIGNALS.findall(s)) + 0.5 * min(len(_IDENT.findall(s)), 4)
-                score += 1.0 if "?" in s else 0.0
-                score += 3.0 if m.get("role") == "system" else 0.0  # prior summaries must survive folds
-                score += 0.5 * (mi + 1) / max(n, 1) - 0.3 * si
-                cands.append((score, mi, si, s))
-                si += 1
-    if not cands:
-        return ""
-    budget = min(max_tokens * 4, max(total // 2, 200))
-    chosen: List[Tuple[int, int, str]] = []
-    seen = set()
-    used = 0
-    for score, mi, si, s in sorted(cands, key=lambda c: (-c[0], c[1], c[2])):
-        key = re.sub(r"\W+", " ", s.lower()).strip()
-        if key in seen:
-            continue
-        if len(s) > budget - used:
-            if chosen:
-                continue
-            s = s[: max(budget - 1, 1)].rsplit(" ", 1)[0] + "…"
-        seen.add(key)
-        chosen.append((mi, si, s))
-        used += len(s) + 1
-        if used >= budget:
-            break
-    chosen.sort()
-    lines: List[str] = []
-    last = -1
-    for mi, _, s in chosen:
-        if mi != last:
-            label = _ROLE_LABEL.get(str(msgs[mi].get("role")), "User")
-            text = _text(msgs[mi].get("content"))
-            if text.startswith("[Tool result]: "):
-                label = "Tool"
-            lines.append(s if label == "Summary" else label + ": " + s)
-            last = mi
-        else:
-            lines[-1] += " " + s
-    return "\n".join(lines)
-
-
 class Extractive:
-    """The offline default: summarizes with no model at all. Uses the
-    plug-in's ``extractiveSummary`` export when the attached plug-in has
-    one, else :func:`extractive_summary` in Python."""
+    """The offline summarizer as an LLM-shaped adapter. clipfold's
+    extractive summarizer lives in the plug-in, once for every host: a
+    Compactor created without an ``llm`` (or with ``"extractive"`` or an
+    ``Extractive``) sets the config key ``summarizer: "extractive"``, so
+    ``compress`` summarizes inside the plug-in from the messages themselves
+    (dated lines, batches marked ``method: "extractive"``) and never calls
+    ``llm_complete``. This adapter answers a ModelRequest with the plug-in's
+    ``extractiveSummary`` export (when a call sets ``summarizer: "llm"``, or
+    to use the summarizer elsewhere); there is no Python copy of the
+    summarizer. Unattached, it answers a non-retryable ``unavailable``
+    error, so a compaction fails safely instead."""
 
     def __init__(self) -> None:
         self._plugin: Optional[ExportCaller] = None
@@ -487,12 +417,9 @@ class Extractive:
         return self.complete(request)
 
     def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
-        if self._plugin is not None:
-            out: Dict[str, Any] = json.loads(self._plugin("extractiveSummary", json.dumps(
-                request, ensure_ascii=False).encode("utf-8")))
-            if "content" in out and isinstance(out["content"], str):
-                out = {"content": [{"type": "text", "text": out["content"]}], "stop_reason": "end_turn"}
-            return out
-        text = extractive_summary(request)
-        return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                "usage": {"input_tokens": 0, "output_tokens": (len(text) + 3) // 4}}
+        if self._plugin is None:
+            return llm_error("unavailable", "Extractive: no plug-in with the extractiveSummary export is attached "
+                             "(a Compactor attaches its own)", False)
+        out: Dict[str, Any] = json.loads(self._plugin("extractiveSummary", json.dumps(
+            request, ensure_ascii=False).encode("utf-8")))
+        return out
