@@ -167,7 +167,7 @@ func TestPorterStem(t *testing.T) {
 		"oscillators": "oscil", "archaeology": "archaeolog",
 		// Short, long and odd tokens.
 		"is": "is", "ed": "ed", "eed": "e", "aed": "a", "ies": "ie", "sses": "sse", "é": "é",
-		strings.Repeat("a", 60) + "ing": strings.Repeat("a", 60), // 63 bytes: stemmed
+		strings.Repeat("a", 60) + "ing": strings.Repeat("a", 60),         // 63 bytes: stemmed
 		strings.Repeat("b", 62) + "ing": strings.Repeat("b", 62) + "ing", // 65 bytes: passed through
 	} {
 		assert.Equal(t, want, core.PorterStem(in), "%q", in)
