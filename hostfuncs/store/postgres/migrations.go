@@ -65,7 +65,8 @@ CREATE TABLE blocks (
 CREATE INDEX blocks_by_label ON blocks (tier, label);
 CREATE INDEX blocks_by_conversation ON blocks (conversation_id);
 CREATE INDEX blocks_fts ON blocks USING gin (fts);
-`},	{2, "one search index over recalled messages and archived batches", `
+`},
+	{2, "one search index over recalled messages and archived batches", `
 -- English stemming without a stop list: questions made only of stop words
 -- still find them, and phrases match as written (the stores drop stop
 -- words from the query themselves, see core.AnalyzeSearchQuery).
