@@ -5,18 +5,18 @@
         result = c.compress("conversation-1", messages)
 """
 
-from .compactor import Compactor, find_wasm, normalize_messages
+from .compactor import Compactor, QueryAnalyzerPlugin, find_wasm, normalize_messages
 from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible, extractive_summary
-from .store import ConflictError, SQLiteStore, StoreError
+from .store import ConflictError, NotFoundError, SQLiteStore, StoreError
 from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Message, ModelRequest, ModelResponse,
-                    ShouldCompactResult, SplitResult, VersionInfo)
+                    SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Compactor", "find_wasm", "normalize_messages", "ClipfoldError", "Anthropic", "Extractive", "OpenAICompatible",
-    "extractive_summary", "ConflictError", "SQLiteStore", "StoreError", "Batch", "Block", "CommitRequest",
-    "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse", "ShouldCompactResult", "SplitResult",
-    "VersionInfo", "__version__",
+    "Compactor", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages", "ClipfoldError", "Anthropic", "Extractive",
+    "OpenAICompatible", "extractive_summary", "ConflictError", "NotFoundError", "SQLiteStore", "StoreError", "Batch",
+    "Block", "CommitRequest", "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse", "SearchHit",
+    "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",
 ]
