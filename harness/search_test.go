@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/store"
@@ -158,4 +159,57 @@ func coversAny(hits []store.Hit, ids []string) bool {
 		}
 	}
 	return false
+}
+
+// TestCommitSearchText: the commit tells the host what to index for every
+// message it removes — text, each tool call's name and arguments, a tool
+// result's output, "" for the clip-archive it replaces — natively and
+// through the .wasm alike.
+func TestCommitSearchText(t *testing.T) {
+	msg := func(id, role, content string, minute int, extra string) json.RawMessage {
+		c, _ := json.Marshal(content)
+		return json.RawMessage(`{"id":"` + id + `","conversation_id":"c1","role":"` + role + `","content":` + string(c) +
+			`,"created_at":"2026-02-28T10:` + twoDigits(minute) + `:00.000Z"` + extra + `}`)
+	}
+	hist := []json.RawMessage{
+		msg("ca0", "system", "[Context Summary — 4 messages compressed across 1 compaction cycle(s)]\n\nold", 0, ""),
+		msg("u1", "user", "Why is the build red?", 1, ""),
+		msg("a2", "assistant", "", 2, `,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"run_tests","arguments":"{\"pkg\":\"./orders\"}"}},{"id":"call_2","type":"function","function":{"name":"grep","arguments":"{\"pattern\":\"ErrStock\"}"}}]`),
+		msg("t3", "tool", "FAIL orders TestReserve: ErrInsufficientStock", 3, `,"tool_call_id":"call_1"`),
+		msg("t4", "tool", "orders/service.go:88: return ErrStock", 4, `,"tool_call_id":"call_2"`),
+		msg("a5", "assistant", "Let me look.", 5, `,"tool_calls":[{"id":"call_3","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"orders/service.go\"}"}}]`),
+		msg("t6", "tool", "package orders", 6, `,"tool_call_id":"call_3"`),
+	}
+	for i := 7; i < 20; i++ {
+		hist = append(hist, msg("m"+twoDigits(i), []string{"user", "assistant"}[i%2], "turn number "+twoDigits(i)+" of a long talk", i, ""))
+	}
+	in := compressInput(t, "c1", hist, map[string]any{"dry_run": true, "operation_id": "op_fixed", "config": map[string]any{"keep_recent": 4}})
+	host := func() *hostfuncs.Host { return &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)} }
+	var commits []string
+	for _, c := range []compressor{nativeCompressor{api.DefaultEnv(), host()}, newWasmCompressor(t, host())} {
+		res := c.compress(t, in)
+		require.False(t, res.Get("failed").Bool(), res.Raw)
+		commit := res.Get("commit")
+		commits = append(commits, commit.Raw)
+		st := commit.Get("search_text")
+		require.True(t, st.IsObject(), commit.Raw)
+		var keys []string
+		st.ForEach(func(k, _ gjson.Result) bool { keys = append(keys, k.Str); return true })
+		var removed []string
+		for _, id := range commit.Get("remove_message_ids").Array() {
+			removed = append(removed, id.Str)
+		}
+		assert.Equal(t, removed, keys, "one entry per removed message, in the same order")
+		assert.Equal(t, "", st.Get("ca0").String(), "the replaced clip-archive is not to be indexed")
+		assert.True(t, st.Get("ca0").Exists())
+		assert.Equal(t, "Why is the build red?", st.Get("u1").String())
+		assert.Equal(t, "run_tests {\"pkg\":\"./orders\"}\ngrep {\"pattern\":\"ErrStock\"}", st.Get("a2").String())
+		assert.Equal(t, "FAIL orders TestReserve: ErrInsufficientStock", st.Get("t3").String())
+		assert.Equal(t, "Let me look.\nread_file {\"path\":\"orders/service.go\"}", st.Get("a5").String())
+	}
+	assert.Equal(t, commits[0], commits[1], "the native and the .wasm commit are the same bytes")
+}
+
+func twoDigits(i int) string {
+	return string([]byte{byte('0' + i/10), byte('0' + i%10)})
 }
