@@ -144,6 +144,18 @@ func AppendCommit(b []byte, c *core.Commit) []byte {
 	b = appendStrings(b, c.RemoveMessageIDs)
 	b = append(b, `,"insert_message":`...)
 	b = AppendInsertMessage(b, &c.Insert)
+	if c.SearchText != nil {
+		b = append(b, `,"search_text":{`...)
+		for i := range c.SearchText {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = core.AppendJSONString(b, c.SearchText[i].MessageID)
+			b = append(b, ':')
+			b = core.AppendJSONString(b, c.SearchText[i].Text)
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -186,6 +198,22 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 	}
 	if c.Insert.ID == "" {
 		return c, required("insert_message.id")
+	}
+	if st := root.Get("search_text"); st.Exists() && st.Type != gjson.Null {
+		if !st.IsObject() {
+			return c, wrongType("search_text", "an object of message id to text", st)
+		}
+		st.ForEach(func(k, v gjson.Result) bool {
+			if v.Type != gjson.String {
+				err = wrongType("search_text."+k.Str, "a string", v)
+				return false
+			}
+			c.SearchText = append(c.SearchText, core.SearchText{MessageID: k.Str, Text: v.Str})
+			return true
+		})
+		if err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }

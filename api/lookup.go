@@ -18,4 +18,5 @@ var Exports = map[string]Handler{
 	"extractiveSummary":           (*Env).ExtractiveSummary,
 	"providerRequest":             (*Env).ProviderRequest,
 	"providerResponse":            (*Env).ProviderResponse,
+	"searchQuery":                 (*Env).SearchQuery,
 }

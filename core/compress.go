@@ -288,11 +288,14 @@ func (u *run) compress() error {
 			Label: BatchLabel(in.ConversationID, &writes[i]), Content: FormatBatchBlock(in.ConversationID, &writes[i]),
 			Tier: "archival", Reason: reason})
 	}
+	commit.SearchText = make([]SearchText, 0, len(compress)+1)
 	if split.Prior >= 0 && hist[split.Prior].ID != "" {
 		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[split.Prior].ID)
+		commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[split.Prior].ID}) // superseded: not indexed
 	}
 	for _, k := range compress {
 		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
+		commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchText(&hist[k])})
 	}
 	u.res.Commit = commit
 	if !in.DryRun {

@@ -91,6 +91,37 @@ func IsClipArchive(m *Message) bool {
 	return m.Role == RoleSystem && strings.HasPrefix(m.Content, ClipArchivePrefix)
 }
 
+// MessageSearchText is the text a store indexes for m once it is in
+// recall storage: its text, then each tool call's name and arguments on
+// a line of its own (a tool result's text is its content). The plug-in
+// renders it because it knows every message shape; hosts only store it.
+func MessageSearchText(m *Message) string {
+	if len(m.ToolCalls) == 0 {
+		return m.Content
+	}
+	n := len(m.Content)
+	for i := range m.ToolCalls {
+		n += len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments) + 2
+	}
+	b := make([]byte, 0, n)
+	b = append(b, m.Content...)
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		if tc.Name == "" && tc.Arguments == "" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, tc.Name...)
+		if tc.Name != "" && tc.Arguments != "" {
+			b = append(b, ' ')
+		}
+		b = append(b, tc.Arguments...)
+	}
+	return string(b)
+}
+
 // IsPinned reports whether m must be kept verbatim: it says so itself, or
 // it is a system message other than a clip-archive and pinSystem is on.
 // Instructions must never silently disappear into a summary.

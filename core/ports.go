@@ -50,6 +50,18 @@ type Commit struct {
 	ArchiveDeletes   []string // block ids
 	RemoveMessageIDs []string
 	Insert           InsertMessage
+	// SearchText is what a store indexes for each removed message when it
+	// moves to recall storage (SPEC §5 memory_read): one entry per id of
+	// RemoveMessageIDs, in that order, "" for the prior clip-archive
+	// (superseded, never a search result). A host that has no entry for
+	// a message indexes its stored content.
+	SearchText []SearchText
+}
+
+// SearchText is the text to index for one removed message.
+type SearchText struct {
+	MessageID string
+	Text      string
 }
 
 // ErrConflict is returned by a Committer when an id to remove or delete no

@@ -183,3 +183,6 @@ func providerRequest() int32 { return run((*api.Env).ProviderRequest) }
 
 //go:wasmexport providerResponse
 func providerResponse() int32 { return run((*api.Env).ProviderResponse) }
+
+//go:wasmexport searchQuery
+func searchQuery() int32 { return run((*api.Env).SearchQuery) }

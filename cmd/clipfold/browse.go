@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/clipfold/clipfold/core"
@@ -18,16 +20,21 @@ import (
 var searchCmd = &command{
 	name:    "search",
 	args:    "QUERY [flags]",
-	summary: "ranked full-text search over archived summaries and compacted messages",
-	help: `Searches the summaries compaction archived (each hit shows its batch label,
-the time range it covers and the ids of the messages it summarizes) and the
-original messages compaction moved to recall storage (shown with their id and
-role). The words of QUERY must all match; search syntax characters are plain
-text. Messages still in the active history are not searched: see 'clipfold show'.
+	summary: "ranked search over archived summaries and compacted messages",
+	help: `Searches what compaction archived — batch summaries and the original messages
+it moved to recall storage, tool calls and tool output included — and ranks
+both in one list, best first (BM25 on SQLite, ts_rank_cd on PostgreSQL).
+Ask as you would ask a person: any word of QUERY may match, common words
+("what", "did", "the") are skipped, words match their inflections
+("deploys" finds "deployed"), "quoted words" must appear together, and no
+character is search syntax. Each hit shows its kind, id, the time it
+covers and its score; a batch also shows the ids of the messages it
+summarizes. Print any hit in full with 'clipfold recall ID'. Messages still
+in the active history are not searched: see 'clipfold show'.
 
 Examples:
-  clipfold search "connection leak"
-  clipfold search "INC-4471 rollback" --conversation conv-checkout-inc-4471 --limit 5
+  clipfold search "why did the checkout deploy fail?"
+  clipfold search '"connection leak" INC-4471' --conversation conv-checkout-inc-4471 --limit 5
   clipfold search refund --json`,
 }
 
@@ -47,14 +54,17 @@ Examples:
 
 var recallCmd = &command{
 	name:    "recall",
-	args:    "MESSAGE_ID [flags]",
-	summary: "print an original message that compaction removed, exactly as it was given",
+	args:    "ID [flags]",
+	summary: "print a compacted message exactly as it was given, or an archived batch in full",
 	help: `Compaction never destroys a message: it moves it to recall storage. recall
-prints it back as its exact original JSON. Find ids in the source_message_ids
-that 'clipfold search' shows for each batch.
+prints a message back as its exact original JSON. Given a batch id (the
+"batch blk_…" hits of 'clipfold search'), it prints the batch's metadata —
+conversation, time range, depth, method, the ids of the messages it
+summarizes — and its full summary (as one JSON object with --json).
 
 Examples:
   clipfold recall dbg-0042
+  clipfold recall blk_4f0c2a9e1b7d3c5a6e8f9012 --db archive.db
   clipfold recall support-chat-0007 --db archive.db`,
 }
 
@@ -83,13 +93,13 @@ func runSearch(e *env, args []string) error {
 	sf.register(fs)
 	conv := fs.String("conversation", "", "only hits of this conversation `id`")
 	limit := fs.Int("limit", 10, "at most `N` hits")
-	jsonOut := fs.Bool("json", false, "print the hits as JSON")
+	jsonOut := fs.Bool("json", false, "print the hits as JSON, each with its full text")
 	pos, err := parse(e, searchCmd, fs, args, 1, -1)
 	if err != nil {
 		return err
 	}
 	query := strings.Join(pos, " ")
-	if len(store.QueryWords(query)) == 0 {
+	if q, err := core.AnalyzeSearchQuery(query, ""); err != nil || q.FTS5 == "" {
 		return usagef("the query %q has no word to search for", query)
 	}
 	if *limit < 1 || *limit > store.MaxSearchLimit {
@@ -117,39 +127,54 @@ func runSearch(e *env, args []string) error {
 		return nil
 	}
 	for i, h := range hits {
-		fmt.Fprintf(e.stdout, "%d. ", i+1)
+		fmt.Fprintf(e.stdout, "%d. %s %s  score %.3f\n", i+1, h.Kind, h.ID, h.Score)
+		fmt.Fprintf(e.stdout, "   %s", timeRange(h.Start, h.End))
 		if h.Kind == store.HitBatch {
-			fmt.Fprintf(e.stdout, "batch %s\n", h.Label)
 			if b := h.Batch; b != nil {
-				fmt.Fprintf(e.stdout, "   %s → %s, depth %d, %d message(s), %s\n", core.FormatTime(b.Start), core.FormatTime(b.End),
-					b.Depth, b.MessageCount, b.Method)
-				fmt.Fprintf(e.stdout, "   sources: %s\n", idList(b.SourceMessageIDs, 12))
+				fmt.Fprintf(e.stdout, " · depth %d · %d message(s) · %s", b.Depth, b.MessageCount, b.Method)
 			}
 		} else {
-			fmt.Fprintf(e.stdout, "message %s (%s", h.ID, h.Role)
-			if !h.CreatedAt.IsZero() {
-				fmt.Fprintf(e.stdout, ", %s", core.FormatTime(h.CreatedAt))
-			}
-			fmt.Fprintf(e.stdout, ", conversation %s)\n", h.ConversationID)
+			fmt.Fprintf(e.stdout, " · %s", h.Role)
+		}
+		if h.ConversationID != "" {
+			fmt.Fprintf(e.stdout, " · conversation %s", h.ConversationID)
+		}
+		fmt.Fprintln(e.stdout)
+		if b := h.Batch; b != nil {
+			fmt.Fprintf(e.stdout, "   sources: %s\n", idList(b.SourceMessageIDs, 12))
 		}
 		fmt.Fprintf(e.stdout, "   %s\n", oneLine(h.Snippet, 300))
 	}
-	if *conv == "" {
-		fmt.Fprintf(e.stdout, "\n%d hit(s). Print an original message with: clipfold recall MESSAGE_ID%s\n", len(hits), prefixSpace(a.flagArg))
-	} else {
-		fmt.Fprintf(e.stdout, "\n%d hit(s) in %s. Print an original message with: clipfold recall MESSAGE_ID%s\n", len(hits), *conv, prefixSpace(a.flagArg))
+	in := ""
+	if *conv != "" {
+		in = " in " + *conv
 	}
+	fmt.Fprintf(e.stdout, "\n%d hit(s)%s. Print one in full: clipfold recall ID%s\n", len(hits), in, prefixSpace(a.flagArg))
 	return nil
+}
+
+// timeRange prints a hit's time: one instant, or start → end.
+func timeRange(start, end time.Time) string {
+	switch {
+	case start.IsZero() && end.IsZero():
+		return "(no time)"
+	case start.Equal(end):
+		return core.FormatTime(start)
+	}
+	return core.FormatTime(start) + " → " + core.FormatTime(end)
 }
 
 type hitJSON struct {
 	Kind           string    `json:"kind"`
 	ID             string    `json:"id"`
-	Label          string    `json:"label,omitempty"`
 	ConversationID string    `json:"conversation_id"`
-	Role           string    `json:"role,omitempty"`
+	StartTime      string    `json:"start_time,omitempty"`
+	EndTime        string    `json:"end_time,omitempty"`
+	Score          float64   `json:"score"`
 	Snippet        string    `json:"snippet"`
-	Rank           float64   `json:"rank"`
+	Text           string    `json:"text"`
+	Role           string    `json:"role,omitempty"`
+	Label          string    `json:"label,omitempty"`
 	CreatedAt      string    `json:"created_at,omitempty"`
 	OperationID    string    `json:"operation_id,omitempty"`
 	Batch          *batchRef `json:"batch,omitempty"`
@@ -164,19 +189,27 @@ type batchRef struct {
 	Method           string   `json:"method"`
 }
 
+func newBatchRef(b *core.Batch) *batchRef {
+	if b == nil {
+		return nil
+	}
+	return &batchRef{Depth: b.Depth, StartTime: core.FormatTime(b.Start), EndTime: core.FormatTime(b.End),
+		MessageCount: b.MessageCount, SourceMessageIDs: b.SourceMessageIDs, Method: b.Method}
+}
+
+func optTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return core.FormatTime(t)
+}
+
 func searchJSON(query string, hits []store.Hit) any {
 	out := make([]hitJSON, len(hits))
 	for i, h := range hits {
-		j := hitJSON{Kind: string(h.Kind), ID: h.ID, Label: h.Label, ConversationID: h.ConversationID, Role: h.Role,
-			Snippet: h.Snippet, Rank: h.Rank, OperationID: h.OperationID}
-		if !h.CreatedAt.IsZero() {
-			j.CreatedAt = core.FormatTime(h.CreatedAt)
-		}
-		if b := h.Batch; b != nil {
-			j.Batch = &batchRef{Depth: b.Depth, StartTime: core.FormatTime(b.Start), EndTime: core.FormatTime(b.End),
-				MessageCount: b.MessageCount, SourceMessageIDs: b.SourceMessageIDs, Method: b.Method}
-		}
-		out[i] = j
+		out[i] = hitJSON{Kind: string(h.Kind), ID: h.ID, ConversationID: h.ConversationID, StartTime: optTime(h.Start),
+			EndTime: optTime(h.End), Score: h.Score, Snippet: h.Snippet, Text: h.Text, Role: h.Role, Label: h.Label,
+			CreatedAt: optTime(h.CreatedAt), OperationID: h.OperationID, Batch: newBatchRef(h.Batch)}
 	}
 	return map[string]any{"query": query, "hits": out}
 }
@@ -250,26 +283,72 @@ func runRecall(e *env, args []string) error {
 	fs := newFlags(e, recallCmd)
 	var sf storeFlags
 	sf.register(fs)
-	fs.Bool("json", true, "print the message's JSON (the default: recall always prints the exact original JSON)")
+	jsonOut := fs.Bool("json", true, "print JSON: a message's exact original JSON (always), a batch as one JSON object")
 	pos, err := parse(e, recallCmd, fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
+	jsonSet := false
+	fs.Visit(func(f *flag.Flag) { jsonSet = jsonSet || f.Name == "json" })
 	a, err := sf.open(e, openExisting)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	m, err := a.st.Recall(e.ctx, pos[0])
+	r, err := store.Read(e.ctx, a.st, pos[0])
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return failf("message %q is not in recall storage of %s: only messages a compaction removed are there "+
-				"(the active history is shown by 'clipfold show CONVERSATION_ID')", pos[0], a.describe())
+			return failf("%q is neither a message in recall storage nor an archived batch in %s: only messages a compaction "+
+				"removed are there (the active history is shown by 'clipfold show CONVERSATION_ID'); batch ids are the "+
+				"\"batch blk_…\" hits of 'clipfold search'", pos[0], a.describe())
 		}
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s\n", m.Raw)
+	if r.Kind == store.HitMessage {
+		_, err = fmt.Fprintf(e.stdout, "%s\n", r.Message.Raw)
+		return err
+	}
+	b := r.Block
+	summary := b.Content
+	if b.Batch != nil {
+		summary = b.Batch.Content
+	}
+	if jsonSet && *jsonOut {
+		return printJSON(e.stdout, blockJSON{Kind: string(store.HitBatch), ID: b.ID, Label: b.Label, ConversationID: b.ConversationID,
+			CreatedAt: optTime(b.CreatedAt), OperationID: b.OperationID, Reason: b.Reason, Batch: newBatchRef(b.Batch), Content: summary})
+	}
+	fmt.Fprintf(e.stdout, "batch %s  %s\n", b.ID, b.Label)
+	if bt := b.Batch; bt != nil {
+		fmt.Fprintf(e.stdout, "%s · depth %d · %d message(s) · %s", timeRange(bt.Start, bt.End), bt.Depth, bt.MessageCount, bt.Method)
+	} else {
+		fmt.Fprintf(e.stdout, "(no batch metadata)")
+	}
+	if b.ConversationID != "" {
+		fmt.Fprintf(e.stdout, " · conversation %s", b.ConversationID)
+	}
+	fmt.Fprintf(e.stdout, "\narchived %s", optTime(b.CreatedAt))
+	if b.OperationID != "" {
+		fmt.Fprintf(e.stdout, " by %s", b.OperationID)
+	}
+	fmt.Fprintln(e.stdout)
+	if bt := b.Batch; bt != nil {
+		fmt.Fprintf(e.stdout, "sources: %s\n", strings.Join(bt.SourceMessageIDs, ", "))
+	}
+	_, err = fmt.Fprintf(e.stdout, "\n%s\n", summary)
 	return err
+}
+
+// blockJSON is a batch printed by recall --json.
+type blockJSON struct {
+	Kind           string    `json:"kind"`
+	ID             string    `json:"id"`
+	Label          string    `json:"label"`
+	ConversationID string    `json:"conversation_id,omitempty"`
+	CreatedAt      string    `json:"created_at,omitempty"`
+	OperationID    string    `json:"operation_id,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	Batch          *batchRef `json:"batch,omitempty"`
+	Content        string    `json:"content"`
 }
 
 func runVersion(e *env, args []string) error {

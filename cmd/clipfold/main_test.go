@@ -320,17 +320,48 @@ func TestRoundTrip(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, found, 3, "at least 3 of %d planted facts must be found by search and recalled", len(facts))
 
-	// The human search output names the batch, its time range and sources
-	// (for the first fact whose words a batch summary kept).
+	// The human search output names each hit's kind, id, time and score,
+	// and a batch's sources (for the first fact whose words a batch
+	// summary kept).
 	s := ""
 	for _, f := range facts {
-		if s = ok(t, dir, "search", f.Query).stdout; strings.Contains(s, "batch compaction-batch-") {
+		if s = ok(t, dir, "search", f.Query).stdout; strings.Contains(s, "batch blk_") {
 			break
 		}
 	}
-	require.Contains(t, s, "batch compaction-batch-conv-support-cust-208841-")
+	require.Regexp(t, `(?m)^\d+\. batch blk_[0-9a-f]{24}  score \d+\.\d{3}$`, s)
+	require.Regexp(t, `(?m)^\d+\. message sup-\d{4}  score \d+\.\d{3}$`, s)
 	require.Contains(t, s, "sources: ")
-	require.Regexp(t, `\d{4}-\d\d-\d\dT[0-9:.]+Z → \d{4}-`, s)
+	require.Regexp(t, `\d{4}-\d\d-\d\dT[0-9:.]+Z → \d{4}-[0-9T:.-]+Z · depth 0 · \d+ message\(s\) · (llm|extractive) · conversation conv-support-cust-208841`, s)
+	require.Contains(t, s, "Print one in full: clipfold recall ID")
+
+	// A batch id from search is read back in full by recall.
+	js := gjson.Parse(ok(t, dir, "search", "refund", "--json", "--limit", "100").stdout).Get("hits").Array()
+	var batchID string
+	for _, h := range js {
+		require.NotEmpty(t, h.Get("text").String(), "--json carries each hit's full text")
+		require.Greater(t, h.Get("score").Float(), 0.0)
+		if h.Get("kind").String() == "batch" && batchID == "" {
+			batchID = h.Get("id").String()
+			require.Equal(t, h.Get("batch.start_time").String(), h.Get("start_time").String())
+			require.Equal(t, h.Get("batch.end_time").String(), h.Get("end_time").String())
+		}
+	}
+	require.NotEmpty(t, batchID, "a batch among the hits for refund")
+	rb := ok(t, dir, "recall", batchID).stdout
+	require.Regexp(t, `^batch `+batchID+`  compaction-batch-conv-support-cust-208841-`, rb)
+	require.Contains(t, rb, "sources: sup-")
+	require.Regexp(t, ` · depth 0 · \d+ message\(s\) · (llm|extractive) · conversation conv-support-cust-208841\narchived `, rb)
+	rj := gjson.Parse(ok(t, dir, "recall", batchID, "--json").stdout)
+	require.Equal(t, "batch", rj.Get("kind").String())
+	require.Equal(t, batchID, rj.Get("id").String())
+	require.NotEmpty(t, rj.Get("batch.source_message_ids").Array())
+	require.True(t, strings.HasSuffix(strings.TrimSpace(rb), strings.TrimSpace(rj.Get("content").String())),
+		"the text form ends with the full summary")
+
+	// A true miss still says so.
+	miss := ok(t, dir, "search", "xylophone quasar").stdout
+	require.Contains(t, miss, `No match for "xylophone quasar"`)
 
 	// recall prints the exact original bytes.
 	orig := map[string]string{}

@@ -18,11 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/clipfold/clipfold/core"
 )
@@ -55,9 +52,16 @@ type Store interface {
 	// or an error matching ErrNotFound.
 	Recall(ctx context.Context, messageID string) (Message, error)
 
+	// Block returns an archival block (a batch summary) in full, with
+	// its parsed batch metadata, or an error matching ErrNotFound.
+	Block(ctx context.Context, blockID string) (StoredBlock, error)
+
 	// Search is ranked full-text search over archived blocks and recalled
-	// messages, best hit first. Any query string is accepted: search
-	// syntax characters are treated as plain text.
+	// messages (SPEC §5 memory_read): one list, best hit first, on
+	// comparable scores, ties to the more recent. query is a
+	// natural-language question, analysed by core.AnalyzeSearchQuery: any
+	// of its words matches, no character is search syntax. Superseded
+	// clip-archives are never hits.
 	Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error)
 
 	// Close releases the database.
@@ -95,7 +99,7 @@ const DefaultSearchLimit = 20
 // unbounded result.
 const MaxSearchLimit = 1000
 
-// HitKind says what a search hit is.
+// HitKind says what a search hit (or a record read by id) is.
 type HitKind string
 
 // Hit kinds.
@@ -105,33 +109,109 @@ const (
 )
 
 // Hit is one search result.
+//
+// Search returns one ranking today, the lexical one (bm25 / ts_rank_cd).
+// When an embeddings provider is configured, a vector ranking of the same
+// records will be fused with it (reciprocal rank fusion needs only each
+// list's order, by Kind and ID), so Score is comparable only within the
+// list it came in.
 type Hit struct {
 	Kind HitKind
-	// ID is the block id (HitBatch) or the message id (HitMessage).
+	// ID is the message id (HitMessage) or the block id (HitBatch); Read,
+	// Recall or Block print the record in full.
 	ID string
-	// Label is the block's label; empty for messages.
-	Label string
 	// ConversationID is the conversation the hit belongs to; empty for a
 	// block written without one.
 	ConversationID string
-	// Role is the message's role; empty for blocks.
-	Role string
+	// Start and End are the time the hit covers: a message's created_at
+	// (both; zero when unknown), a batch's earliest and latest covered
+	// created_at (from its metadata; the block's write time when it has
+	// none).
+	Start, End time.Time
+	// Score orders hits: higher is better (negated bm25 for SQLite,
+	// ts_rank_cd for PostgreSQL).
+	Score float64
 	// Snippet is a short excerpt around the matched terms, the terms
 	// wrapped in [ and ].
 	Snippet string
-	// Rank orders hits: higher is better. Its scale is the backend's
-	// (negated bm25 for SQLite, ts_rank for PostgreSQL).
-	Rank float64
-	// CreatedAt is when the block was written or the message was created.
+	// Text is the hit's full text: for a message what was indexed (its
+	// text with its tool calls and results), for a batch its summary.
+	Text string
+	// Role is the message's role; empty for blocks.
+	Role string
+	// Label is the block's label; empty for messages.
+	Label string
+	// CreatedAt is when the message was created or the block written.
 	CreatedAt time.Time
 	// OperationID is the compaction that wrote the block or removed the
 	// message, when known.
 	OperationID string
-	// Batch is the block's parsed batch metadata (depth, start/end time,
-	// source message ids, …) when its content carries it; nil otherwise
-	// and for messages. Batch.Content is the summary without the metadata
-	// line.
+	// Batch is the block's parsed batch metadata (depth, method, source
+	// message ids, …) when its content carries it; nil otherwise and for
+	// messages. Batch.Content is the summary without the metadata line.
 	Batch *core.Batch
+}
+
+// StoredBlock is one archival block as stored.
+type StoredBlock struct {
+	ID             string
+	Tier           string
+	Label          string
+	Content        string // exactly as written: for a batch, the metadata line, "\n", the summary
+	ConversationID string // empty for a block written without one
+	Reason         string
+	OperationID    string
+	CreatedAt      time.Time // when it was written
+	// Batch is the parsed batch metadata, nil when Content carries none.
+	Batch *core.Batch
+}
+
+// Record is a message or block read by id (Read).
+type Record struct {
+	Kind    HitKind
+	Message *Message     // HitMessage: the recalled message, Raw exact
+	Block   *StoredBlock // HitBatch
+}
+
+// Read returns the recalled message with id, or else the archival block
+// with id, or an error matching ErrNotFound when neither exists. Message
+// and block ids are separate name spaces; a message wins a clash (block
+// ids are "blk_" and 24 random hex digits).
+func Read(ctx context.Context, s Store, id string) (Record, error) {
+	m, err := s.Recall(ctx, id)
+	if err == nil {
+		return Record{Kind: HitMessage, Message: &m}, nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return Record{}, err
+	}
+	b, err := s.Block(ctx, id)
+	if err == nil {
+		return Record{Kind: HitBatch, Block: &b}, nil
+	}
+	if errors.Is(err, ErrNotFound) {
+		return Record{}, fmt.Errorf("read %q: no recalled message or archival block has this id: %w", id, ErrNotFound)
+	}
+	return Record{}, err
+}
+
+// FinishHit completes a hit a backend scanned: its kind from the query's
+// "message" or "batch", CreatedAt from the stored text, and for a batch
+// its metadata, Text the summary alone; then Start and End (see Hit).
+func FinishHit(h *Hit, kind, createdAt string) error {
+	h.Kind = HitKind(kind)
+	var err error
+	if h.CreatedAt, err = ParseTime(createdAt); err != nil {
+		return fmt.Errorf("%s %q: %w", kind, h.ID, err)
+	}
+	h.Start, h.End = h.CreatedAt, h.CreatedAt
+	if h.Kind == HitBatch {
+		if h.Batch = ParseBatch(h.ConversationID, h.Label, h.Text); h.Batch != nil {
+			h.Text = h.Batch.Content
+			h.Start, h.End = h.Batch.Start, h.Batch.End
+		}
+	}
+	return nil
 }
 
 // ErrNotFound is returned (wrapped) when a looked-up record does not exist.
@@ -200,6 +280,10 @@ type PreparedCommit struct {
 	Insert    Message  // the clip-archive as a stored message (InsertAsMessage)
 	RemoveIDs []string // remove_message_ids without repeats
 	DeleteIDs []string // archive_deletes without repeats
+	// SearchText is the commit's search_text by message id, for the ids
+	// it removes (the first entry of an id wins). A removed message
+	// without an entry is indexed by its stored content.
+	SearchText map[string]string
 }
 
 // PrepareCommit checks what can be checked before a transaction starts —
@@ -222,7 +306,18 @@ func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
 			return PreparedCommit{}, fmt.Errorf("commit %q: archive_writes[%d]: label is empty", c.OperationID, i)
 		}
 	}
-	return PreparedCommit{Insert: insert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes)}, nil
+	p := PreparedCommit{Insert: insert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes),
+		SearchText: make(map[string]string, len(c.SearchText))}
+	removed := make(map[string]bool, len(p.RemoveIDs))
+	for _, id := range p.RemoveIDs {
+		removed[id] = true
+	}
+	for _, st := range c.SearchText {
+		if _, dup := p.SearchText[st.MessageID]; !dup && removed[st.MessageID] {
+			p.SearchText[st.MessageID] = st.Text
+		}
+	}
+	return p, nil
 }
 
 // InsertAsMessage turns a commit's clip-archive into the Message to store:
@@ -375,28 +470,6 @@ func ParseBatch(blockConversationID, label, content string) *core.Batch {
 	return &b
 }
 
-// QueryWords splits a user's search query into words, dropping the ones
-// with no letter or digit. Backends search for the words as plain text
-// (SQLite: each word a quoted FTS5 string; PostgreSQL: plainto_tsquery),
-// so quotes, '-', '*', ':' and parentheses can never be read as search
-// syntax and make a query fail. Control characters (NUL ends a C string in
-// SQLite and is refused by PostgreSQL) and invalid UTF-8 become spaces.
-func QueryWords(q string) []string {
-	q = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(q, " "))
-	var words []string
-	for _, w := range strings.Fields(q) {
-		if strings.IndexFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
-			words = append(words, w)
-		}
-	}
-	return words
-}
-
 // ClampLimit applies DefaultSearchLimit and MaxSearchLimit.
 func ClampLimit(n int) int {
 	switch {
@@ -406,26 +479,6 @@ func ClampLimit(n int) int {
 		return MaxSearchLimit
 	}
 	return n
-}
-
-// MergeByRank runs a backend's two searches — archived blocks and
-// recalled messages — and merges their hits, best rank first, up to limit.
-// query is only used to name the search in errors.
-func MergeByRank(query string, limit int, blocks, recalled func() ([]Hit, error)) ([]Hit, error) {
-	hits, err := blocks()
-	if err != nil {
-		return nil, fmt.Errorf("search %q: archived blocks: %w", query, err)
-	}
-	msgs, err := recalled()
-	if err != nil {
-		return nil, fmt.Errorf("search %q: recalled messages: %w", query, err)
-	}
-	hits = append(hits, msgs...)
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Rank > hits[j].Rank })
-	if len(hits) > limit {
-		hits = hits[:limit]
-	}
-	return hits, nil
 }
 
 // Minus returns the elements of want not in got, in want's order.

@@ -13,21 +13,43 @@ import (
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
-func TestQueryWords(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{"", nil},
-		{"  ", nil},
-		{"deploy script", []string{"deploy", "script"}},
-		{`"deploy -script*" ( ) : - *`, []string{`"deploy`, `-script*"`}},
-		{"a\x00b\tc\xffd", []string{"a", "b", "c", "d"}},
-		{"😀 é", []string{"é"}},
-	}
-	for _, tc := range cases {
-		assert.Equal(t, tc.want, store.QueryWords(tc.in), "%q", tc.in)
-	}
+func TestPrepareCommitSearchText(t *testing.T) {
+	p, err := store.PrepareCommit(&core.Commit{ConversationID: "c1", Insert: core.InsertMessage{ID: "ca"},
+		RemoveMessageIDs: []string{"m1", "m2", "m1"},
+		SearchText: []core.SearchText{{MessageID: "m1", Text: "first"}, {MessageID: "m1", Text: "second"},
+			{MessageID: "gone", Text: "not removed"}, {MessageID: "m2", Text: ""}}}, time.Time{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"m1": "first", "m2": ""}, p.SearchText,
+		"the first entry of an id wins; ids the commit does not remove are ignored; \"\" is kept")
+	p, err = store.PrepareCommit(&core.Commit{ConversationID: "c1", Insert: core.InsertMessage{ID: "ca"}, RemoveMessageIDs: []string{"m1"}}, time.Time{})
+	require.NoError(t, err)
+	assert.Empty(t, p.SearchText, "no search_text: every message is indexed by its content")
+}
+
+func TestFinishHit(t *testing.T) {
+	h := store.Hit{ID: "m1", Text: "hello"}
+	require.NoError(t, store.FinishHit(&h, "message", "2026-02-28T10:00:00.000Z"))
+	assert.Equal(t, store.HitMessage, h.Kind)
+	assert.True(t, h.Start.Equal(h.CreatedAt) && h.End.Equal(h.CreatedAt) && !h.CreatedAt.IsZero())
+
+	start := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	content := core.FormatBatchBlock("c1", &core.Batch{Content: "the summary", Start: start, End: start.Add(time.Hour),
+		MessageCount: 1, SourceMessageIDs: []string{"m1"}, Method: core.MethodLLM, Depth: 2})
+	h = store.Hit{ID: "blk_1", ConversationID: "c1", Label: core.BatchLabelPrefix("c1") + "x", Text: content}
+	require.NoError(t, store.FinishHit(&h, "batch", "2026-02-28T10:00:00.000Z"))
+	assert.Equal(t, store.HitBatch, h.Kind)
+	assert.Equal(t, "the summary", h.Text)
+	assert.True(t, h.Start.Equal(start) && h.End.Equal(start.Add(time.Hour)))
+	require.NotNil(t, h.Batch)
+	assert.Equal(t, 2, h.Batch.Depth)
+
+	h = store.Hit{ID: "blk_2", Text: "a plain block"}
+	require.NoError(t, store.FinishHit(&h, "batch", "2026-02-28T10:00:00.000Z"))
+	assert.Nil(t, h.Batch)
+	assert.Equal(t, "a plain block", h.Text)
+	assert.True(t, h.Start.Equal(h.CreatedAt))
+
+	assert.Error(t, store.FinishHit(&store.Hit{ID: "x"}, "message", "yesterday"))
 }
 
 func TestClampLimit(t *testing.T) {

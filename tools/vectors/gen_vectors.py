@@ -706,6 +706,201 @@ ex_vec("tool results and calls are labelled", [
 ex_vec("only filler: the best sentence, never an empty summary", [
     {"role": "user", "content": "Thanks!"}], "User: Thanks!")
 
+
+# ---------------------------------------------------------------- searchQuery
+# A second transcription of the query analysis (SPEC §3 searchQuery, §5
+# memory_read), from the descriptions, not from the Go code: words are runs
+# of letters and digits (the vectors keep to ASCII and Latin-1, where
+# Python's str.isalnum agrees with SQLite's unicode61), folded to lower case
+# without diacritics; PostgreSQL's English stop words; Porter's stemmer as
+# FTS5 runs it (see porter below); any-term matching.
+STOP = set("""i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+herself it its itself they them their theirs themselves what which who whom this that these those am is are was were be
+been being have has had having do does did doing a an the and but if or because as until while of at by for with about
+against between into through during before after above below to from up down in out on off over under again further then
+once here there when where why how all any both each few more most other some such no nor not only own same so than too
+very s t can will just don should now""".split())
+assert len(STOP) == 127
+
+
+def q_tokens(text):
+    """(folded, lower) words of text: letter/digit runs; a combining mark continues a word."""
+    import unicodedata
+    out, cur = [], ""
+    for ch in text + " ":
+        if ch.isalnum() or (cur and unicodedata.category(ch) == "Mn"):
+            cur += ch
+        elif cur:
+            lower = cur.lower()
+            folded = "".join(c for c in unicodedata.normalize("NFD", lower) if unicodedata.category(c) != "Mn")
+            out.append((folded, lower))
+            cur = ""
+    return out
+
+
+def porter(word):
+    """Porter's algorithm (1980) as SQLite's FTS5 porter tokenizer runs it:
+    on the UTF-8 bytes of the folded word (any byte but a e i o u, and y
+    after a consonant, is a consonant); words under 3 or over 64 bytes are
+    left alone; every rule needs a non-empty stem; Step 2 has the two rules
+    of Porter's later code (bli -> ble, logi -> log)."""
+    w = word.encode("utf-8")
+    if len(w) < 3 or len(w) > 64:
+        return word
+    w = w.decode("latin-1")  # one character per byte
+
+    def cons(s, i):
+        c = s[i]
+        if c in "aeiou":
+            return False
+        if c == "y":
+            return i == 0 or not cons(s, i - 1)
+        return True
+
+    def m(s):
+        seq = "".join("c" if cons(s, i) else "v" for i in range(len(s)))
+        n, i = 0, 0
+        while i < len(seq) and seq[i] == "c":
+            i += 1
+        while i < len(seq):
+            while i < len(seq) and seq[i] == "v":
+                i += 1
+            if i >= len(seq):
+                break
+            while i < len(seq) and seq[i] == "c":
+                i += 1
+            n += 1
+        return n
+
+    def has_vowel(s):
+        return any(not cons(s, i) for i in range(len(s)))
+
+    def cvc(s):
+        return len(s) >= 3 and cons(s, len(s) - 3) and not cons(s, len(s) - 2) and cons(s, len(s) - 1) \
+            and s[-1] not in "wxy"
+
+    def step(s, rules):
+        for suf, rep, cond in rules:
+            if s.endswith(suf) and len(s) > len(suf):
+                stem = s[:-len(suf)]
+                return (stem + rep, True) if cond(stem) else (s, False)
+        return s, False
+
+    m0 = lambda st: m(st) > 0
+    m1 = lambda st: m(st) > 1
+    # Step 1a
+    if w.endswith("sses") and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("ies") and len(w) > 3:
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    # Step 1b
+    if w.endswith("eed") and len(w) > 3:
+        if m0(w[:-3]):
+            w = w[:-1]
+    else:
+        w, removed = step(w, [("ed", "", has_vowel), ("ing", "", has_vowel)])
+        if removed:
+            w, done = step(w, [("at", "ate", lambda st: True), ("bl", "ble", lambda st: True), ("iz", "ize", lambda st: True)])
+            if not done:
+                if len(w) >= 2 and w[-1] == w[-2] and cons(w, len(w) - 1) and w[-1] not in "lsz":
+                    w = w[:-1]
+                elif m(w) == 1 and cvc(w):
+                    w += "e"
+    # Step 1c
+    if w.endswith("y") and has_vowel(w[:-1]):
+        w = w[:-1] + "i"
+    w, _ = step(w, [(a, b, m0) for a, b in [
+        ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("bli", "ble"),
+        ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"),
+        ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
+        ("iviti", "ive"), ("biliti", "ble"), ("logi", "log")]])
+    w, _ = step(w, [(a, b, m0) for a, b in [
+        ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", "")]])
+    w, _ = step(w, [(a, "", m1) for a in [
+        "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent"]]
+        + [("ion", "", lambda st: m1(st) and st[-1] in "st")]
+        + [(a, "", m1) for a in ["ou", "ism", "ate", "iti", "ous", "ive", "ize"]])
+    # Step 5a
+    if w.endswith("e"):
+        st = w[:-1]
+        if m(st) > 1 or (m(st) == 1 and not cvc(st)):
+            w = st
+    # Step 5b
+    if w.endswith("ll") and m(w[:-1]) > 1:
+        w = w[:-1]
+    return w.encode("latin-1").decode("utf-8")
+
+
+def search_query(query):
+    items, seen = [], set()
+    budget = [64]  # words searched at most, phrases' words included
+
+    def add(toks):
+        toks = toks[:budget[0]]
+        key = " ".join(f for f, _ in toks)
+        if toks and key not in seen:
+            seen.add(key)
+            items.append(toks)
+            budget[0] -= len(toks)
+
+    parts = query.replace("\u201c", '"').replace("\u201d", '"').split('"')
+    if len(parts) % 2 == 0:  # an unpaired quote is ignored
+        parts[-2:] = [parts[-2] + parts[-1]]
+    for i, part in enumerate(parts):
+        toks = q_tokens(part)
+        if i % 2 == 1:  # a phrase; a word over 255 bytes splits it
+            run = []
+            for t in toks + [("x" * 256, "")]:
+                if len(t[0].encode("utf-8")) > 255:
+                    add(run)
+                    run = []
+                else:
+                    run.append(t)
+        else:
+            toks = [t for t in toks if len(t[0].encode("utf-8")) <= 255]
+            for t in toks:
+                add([t])
+    kept = [it for it in items if len(it) > 1 or it[0][0] not in STOP] or items
+    terms = []
+    for it in kept:
+        for f, _ in it:
+            if porter(f) not in terms:
+                terms.append(porter(f))
+    fts5 = " OR ".join('"' + " ".join(f for f, _ in it) + '"' for it in kept)
+    tsq = " | ".join(("'%s'" % it[0][1]) if len(it) == 1 else "(" + " <-> ".join("'%s'" % l for _, l in it) + ")"
+                     for it in kept)
+    return {"terms": terms, "fts5": fts5, "tsquery": tsq}
+
+
+def sq_vec(name, query, proves=None, **extra):
+    inp = dict(query=query, **extra)
+    vec("searchQuery", name, proves or ["compaction-v2.AC4.3"], inp, search_query(query))
+
+
+sq_vec("a question: stop words and question words dropped, the rest any-term", "What did Alice say about the budget?")
+sq_vec("words are stemmed in terms, folded but not stemmed in fts5 and tsquery",
+       "Connections failed while deploying the generalizations of relational operators")
+sq_vec("a quoted phrase stays a phrase, stop words and all", '"connection leak" in "the worker pool" today')
+sq_vec("typographic quotes make a phrase; an unpaired quote is ignored", "\u201cretry budget\u201d for \"payments")
+sq_vec("only stop words: they are searched after all", "what is it and who did that?")
+sq_vec("case and repeats: each word once", "Deploy DEPLOY deploy deploys")
+sq_vec("diacritics folded for SQLite, kept for PostgreSQL", "Café résumé naïve SEÑOR façade")
+sq_vec("apostrophes, hyphens, underscores and dots separate words", "Alice's e-mail about foo_bar.baz v2 isn't here")
+sq_vec("search operators are plain words", "NOT deploy AND (script OR error*) NEAR/3 ^col:value -x +y")
+sq_vec("nothing but punctuation: empty strings, no terms", "?! -- (*) :: ''")
+sq_vec("empty query", "")
+sq_vec("language english is the default", "Rollback plan", language="english")
+sq_vec("language null is the default", "Rollback plan", language=None)
+sq_vec("a word over 255 bytes is ignored", "short " + "x" * 256 + " kept " + "y" * 255)
+sq_vec("at most 64 words are searched", " ".join("w%03dq" % i for i in range(60)) + ' "a b c d e f" g')
+sq_vec("a word over 255 bytes splits a phrase", '"one ' + "z" * 300 + ' two three"')
+sq_vec("porter edge cases", "ies sses eed aed bled sky happy controll rate roll oscillators archaeology")
+vec("searchQuery", "query is required", [], {}, error=err("invalid_input", "query"))
+vec("searchQuery", "query must be a string", [], {"query": 7}, error=err("invalid_input", "query"))
+vec("searchQuery", "only english is supported", [], {"query": "x", "language": "fr"}, error=err("invalid_input", "language"))
+
 # ---------------------------------------------------------------- version
 vec("version", "version and ABI", [], {}, {"version": "0.1.0", "abi": 1})
 

@@ -11,13 +11,12 @@ from typing import Any, Dict, List
 
 import pytest
 
-from clipfold import SQLiteStore
-from clipfold._schema import MIGRATIONS
+from clipfold import SQLiteStore, _schema
 from clipfold.store import ConflictError, StoreError
 
 from conftest import REPO
 
-GO_MIGRATIONS = REPO / "hostfuncs" / "store" / "sqlite" / "migrations.go"
+GO_SQL = REPO / "hostfuncs" / "store" / "sqlite"
 
 
 def msg(i: int, conv: str = "c1", **kw: Any) -> Dict[str, Any]:
@@ -38,23 +37,29 @@ def commit(**kw: Any) -> Dict[str, Any]:
     return c
 
 
-def test_schema_is_the_go_stores() -> None:
-    assert GO_MIGRATIONS.is_file(), "the Go store's migrations are missing: %s" % GO_MIGRATIONS
-    src = GO_MIGRATIONS.read_text()
-    versions = re.findall(r"\{(\d+), \"", src)
-    assert [int(v) for v in versions] == [v for v, _, _ in MIGRATIONS], "the Go store has migrations Python lacks"
-    m = re.search(r'\{1, "([^"]*)", `(.*?)`\},', src, re.S)
-    body = re.search(r"const batchBodyNew = `(.*?)`", src, re.S)
-    assert m and body
-    assert MIGRATIONS[0][1] == m.group(1)
-    assert MIGRATIONS[0][2] == m.group(2).replace("` + batchBodyNew + `", body.group(1))
+def test_schema_files_are_the_go_stores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No SQL is copied: Python runs the Go store's own migration files."""
+    assert _schema.sql_dir().resolve() == GO_SQL.resolve()
+    files = sorted(GO_SQL.glob("migrations/*.sql"))
+    steps = _schema.migrations()
+    assert [v for v, _, _ in steps] == [int(f.stem) for f in files] == list(range(1, len(files) + 1))
+    for (v, name, sql), f in zip(steps, files):
+        assert ("-- " + name + "\n" + sql).encode("utf-8") == f.read_bytes()
+    assert "search_fts MATCH ?1" in _schema.query("search")
+    # $CLIPFOLD_SQL_DIR is looked at before a checkout.
+    copy = tmp_path / "sql"
+    shutil.copytree(GO_SQL / "migrations", copy / "migrations")
+    shutil.copytree(GO_SQL / "queries", copy / "queries")
+    monkeypatch.setenv(_schema.SQL_DIR_ENV, str(copy))
+    monkeypatch.setattr(_schema, "_cache", {})
+    assert _schema.sql_dir() == copy
 
 
 def test_migrate_is_idempotent(tmp_path: Path) -> None:
     p = str(tmp_path / "a.db")
     with SQLiteStore(p) as s:
         assert s.migrate() == 0
-        assert s.connection.execute("SELECT version FROM schema_migrations").fetchall() == [(1,)]
+        assert s.connection.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall() == [(1,), (2,)]
     with SQLiteStore(p) as s:
         assert s.migrate() == 0
 

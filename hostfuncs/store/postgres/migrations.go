@@ -66,4 +66,39 @@ CREATE INDEX blocks_by_label ON blocks (tier, label);
 CREATE INDEX blocks_by_conversation ON blocks (conversation_id);
 CREATE INDEX blocks_fts ON blocks USING gin (fts);
 `},
+	{2, "one search index over recalled messages and archived batches", `
+-- English stemming without a stop list: questions made only of stop words
+-- still find them, and phrases match as written (the stores drop stop
+-- words from the query themselves, see core.AnalyzeSearchQuery).
+CREATE TEXT SEARCH DICTIONARY clipfold_english_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION clipfold_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION clipfold_english
+	ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH clipfold_english_stem;
+
+-- Punctuation becomes space before parsing, so words split as SQLite's
+-- unicode61 and the query analysis split them: PostgreSQL's parser would
+-- keep "v2.13.2", "internal/orders/service.go" or "foo_bar" whole, and a
+-- query for their words would not find them.
+--
+-- A message's text is the search_text its commit gave (text, tool names,
+-- tool inputs and outputs), else its content; a superseded clip-archive
+-- stays in recall but is not searchable (fts NULL).
+ALTER TABLE recall ADD COLUMN search_text text;
+ALTER TABLE recall DROP COLUMN fts;
+ALTER TABLE recall ADD COLUMN fts tsvector GENERATED ALWAYS AS (
+	CASE WHEN role = 'system' AND starts_with(content, '[Context Summary') THEN NULL
+	ELSE to_tsvector('clipfold_english', regexp_replace(COALESCE(search_text, content), '[[:punct:]]+', ' ', 'g')) END) STORED;
+CREATE INDEX recall_fts ON recall USING gin (fts);
+
+-- A block's text is its content without the batch metadata line, with
+-- the same weight as a message's (the label is not searched); "at" is
+-- the batch's end, for ties.
+ALTER TABLE blocks DROP COLUMN fts;
+ALTER TABLE blocks ADD COLUMN fts tsvector GENERATED ALWAYS AS (
+	to_tsvector('clipfold_english', regexp_replace(` + blockBody + `, '[[:punct:]]+', ' ', 'g'))) STORED;
+CREATE INDEX blocks_fts ON blocks USING gin (fts);
+ALTER TABLE blocks ADD COLUMN at text GENERATED ALWAYS AS (COALESCE(
+	CASE WHEN left(content, 1) = '{' THEN substring(split_part(content, E'\n', 1) from '"end":"([0-9T:.Z+-]+)"') END,
+	created_at)) STORED;
+`},
 }

@@ -45,8 +45,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: parsing the URL: %w", err)
 	}
+	return openAt(ctx, cfg, len(migrations))
+}
+
+// openAt opens the database and applies the migrations up to version
+// (tests make old databases with it).
+func openAt(ctx context.Context, cfg *pgx.ConnConfig, version int) (*Store, error) {
 	s := &Store{pool: newConnPool(cfg, DefaultMaxConns), now: time.Now}
-	if _, err := s.Migrate(ctx); err != nil {
+	if _, err := s.migrateTo(ctx, version); err != nil {
 		s.pool.close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg), err)
 	}
@@ -86,6 +92,10 @@ func (s *Store) Close() error {
 // returns how many it applied. An advisory lock keyed on the schema keeps
 // two processes opening a new database at once from racing.
 func (s *Store) Migrate(ctx context.Context) (int, error) {
+	return s.migrateTo(ctx, len(migrations))
+}
+
+func (s *Store) migrateTo(ctx context.Context, version int) (int, error) {
 	n := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		n = 0
@@ -119,7 +129,7 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 			applied[int(v)] = true
 		}
 		for _, m := range migrations {
-			if applied[m.version] {
+			if applied[m.version] || m.version > version {
 				continue
 			}
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
@@ -312,6 +322,14 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	}
 	insert, removeIDs, deleteIDs := p.Insert, p.RemoveIDs, p.DeleteIDs
 	nowText := core.FormatTime(now)
+	searchIDs := make([]string, 0, len(p.SearchText))
+	searchTexts := make([]string, 0, len(p.SearchText))
+	for id, text := range p.SearchText {
+		searchIDs = append(searchIDs, id)
+		// PostgreSQL text holds no NUL and only valid UTF-8; this is index
+		// text, not the message (whose content must already be storable).
+		searchTexts = append(searchTexts, strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\x00", " "))
+	}
 
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := lockConversation(ctx, tx, c.ConversationID); err != nil {
@@ -350,9 +368,10 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 			insertSeq = *minSeq - 1
 		}
 		if len(removeIDs) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id)
-SELECT id, conversation_id, seq, role, content, created_at, raw, $3, $4 FROM messages
-WHERE conversation_id = $1 AND id = ANY($2) ORDER BY seq`, c.ConversationID, removeIDs, nowText, c.OperationID); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
+SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.created_at, m.raw, $3, $4, st.text FROM messages m
+LEFT JOIN unnest($5::text[], $6::text[]) AS st(id, text) ON st.id = m.id
+WHERE m.conversation_id = $1 AND m.id = ANY($2) ORDER BY m.seq`, c.ConversationID, removeIDs, nowText, c.OperationID, searchIDs, searchTexts); err != nil {
 				return fmt.Errorf("moving removed messages to recall: %w", err)
 			}
 			if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE conversation_id = $1 AND id = ANY($2)`, c.ConversationID, removeIDs); err != nil {
@@ -405,61 +424,92 @@ func (s *Store) Recall(ctx context.Context, messageID string) (store.Message, er
 	return ms[0], nil
 }
 
+// Block implements store.Store.
+func (s *Store) Block(ctx context.Context, blockID string) (store.StoredBlock, error) {
+	bs, err := collect(ctx, s, func(r pgx.CollectableRow) (store.StoredBlock, error) {
+		var b store.StoredBlock
+		var created string
+		if err := r.Scan(&b.ID, &b.Tier, &b.Label, &b.Content, &b.ConversationID, &b.Reason, &b.OperationID, &created); err != nil {
+			return b, err
+		}
+		var err error
+		b.CreatedAt, err = store.ParseTime(created)
+		return b, err
+	}, `SELECT id, tier, label, content, COALESCE(conversation_id, ''), reason, COALESCE(operation_id, ''), created_at
+FROM blocks WHERE id = $1`, blockID)
+	if err != nil {
+		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, err)
+	}
+	if len(bs) == 0 {
+		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, store.ErrNotFound)
+	}
+	b := bs[0]
+	b.Batch = store.ParseBatch(b.ConversationID, b.Label, b.Content)
+	return b, nil
+}
+
 // headlineOptions makes ts_headline mark matches like SQLite's snippet.
 const headlineOptions = `StartSel=[, StopSel=], MaxWords=24, MinWords=8, MaxFragments=2, FragmentDelimiter=" … "`
 
-// Search implements store.Store: ts_rank over blocks (summary weighted
-// above label) and recalled messages, merged by rank. The query's words go
-// through plainto_tsquery, which reads no operators, so any text is safe.
+// rankNormalization is ts_rank_cd's length normalization: 1 divides a
+// document's rank by 1 + the logarithm of its length, so a long batch
+// summary does not win by size alone and a one-line message does not win
+// by brevity alone (2, rank / length, made every short message outrank
+// the batch that explains it). ts_rank_cd uses no corpus statistics, so
+// the ranks of messages and batches are comparable in one list.
+const rankNormalization = 1
+
+// searchSQL ranks recalled messages and archived blocks in one ordered
+// query: ts_rank_cd over the any-term tsquery, ties to the more recent;
+// headlines are made for the returned rows only.
+var searchSQL = `WITH q AS (SELECT to_tsquery('clipfold_english', $1) AS q),
+top AS (
+	SELECT 'message' AS kind, r.pos, r.id, r.conversation_id, r.role, '' AS label, r.created_at, r.operation_id,
+		COALESCE(r.search_text, r.content) AS text, COALESCE(r.search_text, r.content) AS body,
+		ts_rank_cd(r.fts, q.q, ` + fmt.Sprint(rankNormalization) + `) AS score, r.created_at AS at
+	FROM recall r, q WHERE r.fts @@ q.q AND ($2 = '' OR r.conversation_id = $2)
+	UNION ALL
+	SELECT 'batch', b.pos, b.id, COALESCE(b.conversation_id, ''), '', b.label, b.created_at, COALESCE(b.operation_id, ''),
+		b.content, ` + blockBody + `,
+		ts_rank_cd(b.fts, q.q, ` + fmt.Sprint(rankNormalization) + `), b.at
+	FROM blocks b, q WHERE b.fts @@ q.q AND ($2 = '' OR b.conversation_id = $2)
+	ORDER BY score DESC, at DESC, pos DESC, kind
+	LIMIT $3
+)
+SELECT kind, id, conversation_id, role, label, created_at, operation_id, text, score::float8,
+	ts_headline('clipfold_english', body, q.q, $4)
+FROM top, q
+ORDER BY score DESC, at DESC, pos DESC, kind`
+
+// Search implements store.Store: ts_rank_cd over recalled messages and
+// archived blocks in one ranked list. A second ranking (vector search,
+// when an embeddings provider is configured) would be fused with this
+// lexical one here.
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
-	words := store.QueryWords(query)
-	if len(words) == 0 {
-		return nil, nil
+	q, err := core.AnalyzeSearchQuery(query, "")
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	text := strings.Join(words, " ")
-	limit := store.ClampLimit(opts.Limit)
-	return store.MergeByRank(query, limit,
-		func() ([]store.Hit, error) { return s.searchBlocks(ctx, text, opts.ConversationID, limit) },
-		func() ([]store.Hit, error) { return s.searchRecall(ctx, text, opts.ConversationID, limit) })
+	if q.TSQuery == "" {
+		return nil, nil // nothing to search for
+	}
+	hits, err := s.searchLexical(ctx, q.TSQuery, opts.ConversationID, store.ClampLimit(opts.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	return hits, nil
 }
 
-func (s *Store) searchBlocks(ctx context.Context, text, conversationID string, limit int) ([]store.Hit, error) {
+func (s *Store) searchLexical(ctx context.Context, tsquery, conversationID string, limit int) ([]store.Hit, error) {
 	return collect(ctx, s, func(r pgx.CollectableRow) (store.Hit, error) {
-		h := store.Hit{Kind: store.HitBatch}
-		var content, created string
-		if err := r.Scan(&h.ID, &h.Label, &h.ConversationID, &content, &created, &h.OperationID, &h.Snippet, &h.Rank); err != nil {
+		var h store.Hit
+		var kind, created string
+		if err := r.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text, &h.Score, &h.Snippet); err != nil {
 			return store.Hit{}, err
 		}
-		var err error
-		if h.CreatedAt, err = store.ParseTime(created); err != nil {
-			return store.Hit{}, fmt.Errorf("block %q: %w", h.ID, err)
-		}
-		h.Batch = store.ParseBatch(h.ConversationID, h.Label, content)
-		return h, nil
-	}, `SELECT id, label, COALESCE(conversation_id, ''), content, created_at, COALESCE(operation_id, ''),
-	ts_headline('english', `+blockBody+`, q, $4), ts_rank(fts, q)::float8 AS rank
-FROM blocks, plainto_tsquery('english', $1) q
-WHERE fts @@ q AND ($2 = '' OR conversation_id = $2)
-ORDER BY rank DESC, pos LIMIT $3`, text, conversationID, limit, headlineOptions)
-}
-
-func (s *Store) searchRecall(ctx context.Context, text, conversationID string, limit int) ([]store.Hit, error) {
-	return collect(ctx, s, func(r pgx.CollectableRow) (store.Hit, error) {
-		h := store.Hit{Kind: store.HitMessage}
-		var created string
-		if err := r.Scan(&h.ID, &h.ConversationID, &h.Role, &created, &h.OperationID, &h.Snippet, &h.Rank); err != nil {
-			return store.Hit{}, err
-		}
-		var err error
-		if h.CreatedAt, err = store.ParseTime(created); err != nil {
-			return store.Hit{}, fmt.Errorf("message %q: %w", h.ID, err)
-		}
-		return h, nil
-	}, `SELECT id, conversation_id, role, created_at, operation_id,
-	ts_headline('english', content, q, $4), ts_rank(fts, q)::float8 AS rank
-FROM recall, plainto_tsquery('english', $1) q
-WHERE fts @@ q AND ($2 = '' OR conversation_id = $2)
-ORDER BY rank DESC, pos LIMIT $3`, text, conversationID, limit, headlineOptions)
+		err := store.FinishHit(&h, kind, created)
+		return h, err
+	}, searchSQL, tsquery, conversationID, limit, headlineOptions)
 }
 
 // Dump prints every table and sequence of the current schema as sorted

@@ -23,7 +23,7 @@ import (
 // a skipped PostgreSQL suite would hide a broken store, so they fail.
 const urlEnv = "CLIPFOLD_TEST_POSTGRES_URL"
 
-func serverURL(t *testing.T) string {
+func serverURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(urlEnv)
 	if u != "" {
@@ -38,7 +38,7 @@ func serverURL(t *testing.T) string {
 
 // withSearchPath returns base with search_path set to schema, in either
 // connection-string syntax pgx accepts.
-func withSearchPath(t *testing.T, base, schema string) string {
+func withSearchPath(t testing.TB, base, schema string) string {
 	t.Helper()
 	if strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://") {
 		u, err := url.Parse(base)
@@ -53,7 +53,7 @@ func withSearchPath(t *testing.T, base, schema string) string {
 
 // freshSchema creates an empty schema for one test and drops it after, so
 // tests stay isolated and can run against a shared server.
-func freshSchema(t *testing.T) (schemaURL string) {
+func freshSchema(t testing.TB) (schemaURL string) {
 	t.Helper()
 	ctx := context.Background()
 	base := serverURL(t)
@@ -79,7 +79,7 @@ func freshSchema(t *testing.T) (schemaURL string) {
 	return withSearchPath(t, base, schema)
 }
 
-func openOrFail(t *testing.T, u string) *postgres.Store {
+func openOrFail(t testing.TB, u string) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(context.Background(), u)
 	require.NoError(t, err)
@@ -111,7 +111,7 @@ func TestReopen(t *testing.T) {
 	assert.Equal(t, before, after, "reopening must not change the database")
 	versions, err := s.QueryInt(ctx, `SELECT COUNT(*) FROM schema_migrations`)
 	require.NoError(t, err)
-	assert.EqualValues(t, 1, versions)
+	assert.EqualValues(t, 2, versions)
 }
 
 func TestOpenErrors(t *testing.T) {

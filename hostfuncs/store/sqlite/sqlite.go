@@ -54,6 +54,12 @@ var (
 // its own :memory: database), so the pool is capped at one: every caller
 // sees the same data and writers queue in the pool instead of in SQLite.
 func Open(path string) (*Store, error) {
+	return openAt(path, len(migrations))
+}
+
+// openAt opens path and applies the migrations up to version (tests
+// make old databases with it).
+func openAt(path string, version int) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite: open: empty path (use a file path or \":memory:\")")
 	}
@@ -80,7 +86,7 @@ func Open(path string) (*Store, error) {
 		db.SetConnMaxIdleTime(0)
 	}
 	s := &Store{db: db, now: time.Now}
-	if _, err := s.Migrate(context.Background()); err != nil {
+	if _, err := s.migrateTo(context.Background(), version); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
@@ -103,6 +109,10 @@ func (s *Store) Close() error {
 // nothing. It runs in one IMMEDIATE transaction, so two processes opening
 // a new file at once cannot both apply the same step.
 func (s *Store) Migrate(ctx context.Context) (int, error) {
+	return s.migrateTo(ctx, len(migrations))
+}
+
+func (s *Store) migrateTo(ctx context.Context, version int) (int, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("migrate: begin: %w", err)
@@ -133,7 +143,7 @@ func (s *Store) Migrate(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, m := range migrations {
-		if applied[m.version] {
+		if applied[m.version] || m.version > version {
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
@@ -293,6 +303,10 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	if err != nil {
 		return fmt.Errorf("commit %q: %w", c.OperationID, err)
 	}
+	searchJSON, err := json.Marshal(p.SearchText)
+	if err != nil {
+		return fmt.Errorf("commit %q: encoding search_text: %w", c.OperationID, err)
+	}
 	deleteJSON, err := jsonArray(deleteIDs)
 	if err != nil {
 		return fmt.Errorf("commit %q: %w", c.OperationID, err)
@@ -343,10 +357,7 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 
 	nowText := core.FormatTime(now)
 	if len(removeIDs) > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id)
-SELECT id, conversation_id, seq, role, content, created_at, raw, ?3, ?4 FROM messages
-WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY seq`,
-			c.ConversationID, removeJSON, nowText, c.OperationID); err != nil {
+		if _, err := tx.ExecContext(ctx, moveToRecallSQL, c.ConversationID, removeJSON, nowText, c.OperationID, string(searchJSON)); err != nil {
 			return fail("moving removed messages to recall", err)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
@@ -425,76 +436,60 @@ func (s *Store) Recall(ctx context.Context, messageID string) (store.Message, er
 	return m, nil
 }
 
-// matchExpr turns the query's words into an FTS5 expression in which each
-// word is a quoted string (its '"' doubled): FTS5 tokenizes inside the
-// quotes, so no character the user types is read as query syntax. Words
-// are joined by spaces, FTS5's implicit AND.
-func matchExpr(query string) string {
-	words := store.QueryWords(query)
-	for i, w := range words {
-		words[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+// Block implements store.Store.
+func (s *Store) Block(ctx context.Context, blockID string) (store.StoredBlock, error) {
+	var b store.StoredBlock
+	var created string
+	err := s.db.QueryRowContext(ctx, `SELECT id, tier, label, content, COALESCE(conversation_id, ''), reason,
+	COALESCE(operation_id, ''), created_at FROM blocks WHERE id = ?`, blockID).Scan(
+		&b.ID, &b.Tier, &b.Label, &b.Content, &b.ConversationID, &b.Reason, &b.OperationID, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, store.ErrNotFound)
 	}
-	return strings.Join(words, " ")
+	if err != nil {
+		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, err)
+	}
+	if b.CreatedAt, err = store.ParseTime(created); err != nil {
+		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, err)
+	}
+	b.Batch = store.ParseBatch(b.ConversationID, b.Label, b.Content)
+	return b, nil
 }
 
-// Search implements store.Store: bm25 over blocks (the label weighs half
-// as much as the summary) and over recalled messages, merged by rank.
+// Search implements store.Store: bm25 over one FTS5 index of recalled
+// messages and archived blocks (queries/search.sql). A second ranking
+// (vector search, when an embeddings provider is configured) would be
+// fused with this lexical one here.
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
-	expr := matchExpr(query)
-	if expr == "" {
-		return nil, nil
+	q, err := core.AnalyzeSearchQuery(query, "")
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	limit := store.ClampLimit(opts.Limit)
-	return store.MergeByRank(query, limit,
-		func() ([]store.Hit, error) { return s.searchBlocks(ctx, expr, opts.ConversationID, limit) },
-		func() ([]store.Hit, error) { return s.searchRecall(ctx, expr, opts.ConversationID, limit) })
+	if q.FTS5 == "" {
+		return nil, nil // nothing to search for
+	}
+	hits, err := s.searchLexical(ctx, q.FTS5, opts.ConversationID, store.ClampLimit(opts.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	return hits, nil
 }
 
-func (s *Store) searchBlocks(ctx context.Context, expr, conversationID string, limit int) ([]store.Hit, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT b.id, b.label, COALESCE(b.conversation_id, ''), b.content, b.created_at,
-	COALESCE(b.operation_id, ''), snippet(blocks_fts, -1, '[', ']', '…', 16), -bm25(blocks_fts, 0.5, 1.0)
-FROM blocks_fts JOIN blocks b ON b.pos = blocks_fts.rowid
-WHERE blocks_fts MATCH ?1 AND (?2 = '' OR b.conversation_id = ?2)
-ORDER BY bm25(blocks_fts, 0.5, 1.0), b.pos LIMIT ?3`, expr, conversationID, limit)
+func (s *Store) searchLexical(ctx context.Context, match, conversationID string, limit int) ([]store.Hit, error) {
+	rows, err := s.db.QueryContext(ctx, searchSQL, match, conversationID, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []store.Hit
 	for rows.Next() {
-		h := store.Hit{Kind: store.HitBatch}
-		var content, created string
-		if err := rows.Scan(&h.ID, &h.Label, &h.ConversationID, &content, &created, &h.OperationID, &h.Snippet, &h.Rank); err != nil {
+		var h store.Hit
+		var kind, created string
+		if err := rows.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text, &h.Score, &h.Snippet); err != nil {
 			return nil, err
 		}
-		if h.CreatedAt, err = store.ParseTime(created); err != nil {
-			return nil, fmt.Errorf("block %q: %w", h.ID, err)
-		}
-		h.Batch = store.ParseBatch(h.ConversationID, h.Label, content)
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
-func (s *Store) searchRecall(ctx context.Context, expr, conversationID string, limit int) ([]store.Hit, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT r.id, r.conversation_id, r.role, r.created_at, r.operation_id,
-	snippet(recall_fts, 0, '[', ']', '…', 16), -bm25(recall_fts)
-FROM recall_fts JOIN recall r ON r.pos = recall_fts.rowid
-WHERE recall_fts MATCH ?1 AND (?2 = '' OR r.conversation_id = ?2)
-ORDER BY bm25(recall_fts), r.pos LIMIT ?3`, expr, conversationID, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []store.Hit
-	for rows.Next() {
-		h := store.Hit{Kind: store.HitMessage}
-		var created string
-		if err := rows.Scan(&h.ID, &h.ConversationID, &h.Role, &created, &h.OperationID, &h.Snippet, &h.Rank); err != nil {
+		if err := store.FinishHit(&h, kind, created); err != nil {
 			return nil, err
-		}
-		if h.CreatedAt, err = store.ParseTime(created); err != nil {
-			return nil, fmt.Errorf("message %q: %w", h.ID, err)
 		}
 		out = append(out, h)
 	}

@@ -47,6 +47,12 @@ func Run(t *testing.T, open Opener) {
 		{"RecallExactRaw", testRecallExactRaw},
 		{"SearchRanking", testSearchRanking},
 		{"SearchHostileQueries", testSearchHostileQueries},
+		{"SearchQuestionFindsAnswer", testSearchQuestionFindsAnswer},
+		{"SearchSkipsSupersededClipArchives", testSearchSkipsSupersededClipArchives},
+		{"SearchInterleavesKinds", testSearchInterleavesKinds},
+		{"SearchToolText", testSearchToolText},
+		{"SearchTiesToMoreRecent", testSearchTiesToMoreRecent},
+		{"ReadByID", testReadByID},
 		{"ConcurrentCommits", testConcurrentCommits},
 		{"MigrateIsIdempotent", testMigrateIsIdempotent},
 	}
@@ -490,13 +496,17 @@ func testSearchRanking(t *testing.T, open Opener) {
 	assert.Equal(t, "c1", top.ConversationID)
 	assert.Equal(t, "op1", top.OperationID)
 	assert.NotEmpty(t, top.ID)
-	assert.Greater(t, top.Rank, hits[1].Rank)
+	assert.Greater(t, top.Score, hits[1].Score)
 	assert.Contains(t, strings.ToLower(top.Snippet), "kubernetes")
 	require.NotNil(t, top.Batch, "batch metadata is parsed")
 	assert.True(t, start.Equal(top.Batch.Start))
 	assert.True(t, end.Equal(top.Batch.End))
 	assert.Equal(t, []string{"c1-m1", "c1-m2"}, top.Batch.SourceMessageIDs)
 	assert.Contains(t, top.Batch.Content, "roll back")
+	assert.True(t, start.Equal(top.Start) && end.Equal(top.End), "a batch's time range is its metadata's: %v–%v", top.Start, top.End)
+	assert.Equal(t, top.Batch.Content, top.Text, "a batch hit's text is its summary, without the metadata line")
+	assert.Equal(t, 0, top.Batch.Depth)
+	assert.Equal(t, core.MethodLLM, top.Batch.Method)
 
 	// Recalled messages are found; active ones are not (they are in the context already).
 	hits, err = s.Search(ctx, "xylophone", store.SearchOptions{ConversationID: "c1"})
@@ -509,6 +519,10 @@ func testSearchRanking(t *testing.T, open Opener) {
 	assert.Equal(t, "op1", hits[0].OperationID)
 	assert.Nil(t, hits[0].Batch)
 	assert.True(t, base.Add(10*time.Minute).Equal(hits[0].CreatedAt))
+	assert.True(t, hits[0].Start.Equal(hits[0].CreatedAt) && hits[0].End.Equal(hits[0].CreatedAt))
+	assert.Equal(t, "please tune the xylophone before the concert", hits[0].Text)
+	assert.Contains(t, hits[0].Snippet, "[xylophone]")
+	assert.Greater(t, hits[0].Score, 0.0, "higher is better, and a hit scores above zero")
 	hits, err = s.Search(ctx, "migration", store.SearchOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, hits, "an active message is not in recall storage")
@@ -529,10 +543,35 @@ func testSearchRanking(t *testing.T, open Opener) {
 	for _, h := range hits {
 		assert.Equal(t, store.HitMessage, h.Kind)
 	}
-	// Every word must match.
+	// Any word matches: the question need not be in one turn.
 	hits, err = s.Search(ctx, "kubernetes xylophone", store.SearchOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, hits)
+	require.Len(t, hits, 3, "the message saying xylophone and both batches saying kubernetes")
+	assert.Contains(t, hitIDs(hits), "c1-x1")
+}
+
+func hitIDs(hits []store.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out
+}
+
+// HostileQueries are query texts that break naive FTS5 and tsquery
+// builders: search syntax, quotes, NUL, invalid UTF-8, only stop words,
+// 10,000 characters. Every store must answer each without error.
+var HostileQueries = []string{
+	``, ` `, `?`, `"`, `""`, `"""`, `"deploy`, `deploy"`, `'`, `''`, `deploy's`, `-`, `--`, `-deploy`, `deploy -script`,
+	`*`, `deploy*`, `*deploy`, `:`, `step:3`, `label:deploy`, `body:error`, `^deploy`, `+deploy`, `(`, `)`, `()`,
+	`(deploy`, `deploy)`, `NOT`, `AND`, `OR`, `NEAR`, `deploy AND`, `OR deploy`, `NOT deploy`, `NEAR(deploy script)`,
+	`deploy NEAR/2 script`, `{body}: deploy`, `'; DROP TABLE messages; --`, `%`, `_`, `%_%`, `\`, `\"`, `{`, `}`,
+	`[`, `]`, `<->`, `<2>`, `!`, `&`, `|`, `!deploy & (script | error)`, `deploy:*`, `'deploy':*A`, `deploy:A`, `😀`,
+	"tab\tnewline\nnul\x00byte", "bad utf8 \xff\xfe deploy", "\xed\xa0\x80 surrogate", "\x00", `the`, `what is it`,
+	`who what when where how did does`, `"the"`, `" "`, `"?!"`, `e.g.`, `a.b.c`, `1-2`, `“smart” ‘quotes’`,
+	"\u0301\u0301", "ﬁle Ⅻ ²", `"unclosed phrase`, strings.Repeat("deploy ", 2000), strings.Repeat("(", 500),
+	strings.Repeat(`"`, 501), strings.Repeat("a", 10000), strings.Repeat("what ", 2000), strings.Repeat("ab ", 3400),
+	strings.Repeat("é", 300), strings.Repeat(`"x y" `, 100),
 }
 
 func testSearchHostileQueries(t *testing.T, open Opener) {
@@ -541,29 +580,291 @@ func testSearchHostileQueries(t *testing.T, open Opener) {
 	seed(t, s, "c1", 2)
 	require.NoError(t, s.Commit(ctx, &core.Commit{
 		ConversationID: "c1", OperationID: "op1",
-		ArchiveWrites:    []core.ArchiveWrite{{Label: core.BatchLabelPrefix("c1") + "x", Content: batchContent("c1", "op1", "error: the deploy-script failed (exit 1) at step:3", "c1-m1"), Tier: "archival"}},
+		ArchiveWrites:    []core.ArchiveWrite{{Label: core.BatchLabelPrefix("c1") + "x", Content: batchContent("c1", "op1", "error: the deploy-script failed (exit 1) at step:3; what is it", "c1-m1"), Tier: "archival"}},
 		RemoveMessageIDs: []string{"c1-m1"},
 		Insert:           clipArchive("c1", "ca1"),
 	}))
-	queries := []string{
-		``, ` `, `"`, `""`, `"deploy`, `deploy"`, `-`, `--`, `-deploy`, `deploy -script`, `*`, `deploy*`, `*deploy`,
-		`:`, `step:3`, `label:deploy`, `body:error`, `(`, `)`, `(deploy`, `deploy)`, `()`, `NOT`, `AND`, `OR`, `deploy AND`,
-		`OR deploy`, `NEAR(deploy script)`, `NEAR`, `^deploy`, `+deploy`, `'`, `deploy's`, `'; DROP TABLE messages; --`,
-		`%`, `_`, `%_%`, `\`, `\"`, `{`, `}`, `[`, `]`, `<->`, `!`, `&`, `|`, `!deploy & (script | error)`, `deploy:*`,
-		`😀`, "tab\tnewline\nnul\x00", "bad utf8 \xff\xfe deploy", strings.Repeat("deploy ", 200), strings.Repeat("(", 500), `e.g.`, `a.b.c`, `1-2`,
-	}
-	for _, q := range queries {
-		hits, err := s.Search(ctx, q, store.SearchOptions{})
-		require.NoError(t, err, "query %q", q)
-		for _, h := range hits {
-			assert.NotEmpty(t, h.ID, "query %q", q)
+	for _, q := range HostileQueries {
+		for _, conv := range []string{"", "c1"} {
+			hits, err := s.Search(ctx, q, store.SearchOptions{ConversationID: conv})
+			require.NoError(t, err, "query %.80q", q)
+			for _, h := range hits {
+				assert.NotEmpty(t, h.ID, "query %.80q", q)
+			}
 		}
 	}
-	for _, q := range []string{`"deploy script"`, `deploy-script`, `(deploy)`, `error:`, `-error`, `step:3`} {
+	for _, q := range []string{`"deploy script"`, `deploy-script`, `(deploy)`, `error:`, `-error`, `step:3`, `NOT deploy`,
+		`what is it?`, `deploy's`, "bad utf8 \xff\xfe deploy"} {
 		hits, err := s.Search(ctx, q, store.SearchOptions{})
 		require.NoError(t, err, "query %q", q)
 		assert.NotEmpty(t, hits, "query %q is searched as plain words", q)
 	}
+}
+
+// recallAs commits msgs away from the active history of conv into recall
+// storage, with searchText as the commit's search_text (nil: none, as a
+// host that ignores the field would have it).
+func recallAs(t *testing.T, s store.Store, conv, op string, msgs []store.Message, searchText []core.SearchText, writes ...core.ArchiveWrite) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.AppendMessages(ctx, conv, msgs))
+	c := &core.Commit{ConversationID: conv, OperationID: op, ArchiveWrites: writes, Insert: clipArchive(conv, "ca-"+op), SearchText: searchText}
+	for _, m := range msgs {
+		c.RemoveMessageIDs = append(c.RemoveMessageIDs, m.ID)
+	}
+	require.NoError(t, s.Commit(ctx, c))
+}
+
+func batchWrite(conv, op, summary string, start, end time.Time, sources ...string) core.ArchiveWrite {
+	b := &core.Batch{Content: summary, Start: start, End: end, MessageCount: len(sources), SourceMessageIDs: sources,
+		OperationID: op, Method: core.MethodExtractive}
+	return core.ArchiveWrite{Label: core.BatchLabel(conv, b), Content: core.FormatBatchBlock(conv, b), Tier: "archival", Reason: "test"}
+}
+
+// testSearchQuestionFindsAnswer: a question as a user asks it, whose
+// words are spread over many turns and never all in one, finds the turn
+// (and the batch) that answers it first.
+func testSearchQuestionFindsAnswer(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	turns := []string{
+		"Morning! Did everyone see the incident report from last night?",
+		"Yes. The checkout service was down for twenty minutes.",
+		"We should decide when to upgrade Postgres; the current version is out of support.",
+		"Alice, what do you think about the schedule for the database work?",
+		"I would rather not touch the database during the sales week.",
+		"Agreed, the sales week is off limits for any migration.",
+		"Alice: let's move the Postgres upgrade to Saturday 14 March, after the sales week.",
+		"Sounds good. I'll book the maintenance window.",
+		"Did anyone decide what to do about the flaky checkout tests?",
+		"Bob will quarantine them this afternoon.",
+	}
+	var msgs []store.Message
+	for i, c := range turns {
+		msgs = append(msgs, msg("c1", fmt.Sprintf("q%d", i+1), []string{"user", "assistant"}[i%2], c, i))
+	}
+	start, end := base.Add(20*time.Minute), base.Add(25*time.Minute)
+	recallAs(t, s, "c1", "op1", msgs, nil,
+		batchWrite("c1", "op1", "The team discussed the checkout outage. Alice scheduled the Postgres upgrade for Saturday 14 March, after the sales week; Bob quarantines the flaky tests.", start, end, "q1", "q7", "q10"))
+
+	question := "When did Alice say we will upgrade Postgres?"
+	hits, err := s.Search(ctx, question, store.SearchOptions{Limit: 5})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits, "no turn holds every word of %q, but any word matches", question)
+	top2 := map[string]bool{}
+	for _, h := range hits[:min(2, len(hits))] {
+		top2[h.ID] = true
+	}
+	assert.True(t, top2["q7"], "the answering turn is among the first two hits: %v", hitIDs(hits))
+	var batch *store.Hit
+	for i := range hits {
+		if hits[i].Kind == store.HitBatch {
+			batch = &hits[i]
+		}
+	}
+	require.NotNil(t, batch, "the batch summarizing the answer is in the top 5: %v", hitIDs(hits))
+	assert.Equal(t, []string{"q1", "q7", "q10"}, batch.Batch.SourceMessageIDs)
+	assert.True(t, start.Equal(batch.Start) && end.Equal(batch.End))
+	assert.Equal(t, core.MethodExtractive, batch.Batch.Method)
+	assert.Contains(t, batch.Text, "Saturday 14 March")
+
+	// Questions made only of stop words still search for those words.
+	hits, err = s.Search(ctx, "what did you think?", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Contains(t, hitIDs(hits), "q4")
+}
+
+// testSearchSkipsSupersededClipArchives: every compaction after the
+// first moves the clip-archive it replaces into recall; it stays there
+// (provenance) but is never a hit, whether the commit said so with an
+// empty search_text or said nothing.
+func testSearchSkipsSupersededClipArchives(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 6)
+	archive := func(id string) core.InsertMessage {
+		ca := clipArchive("c1", id)
+		ca.Content = "[Context Summary — 2 messages compressed across 1 compaction cycle(s)]\n\n[Batch 1 — depth 0]\nThe zeppelin migration was planned."
+		return ca
+	}
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"},
+		Insert: archive("ca1"), ArchiveWrites: []core.ArchiveWrite{batchWrite("c1", "op1", "The zeppelin migration was planned.", base, base, "c1-m1")}}))
+	// The plug-in's commit: search_text "" for the superseded clip-archive.
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op2", RemoveMessageIDs: []string{"ca1", "c1-m2"},
+		Insert:     archive("ca2"),
+		SearchText: []core.SearchText{{MessageID: "ca1"}, {MessageID: "c1-m2", Text: "message number 2 of c1"}}}))
+	// A host's commit without search_text.
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op3", RemoveMessageIDs: []string{"ca2", "c1-m3"},
+		Insert: archive("ca3")}))
+	for _, id := range []string{"ca1", "ca2"} {
+		r, err := s.Recall(ctx, id)
+		require.NoError(t, err, "a superseded clip-archive stays in recall storage")
+		assert.Contains(t, r.Content, "zeppelin")
+	}
+	for _, q := range []string{"zeppelin", "Context Summary", "compaction cycle", "zeppelin migration planned"} {
+		hits, err := s.Search(ctx, q, store.SearchOptions{})
+		require.NoError(t, err)
+		for _, h := range hits {
+			assert.NotContains(t, []string{"ca1", "ca2", "ca3"}, h.ID, "query %q: a clip-archive is never a hit", q)
+		}
+	}
+	hits, err := s.Search(ctx, "zeppelin", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 1, "only the batch: %v", hitIDs(hits))
+	assert.Equal(t, store.HitBatch, hits[0].Kind)
+	// A system message that is not a clip-archive is searchable.
+	recallAs(t, s, "c2", "op4", []store.Message{msg("c2", "sys1", "system", "You are a zeppelin pilot.", 0)}, nil)
+	hits, err = s.Search(ctx, "zeppelin pilot", store.SearchOptions{ConversationID: "c2"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sys1"}, hitIDs(hits))
+}
+
+// filler pads a text to n words with words no query uses.
+func filler(text string, n int) string {
+	words := strings.Fields(text)
+	pad := []string{"lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "eiusmod"}
+	for i := 0; len(words) < n; i++ {
+		words = append(words, pad[i%len(pad)])
+	}
+	return strings.Join(words, " ")
+}
+
+// testSearchInterleavesKinds: messages and batches are ranked on one
+// scale: with equal lengths, the more often a document says the word the
+// higher it ranks, whatever its kind.
+func testSearchInterleavesKinds(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	rep := func(k int) string { return filler(strings.Repeat("quokka ", k), 40) }
+	recallAs(t, s, "c1", "op1",
+		[]store.Message{msg("c1", "m4", "user", rep(4), 0), msg("c1", "m2", "user", rep(2), 1)}, nil,
+		batchWrite("c1", "op1", rep(3), base, base.Add(time.Minute), "m4"),
+		batchWrite("c1", "op1", rep(1), base.Add(time.Minute), base.Add(2*time.Minute), "m2"))
+	// Unrelated documents, so the word is rare in the corpus.
+	var others []store.Message
+	for i := 0; i < 8; i++ {
+		others = append(others, msg("c1", fmt.Sprintf("o%d", i), "user", filler("nothing here", 40), 10+i))
+	}
+	recallAs(t, s, "c1", "op2", others, nil)
+	hits, err := s.Search(ctx, "quokka", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 4)
+	kinds := make([]store.HitKind, len(hits))
+	for i, h := range hits {
+		kinds[i] = h.Kind
+		if i > 0 {
+			assert.Greater(t, hits[i-1].Score, h.Score, "strictly decreasing scores")
+		}
+	}
+	assert.Equal(t, []store.HitKind{store.HitMessage, store.HitBatch, store.HitMessage, store.HitBatch}, kinds)
+	assert.Equal(t, "m4", hits[0].ID)
+	assert.Equal(t, "m2", hits[2].ID)
+	assert.Equal(t, strings.Count(hits[1].Text, "quokka"), 3)
+}
+
+// testSearchToolText: tool names, tool inputs and tool outputs are
+// searchable, through the commit's search_text.
+func testSearchToolText(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	call := msg("c1", "call1", "assistant", "", 0)
+	call.Raw = json.RawMessage(`{"id":"call1","role":"assistant","content":"","tool_calls":[{"id":"t1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Reykjavik\"}"}}]}`)
+	result := msg("c1", "res1", "tool", "3 degrees, gale-force winds", 1)
+	other := msg("c1", "u1", "user", "thanks", 2)
+	recallAs(t, s, "c1", "op1", []store.Message{call, result, other}, []core.SearchText{
+		{MessageID: "call1", Text: `get_weather {"city":"Reykjavik"}`},
+		{MessageID: "res1", Text: "3 degrees, gale-force winds"},
+		{MessageID: "u1", Text: "thanks"},
+	})
+	for q, want := range map[string]string{"get_weather": "call1", "Reykjavik": "call1", "city": "call1", "gale winds": "res1"} {
+		hits, err := s.Search(ctx, q, store.SearchOptions{})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, "query %q", q)
+		assert.Equal(t, want, hits[0].ID, "query %q", q)
+	}
+	hits, err := s.Search(ctx, "Reykjavik", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, `get_weather {"city":"Reykjavik"}`, hits[0].Text, "a message hit's text is what was indexed")
+	r, err := s.Recall(ctx, "call1")
+	require.NoError(t, err)
+	assert.Equal(t, string(call.Raw), string(r.Raw), "the message itself is unchanged")
+	assert.Equal(t, "", r.Content)
+}
+
+// testSearchTiesToMoreRecent: equal scores go to the more recent hit — a
+// message by its created_at, a batch by its end.
+func testSearchTiesToMoreRecent(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	text := "the narwhal plan"
+	recallAs(t, s, "c1", "op1", []store.Message{msg("c1", "old", "user", text, 0), msg("c1", "new", "user", text, 30)}, nil,
+		batchWrite("c1", "op1", text, base, base.Add(10*time.Minute), "old"),
+		batchWrite("c1", "op1", text, base.Add(40*time.Minute), base.Add(50*time.Minute), "new"))
+	hits, err := s.Search(ctx, "narwhal", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 4)
+	for _, h := range hits[1:] {
+		require.InDelta(t, hits[0].Score, h.Score, 1e-9, "identical texts score alike")
+	}
+	want := []time.Time{base.Add(50 * time.Minute), base.Add(30 * time.Minute), base.Add(10 * time.Minute), base}
+	for i, h := range hits {
+		assert.True(t, want[i].Equal(h.End), "hit %d (%s %s) ends %v, want %v", i, h.Kind, h.ID, h.End, want[i])
+	}
+}
+
+// testReadByID: any recalled message or archived block is read in full
+// by its id.
+func testReadByID(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	m := msg("c1", "m1", "user", "the full original text", 0)
+	w := batchWrite("c1", "op1", "the full summary", base, base.Add(time.Hour), "m1")
+	recallAs(t, s, "c1", "op1", []store.Message{m}, nil, w)
+	hits, err := s.Search(ctx, "full", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 2)
+	for _, h := range hits {
+		r, err := store.Read(ctx, s, h.ID)
+		require.NoError(t, err)
+		assert.Equal(t, h.Kind, r.Kind)
+		switch h.Kind {
+		case store.HitMessage:
+			require.NotNil(t, r.Message)
+			assert.Equal(t, string(m.Raw), string(r.Message.Raw))
+		case store.HitBatch:
+			require.NotNil(t, r.Block)
+			b := r.Block
+			assert.Equal(t, h.ID, b.ID)
+			assert.Equal(t, w.Content, b.Content, "the block exactly as written, metadata line included")
+			assert.Equal(t, w.Label, b.Label)
+			assert.Equal(t, "archival", b.Tier)
+			assert.Equal(t, "c1", b.ConversationID)
+			assert.Equal(t, "op1", b.OperationID)
+			assert.Equal(t, "test", b.Reason)
+			assert.False(t, b.CreatedAt.IsZero())
+			require.NotNil(t, b.Batch)
+			assert.Equal(t, "the full summary", b.Batch.Content)
+			assert.Equal(t, []string{"m1"}, b.Batch.SourceMessageIDs)
+		}
+	}
+	for _, id := range []string{"nope", "", "blk_000000000000000000000000"} {
+		_, err = store.Read(ctx, s, id)
+		assert.ErrorIs(t, err, store.ErrNotFound, "id %q", id)
+		_, err = s.Block(ctx, id)
+		assert.ErrorIs(t, err, store.ErrNotFound, "id %q", id)
+	}
+	// A block that is not a batch reads back without metadata.
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c2", OperationID: "op2", Insert: clipArchive("c2", "ca2"),
+		ArchiveWrites: []core.ArchiveWrite{{Label: "notes", Content: "plain note", Tier: "archival"}}}))
+	hits, err = s.Search(ctx, "plain note", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Nil(t, hits[0].Batch)
+	assert.Equal(t, "plain note", hits[0].Text)
+	b, err := s.Block(ctx, hits[0].ID)
+	require.NoError(t, err)
+	assert.Nil(t, b.Batch)
+	assert.Equal(t, "plain note", b.Content)
 }
 
 func testConcurrentCommits(t *testing.T, open Opener) {

@@ -17,8 +17,8 @@ from ._host import HostContext, error_bytes, host_functions
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from .store import SQLiteStore, format_time
-from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, ShouldCompactResult,
-                    SplitResult, VersionInfo)
+from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
+                    ShouldCompactResult, SplitResult, VersionInfo)
 
 WASM_ENV = "CLIPFOLD_WASM"
 
@@ -107,6 +107,23 @@ DEFAULT_TARGET_SHARE = 0.5
 """The default target of :meth:`Compactor.compact_if_due`, a share of should_compact's limit."""
 
 
+class QueryAnalyzerPlugin:
+    """The plug-in's searchQuery export as a callable, on an instance of its
+    own: ``analyzer(query) -> {"terms", "fts5", "tsquery"}``. What an
+    SQLiteStore made without a Compactor analyses its queries with."""
+
+    def __init__(self, wasm_path: Union[str, "os.PathLike[str]"]) -> None:
+        with open(os.fspath(wasm_path), "rb") as f:
+            compiled = _compile(f.read())
+        self._caller = _ExportCaller(lambda: extism.Plugin(compiled))
+
+    def __call__(self, query: str, language: Optional[str] = None) -> SearchQuery:
+        payload: Dict[str, Any] = {"query": query}
+        if language is not None:
+            payload["language"] = language
+        return cast(SearchQuery, json.loads(self._caller("searchQuery", json.dumps(payload).encode("ascii"))))
+
+
 class Compactor:
     """clipfold through its WebAssembly plug-in.
 
@@ -158,6 +175,8 @@ class Compactor:
         self.store: SQLiteStore = store if isinstance(store, SQLiteStore) else SQLiteStore(store or ":memory:")
         self.config: Config = dict(config or {})
         self._aux = _ExportCaller(lambda: extism.Plugin(self._compiled, config=mc))
+        if self.store.query_analyzer is None:
+            self.store.query_analyzer = self.search_query
         self.llm: Any = Extractive() if llm is None or (isinstance(llm, str) and llm == "extractive") else llm
         attach = getattr(self.llm, "attach_plugin", None)
         if callable(attach):
@@ -307,6 +326,23 @@ class Compactor:
 
     def version(self) -> VersionInfo:
         return cast(VersionInfo, self._json("version", {}))
+
+    # ------------------------------------------------------------ search
+    def search_query(self, query: str, language: Optional[str] = None) -> SearchQuery:
+        """The searchQuery export: a natural-language query analysed for the
+        stores ({"terms", "fts5", "tsquery"}; empty strings: nothing to
+        search for). Runs on a second instance, so it may be called while
+        a compress is under way."""
+        payload: Dict[str, Any] = {"query": query}
+        if language is not None:
+            payload["language"] = language
+        # ASCII JSON: any str, lone surrogates included, reaches the plug-in as valid JSON.
+        return cast(SearchQuery, json.loads(self._aux("searchQuery", json.dumps(payload).encode("ascii"))))
+
+    def search(self, query: str, conversation_id: str = "", limit: int = 20) -> List[SearchHit]:
+        """Ranked search of this Compactor's store (see SQLiteStore.search),
+        the query analysed by this plug-in."""
+        return self.store.search_fts5(self.search_query(query)["fts5"], conversation_id, limit)
 
     # ------------------------------------------------------------ compress
     def _compress_config(self, config: Optional[Config]) -> Optional[Config]:

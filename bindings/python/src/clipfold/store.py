@@ -7,9 +7,14 @@ database written by one host opens in the other:
 - ``messages``: each conversation's active history, ordered by ``seq``,
   the exact JSON of each message in ``raw``;
 - ``recall``: messages a compaction removed, moved here rather than
-  destroyed, searchable (``recall_fts``);
-- ``blocks``: archival blocks (batch summaries), searchable (``blocks_fts``);
+  destroyed, searchable;
+- ``blocks``: archival blocks (batch summaries), searchable;
+- ``search_fts``: one full-text index over both (kept by triggers), so
+  ``search`` ranks messages and batches in one list;
 - ``schema_migrations``: the applied schema versions.
+
+The migration steps and the shared queries are the Go store's own .sql
+files (see ``_schema``).
 
 ``commit`` is SPEC §5's ``compaction_commit``: one ``BEGIN IMMEDIATE``
 transaction that applies everything or nothing, and answers ``conflict``
@@ -20,15 +25,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import sqlite3
 import threading
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 from contextlib import contextmanager
 
-from ._schema import MIGRATIONS
-from .types import Block, CommitRequest, Message
+from ._schema import migrations as _migrations, query as _query
+from .types import Block, CommitRequest, Message, SearchHit, SearchQuery, StoredBlock
 
 MEMORY_PATH = ":memory:"
 BUSY_TIMEOUT_S = 30.0
@@ -139,9 +145,62 @@ def _unique(ss: Iterable[str]) -> List[str]:
     return list(seen)
 
 
-def _match_expr(query: str) -> str:
-    words = [w for w in query.split() if any(ch.isalnum() for ch in w)]
-    return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+QueryAnalyzer = Callable[[str], Mapping[str, Any]]
+"""Analyses a natural-language query: the plug-in's searchQuery export,
+``{"terms": [...], "fts5": "...", "tsquery": "..."}``."""
+
+_LEGACY_HEADER = re.compile(r"^\[depth:(\d+)\|start:([^|\]]*)\|end:([^|\]]*)\|count:(\d+)\]$")
+
+
+def parse_batch(content: str) -> Optional[Dict[str, Any]]:
+    """A block's batch metadata (SPEC §4.6: one JSON metadata line, "\\n",
+    the summary; or the legacy ``[depth:N|start:…|end:…|count:M]`` header),
+    as {"depth", "start_time", "end_time", "message_count",
+    "source_message_ids", "method", "operation_id", "summary"}; None when the
+    content carries none."""
+    line, sep, summary = content.partition("\n")
+    if not sep:
+        return None
+    if line.startswith("{"):
+        try:
+            meta = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(meta, dict):
+            return None
+        try:
+            return {"depth": int(meta.get("depth") or 0), "start_time": normalize_time(meta.get("start")),
+                    "end_time": normalize_time(meta.get("end")), "message_count": int(meta.get("count") or 0),
+                    "source_message_ids": [str(x) for x in meta.get("source_message_ids") or []],
+                    "method": str(meta.get("method") or "llm"), "operation_id": str(meta.get("operation_id") or ""),
+                    "summary": summary}
+        except (TypeError, ValueError):
+            return None
+    m = _LEGACY_HEADER.match(line)
+    if m:
+        try:
+            return {"depth": int(m.group(1)), "start_time": normalize_time(m.group(2)),
+                    "end_time": normalize_time(m.group(3)), "message_count": int(m.group(4)),
+                    "source_message_ids": [], "method": "llm", "operation_id": "", "summary": summary}
+        except ValueError:
+            return None
+    return None
+
+
+_default_analyzer_lock = threading.Lock()
+_default_analyzer: Optional[QueryAnalyzer] = None
+
+
+def default_query_analyzer() -> QueryAnalyzer:
+    """The plug-in's searchQuery export on one shared instance of the
+    plug-in ``find_wasm`` finds: what a store made without a Compactor
+    analyses queries with."""
+    global _default_analyzer
+    with _default_analyzer_lock:
+        if _default_analyzer is None:
+            from .compactor import QueryAnalyzerPlugin, find_wasm
+            _default_analyzer = QueryAnalyzerPlugin(find_wasm())
+        return _default_analyzer
 
 
 MessageInput = Union[Mapping[str, Any], str, bytes]
@@ -156,7 +215,12 @@ class SQLiteStore:
     serialized by SQLite and the loser sees ``conflict``.
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"] = MEMORY_PATH) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]"] = MEMORY_PATH, *,
+                 query_analyzer: Optional[QueryAnalyzer] = None) -> None:
+        """``query_analyzer`` analyses search queries (the plug-in's
+        searchQuery export); by default a Compactor using this store lends
+        its plug-in, else one is loaded on the first search."""
+        self.query_analyzer = query_analyzer
         p = os.fspath(path)
         if not p:
             raise ValueError('sqlite: empty path (use a file path or ":memory:")')
@@ -209,7 +273,7 @@ class SQLiteStore:
 )""")
             applied = {r[0] for r in db.execute("SELECT version FROM schema_migrations")}
             n = 0
-            for version, name, sql in MIGRATIONS:
+            for version, name, sql in _migrations():
                 if version in applied:
                     continue
                 # executescript would COMMIT first outside autocommit mode;
@@ -350,6 +414,14 @@ class SQLiteStore:
         raw = marshal_message(ins_id, conv, role, content, created)
         remove_ids = _unique(c.get("remove_message_ids") or [])
         delete_ids = _unique(c.get("archive_deletes") or [])
+        search_text = c.get("search_text") or {}
+        if not isinstance(search_text, Mapping):
+            raise StoreError("commit %r: search_text must be an object of message id to text" % op)
+        removed = set(remove_ids)
+        for k, v in search_text.items():
+            if not isinstance(v, str):
+                raise StoreError("commit %r: search_text.%s must be a string" % (op, k))
+        stj = json.dumps({k: v for k, v in search_text.items() if k in removed}, ensure_ascii=False)
         writes = list(c.get("archive_writes") or [])
         for i, w in enumerate(writes):
             if not w.get("label"):
@@ -375,11 +447,7 @@ class SQLiteStore:
             (min_seq,) = db.execute("SELECT MIN(seq) FROM messages WHERE conversation_id = ?", (conv,)).fetchone()
             insert_seq = 0 if min_seq is None else min_seq - 1
             if remove_ids:
-                db.execute(
-                    "INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id)\n"
-                    "SELECT id, conversation_id, seq, role, content, created_at, raw, ?3, ?4 FROM messages\n"
-                    "WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY seq",
-                    (conv, rj, now_text, op))
+                db.execute(_query("move_to_recall"), (conv, rj, now_text, op, stj))
                 db.execute("DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                            (conv, rj))
             if delete_ids:
@@ -394,36 +462,69 @@ class SQLiteStore:
                        (ins_id, conv, insert_seq, role, content, created, raw))
 
     # ------------------------------------------------------------ search
-    def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[Dict[str, Any]]:
-        """Ranked full-text search (bm25) over archived blocks and recalled
-        messages, best first. Any text is accepted: no character is read as
-        search syntax. Hits are dicts: kind ("batch" or "message"), id,
-        label, conversation_id, role, snippet (terms in [ ]), rank (higher
-        is better), created_at, operation_id."""
-        expr = _match_expr(query)
-        if not expr:
+    def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[SearchHit]:
+        """Ranked search (SPEC §5 memory_read) over archived batches and
+        recalled messages in one list, best first: ``query`` is a question
+        as a person asks it, analysed by the plug-in's searchQuery export
+        (any of its words matches; no character is search syntax). Hits are
+        dicts: kind ("message" or "batch"), id, conversation_id,
+        start_time / end_time (a message's created_at; a batch's covered
+        range), score (higher is better), snippet (terms in [ ]), text
+        (the full text: a message's indexed text, a batch's summary), role,
+        label, created_at, operation_id, and for a batch depth, method,
+        message_count and source_message_ids. Superseded clip-archives are
+        never hits."""
+        analyzer = self.query_analyzer or default_query_analyzer()
+        return self.search_fts5(str(analyzer(query)["fts5"]), conversation_id, limit)
+
+    def search_fts5(self, match: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[SearchHit]:
+        """``search`` with the query already analysed: ``match`` is the
+        searchQuery export's "fts5" ("" finds nothing)."""
+        if not match:
             return []
         limit = DEFAULT_SEARCH_LIMIT if limit <= 0 else min(limit, MAX_SEARCH_LIMIT)
         with self._lock:
-            blocks = self._db.execute(
-                "SELECT b.id, b.label, COALESCE(b.conversation_id, ''), b.created_at, COALESCE(b.operation_id, ''),\n"
-                "snippet(blocks_fts, -1, '[', ']', '…', 16), -bm25(blocks_fts, 0.5, 1.0)\n"
-                "FROM blocks_fts JOIN blocks b ON b.pos = blocks_fts.rowid\n"
-                "WHERE blocks_fts MATCH ?1 AND (?2 = '' OR b.conversation_id = ?2)\n"
-                "ORDER BY bm25(blocks_fts, 0.5, 1.0), b.pos LIMIT ?3", (expr, conversation_id, limit)).fetchall()
-            msgs = self._db.execute(
-                "SELECT r.id, r.conversation_id, r.role, r.created_at, r.operation_id,\n"
-                "snippet(recall_fts, 0, '[', ']', '…', 16), -bm25(recall_fts)\n"
-                "FROM recall_fts JOIN recall r ON r.pos = recall_fts.rowid\n"
-                "WHERE recall_fts MATCH ?1 AND (?2 = '' OR r.conversation_id = ?2)\n"
-                "ORDER BY bm25(recall_fts), r.pos LIMIT ?3", (expr, conversation_id, limit)).fetchall()
-        hits: List[Dict[str, Any]] = [
-            {"kind": "batch", "id": r[0], "label": r[1], "conversation_id": r[2], "role": "", "created_at": r[3],
-             "operation_id": r[4], "snippet": r[5], "rank": r[6]} for r in blocks]
-        hits += [{"kind": "message", "id": r[0], "label": "", "conversation_id": r[1], "role": r[2],
-                  "created_at": r[3], "operation_id": r[4], "snippet": r[5], "rank": r[6]} for r in msgs]
-        hits.sort(key=lambda h: -h["rank"])
-        return hits[:limit]
+            rows = self._db.execute(_query("search"), (match, conversation_id, limit)).fetchall()
+        hits: List[SearchHit] = []
+        for kind, hid, conv, role, label, created, op, text, score, snippet in rows:
+            hit: Dict[str, Any] = {"kind": kind, "id": hid, "conversation_id": conv, "start_time": created,
+                                   "end_time": created, "score": float(score), "snippet": snippet, "text": text,
+                                   "role": role, "label": label, "created_at": created, "operation_id": op,
+                                   "depth": None, "method": None, "message_count": None, "source_message_ids": None}
+            if kind == "batch":
+                _add_batch(hit, text)
+            hits.append(hit)  # type: ignore[arg-type]
+        return hits
+
+    def block(self, block_id: str) -> StoredBlock:
+        """An archival block in full: id, tier, label, content (as written,
+        metadata line included), conversation_id, reason, operation_id,
+        created_at, and for a batch its metadata (depth, start_time,
+        end_time, message_count, source_message_ids, method) and summary."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, tier, label, content, COALESCE(conversation_id, ''), reason, COALESCE(operation_id, ''), "
+                "created_at FROM blocks WHERE id = ?", (block_id,)).fetchone()
+        if row is None:
+            raise NotFoundError("block %r: not found" % block_id)
+        b: Dict[str, Any] = dict(zip(("id", "tier", "label", "content", "conversation_id", "reason", "operation_id",
+                                      "created_at"), row))
+        b["batch"] = parse_batch(b["content"])
+        return b  # type: ignore[return-value]
+
+    def read(self, record_id: str) -> Dict[str, Any]:
+        """A recalled message or an archived block by id:
+        ``{"kind": "message", "message": {…}}`` (the message as it was
+        given) or ``{"kind": "batch", "block": {…}}`` (see ``block``). A
+        message wins an id clash; NotFoundError when neither exists."""
+        try:
+            return {"kind": "message", "message": self.recall(record_id)}
+        except NotFoundError:
+            pass
+        try:
+            return {"kind": "batch", "block": self.block(record_id)}
+        except NotFoundError:
+            raise NotFoundError("read %r: no recalled message or archival block has this id" % record_id) from None
 
     # ------------------------------------------------------------ dump
     def dump(self) -> str:
@@ -467,6 +568,16 @@ class SQLiteStore:
         except (StoreError, sqlite3.Error, ValueError, TypeError, KeyError) as e:
             return {"error": {"code": "other", "message": str(e), "retryable": False}}
         return {"ok": True}
+
+
+def _add_batch(hit: Dict[str, Any], content: str) -> None:
+    meta = parse_batch(content)
+    if meta is None:
+        return
+    hit["text"] = meta["summary"]
+    hit["start_time"], hit["end_time"] = meta["start_time"], meta["end_time"]
+    for k in ("depth", "method", "message_count", "source_message_ids"):
+        hit[k] = meta[k]
 
 
 def _statements(script: str) -> List[str]:

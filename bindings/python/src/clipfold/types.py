@@ -118,6 +118,62 @@ class CommitRequest(TypedDict, total=False):
     archive_deletes: List[str]
     remove_message_ids: List[str]
     insert_message: Message
+    search_text: Dict[str, str]
+
+
+class SearchQuery(TypedDict):
+    """What the searchQuery export returns."""
+
+    terms: List[str]
+    fts5: str
+    tsquery: str
+
+
+class SearchHit(TypedDict):
+    """One hit of ``SQLiteStore.search``; depth, method, message_count and
+    source_message_ids are None for messages."""
+
+    kind: str
+    id: str
+    conversation_id: str
+    start_time: str
+    end_time: str
+    score: float
+    snippet: str
+    text: str
+    role: str
+    label: str
+    created_at: str
+    operation_id: str
+    depth: Optional[int]
+    method: Optional[str]
+    message_count: Optional[int]
+    source_message_ids: Optional[List[str]]
+
+
+class BatchMeta(TypedDict):
+    depth: int
+    start_time: str
+    end_time: str
+    message_count: int
+    source_message_ids: List[str]
+    method: str
+    operation_id: str
+    summary: str
+
+
+class StoredBlock(TypedDict):
+    """An archival block read by id (``SQLiteStore.block``)."""
+
+    id: str
+    tier: str
+    label: str
+    content: str
+    conversation_id: str
+    reason: str
+    operation_id: str
+    created_at: str
+    batch: Optional[BatchMeta]
 
 
 class Block(TypedDict):
@@ -155,5 +211,6 @@ Config = Dict[str, Any]
 __all__ = [
     "Role", "ContentPart", "Content", "Message", "Batch", "ModelMessage", "ModelRequest", "Usage",
     "ModelResponse", "HostError", "ErrorResponse", "SplitResult", "ShouldCompactResult", "VersionInfo",
-    "ArchiveWrite", "CommitRequest", "Block", "CompactionResult", "ProviderWireRequest", "Config",
+    "ArchiveWrite", "CommitRequest", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
+    "SearchHit", "BatchMeta", "StoredBlock",
 ]

@@ -1,0 +1,119 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+)
+
+// archive10k writes a 10,000-message archive into a file store the way
+// compaction does: 500 commits of 20 messages, each archiving one batch
+// summary and replacing the previous clip-archive (so 499 superseded
+// clip-archives sit in recall too). The messages are the bundled
+// conversations' turns, renumbered, so the vocabulary is real prose,
+// logs and tool output.
+func archive10k(b *testing.B) (*sqlite.Store, []string) {
+	b.Helper()
+	ctx := context.Background()
+	var turns []string
+	var questions []string
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "conversations", "*.json"))
+	require.NoError(b, err)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(b, err)
+		if strings.HasSuffix(f, ".facts.json") {
+			gjson.ParseBytes(data).ForEach(func(_, v gjson.Result) bool {
+				questions = append(questions, v.Get("fact").String(), v.Get("query").String())
+				return true
+			})
+			continue
+		}
+		gjson.ParseBytes(data).ForEach(func(_, m gjson.Result) bool {
+			if c := m.Get("content").String(); c != "" {
+				turns = append(turns, c)
+			}
+			return true
+		})
+	}
+	require.NotEmpty(b, questions)
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = s.Close() })
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const total, chunk = 10_000, 20
+	prevArchive := ""
+	for op := 0; op < total/chunk; op++ {
+		msgs := make([]store.Message, chunk)
+		var ids []string
+		var summary strings.Builder
+		var st []core.SearchText
+		for i := range msgs {
+			n := op*chunk + i
+			text := turns[n%len(turns)]
+			if n >= len(turns) {
+				text = fmt.Sprintf("(session %d) %s", n/len(turns), text)
+			}
+			id := fmt.Sprintf("m%05d", n)
+			msgs[i] = store.Message{ID: id, Role: []string{"user", "assistant"}[i%2], Content: text, CreatedAt: t0.Add(time.Duration(n) * time.Minute)}
+			ids = append(ids, id)
+			st = append(st, core.SearchText{MessageID: id, Text: text})
+			if i%4 == 0 {
+				first, _, _ := strings.Cut(text, ". ")
+				summary.WriteString(first + ". ")
+			}
+		}
+		require.NoError(b, s.AppendMessages(ctx, "bench", msgs))
+		bt := &core.Batch{Content: summary.String(), Start: msgs[0].CreatedAt, End: msgs[chunk-1].CreatedAt, MessageCount: chunk,
+			SourceMessageIDs: ids, OperationID: fmt.Sprint("op", op), Method: core.MethodExtractive}
+		remove := ids
+		if prevArchive != "" {
+			remove = append([]string{prevArchive}, ids...)
+			st = append([]core.SearchText{{MessageID: prevArchive}}, st...)
+		}
+		archive := fmt.Sprintf("clip_%d", op)
+		require.NoError(b, s.Commit(ctx, &core.Commit{ConversationID: "bench", OperationID: bt.OperationID,
+			ArchiveWrites:    []core.ArchiveWrite{{Label: core.BatchLabel("bench", bt), Content: core.FormatBatchBlock("bench", bt), Tier: "archival"}},
+			RemoveMessageIDs: remove, SearchText: st,
+			Insert: core.InsertMessage{ID: archive, Role: core.RoleSystem, Content: "[Context Summary — " + summary.String(), CreatedAt: bt.End}}))
+		prevArchive = archive
+	}
+	return s, questions
+}
+
+// BenchmarkSearch10k: one search (the default 20 hits) of a
+// 10,000-message archive, questions and keyword queries of the bundled
+// conversations' facts in turn. Reports the p50 and p95 latency of the
+// calls made.
+func BenchmarkSearch10k(b *testing.B) {
+	ctx := context.Background()
+	s, queries := archive10k(b)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := queries[i%len(queries)]
+		t := time.Now()
+		hits, err := s.Search(ctx, q, store.SearchOptions{})
+		lat = append(lat, time.Since(t))
+		if err != nil || len(hits) == 0 {
+			b.Fatalf("query %q: %d hits, %v", q, len(hits), err)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.95), "p95-ms")
+}
