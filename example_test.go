@@ -53,20 +53,14 @@ func Example() {
 	fmt.Printf("compressed %d messages into %d batch(es); %d messages remain\n",
 		res.MessagesCompressed, res.BatchesCreated, len(res.History))
 
-	hits, err := c.Search(ctx, "car pickup", store.SearchOptions{ConversationID: "trip", Limit: 3})
+	hits, err := c.Search(ctx, "where do we pick up the car?", store.SearchOptions{ConversationID: "trip", Limit: 3})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, h := range hits {
-		if h.Kind == store.HitMessage {
-			m, _ := c.Store().Recall(ctx, h.ID)
-			fmt.Println("found:", m.Content)
-			break
-		}
-	}
+	fmt.Printf("best hit: %s %s: %s\n", hits[0].Kind, hits[0].ID, hits[0].Text)
 	// Output:
 	// compressed 34 messages into 2 batch(es); 7 messages remain
-	// found: The rental car pickup is at Reno airport, confirmation RX-4471.
+	// best hit: message m02: The rental car pickup is at Reno airport, confirmation RX-4471.
 }
 
 // Ask whether a history is due for compaction before each model call.

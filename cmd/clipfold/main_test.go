@@ -332,7 +332,7 @@ func TestRoundTrip(t *testing.T) {
 	require.Regexp(t, `(?m)^\d+\. batch blk_[0-9a-f]{24}  score \d+\.\d{3}$`, s)
 	require.Regexp(t, `(?m)^\d+\. message sup-\d{4}  score \d+\.\d{3}$`, s)
 	require.Contains(t, s, "sources: ")
-	require.Regexp(t, `\d{4}-\d\d-\d\dT[0-9:.]+Z → \d{4}-[0-9T:.-]+Z · depth 0 · \d+ message\(s\) · (llm|extractive) · conversation conv-support-cust-208841`, s)
+	require.Regexp(t, `\d{4}-\d\d-\d\dT[0-9:.]+Z → \d{4}-[0-9T:.-]+Z · depth \d+ · \d+ message\(s\) · (llm|extractive) · conversation conv-support-cust-208841`, s)
 	require.Contains(t, s, "Print one in full: clipfold recall ID")
 
 	// A batch id from search is read back in full by recall.
@@ -351,7 +351,7 @@ func TestRoundTrip(t *testing.T) {
 	rb := ok(t, dir, "recall", batchID).stdout
 	require.Regexp(t, `^batch `+batchID+`  compaction-batch-conv-support-cust-208841-`, rb)
 	require.Contains(t, rb, "sources: sup-")
-	require.Regexp(t, ` · depth 0 · \d+ message\(s\) · (llm|extractive) · conversation conv-support-cust-208841\narchived `, rb)
+	require.Regexp(t, ` · depth \d+ · \d+ message\(s\) · (llm|extractive) · conversation conv-support-cust-208841\narchived `, rb)
 	rj := gjson.Parse(ok(t, dir, "recall", batchID, "--json").stdout)
 	require.Equal(t, "batch", rj.Get("kind").String())
 	require.Equal(t, batchID, rj.Get("id").String())
