@@ -291,7 +291,7 @@ func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
 	if _, err := parseInput(in); err != nil {
 		return nil, err
 	}
-	req, err := DecodeModelRequest(gjson.Parse(bytesToString(in)), "request")
+	req, err := decodeModelRequest(gjson.Parse(bytesToString(in)), "request")
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,7 @@ func FuzzExports(f *testing.F) {
 	}
 	env := DefaultEnv()
 	f.Fuzz(func(t *testing.T, which uint8, in []byte) {
-		h := Exports[exportNames[int(which)%len(exportNames)]]
+		h := exports[exportNames[int(which)%len(exportNames)]]
 		_, err := h(env, in)
 		checkErr(t, err)
 	})

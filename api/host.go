@@ -32,7 +32,7 @@ func (p hostPorts) Complete(req *core.ModelRequest) (core.ModelResponse, error) 
 	if err != nil {
 		return core.ModelResponse{}, err
 	}
-	resp, le, err := DecodeModelOutcome(r)
+	resp, le, err := decodeModelOutcome(r)
 	if err != nil {
 		return resp, errors.New("llm_complete returned a malformed response: " + err.Error())
 	}
@@ -54,10 +54,10 @@ func (p hostPorts) List(tier, prefix string) ([]core.Block, error) {
 		return nil, err
 	}
 	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
-		le := DecodeLLMError(e)
+		le := decodeLLMError(e)
 		return nil, errors.New(le.Code + ": " + le.Message)
 	}
-	return DecodeBlocks(r)
+	return decodeBlocks(r)
 }
 
 func (p hostPorts) Commit(c *core.Commit) error {
@@ -67,7 +67,7 @@ func (p hostPorts) Commit(c *core.Commit) error {
 		return err
 	}
 	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
-		le := DecodeLLMError(e)
+		le := decodeLLMError(e)
 		if le.Code == core.ErrConflict.Code {
 			return &core.Error{Code: core.ErrConflict.Code, Msg: le.Message}
 		}
@@ -79,8 +79,8 @@ func (p hostPorts) Commit(c *core.Commit) error {
 	return nil
 }
 
-// DecodeBlocks reads memory_list's output {"blocks":[{id,label,content}]}.
-func DecodeBlocks(r gjson.Result) ([]core.Block, error) {
+// decodeBlocks reads memory_list's output {"blocks":[{id,label,content}]}.
+func decodeBlocks(r gjson.Result) ([]core.Block, error) {
 	bl := r.Get("blocks")
 	if !bl.IsArray() {
 		return nil, errors.New(`memory_list output needs "blocks": an array`)

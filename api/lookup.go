@@ -1,11 +1,28 @@
 package api
 
+import "slices"
+
 // Handler is an export's behaviour: input bytes to output bytes.
 type Handler func(e *Env, in []byte) ([]byte, error)
 
-// Exports maps each pure export's name (SPEC §3) to its handler. compress
-// is not here: it needs host functions, see Env.Compress.
-var Exports = map[string]Handler{
+// Lookup returns the handler of a pure export (SPEC §3) by name; compress
+// is not one: it needs host functions, see Env.Compress.
+func Lookup(export string) (Handler, bool) {
+	h, ok := exports[export]
+	return h, ok
+}
+
+// ExportNames lists the pure exports Lookup knows, sorted.
+func ExportNames() []string {
+	names := make([]string, 0, len(exports))
+	for n := range exports {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+var exports = map[string]Handler{
 	"score":                       (*Env).Score,
 	"split":                       (*Env).Split,
 	"chunk":                       (*Env).Chunk,

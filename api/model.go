@@ -8,9 +8,19 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// DecodeModelRequest reads a ModelRequest (SPEC §2) from r. Hosts use it
+// ParseModelRequest reads a ModelRequest (SPEC §2) from JSON bytes, as
+// llm_complete receives it; errors name the field. Hosts use it to read the
+// plug-in's requests with the plug-in's own decoder.
+func ParseModelRequest(in []byte) (core.ModelRequest, error) {
+	if !gjson.ValidBytes(in) {
+		return core.ModelRequest{}, core.Invalid("request", "is not valid JSON")
+	}
+	return decodeModelRequest(gjson.ParseBytes(in), "request")
+}
+
+// decodeModelRequest reads a ModelRequest (SPEC §2) from r. Hosts use it
 // on llm_complete's input; providerRequest uses it on its "request".
-func DecodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error) {
+func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error) {
 	var req core.ModelRequest
 	if !r.Exists() {
 		return req, required(field)
@@ -110,15 +120,15 @@ func appendFloat(b []byte, f float64) []byte {
 	return strconv.AppendFloat(b, f, 'g', -1, 64)
 }
 
-// DecodeModelOutcome reads llm_complete's output: a ModelResponse, or the
+// decodeModelOutcome reads llm_complete's output: a ModelResponse, or the
 // error object {"error":{code,message,retryable}}.
-func DecodeModelOutcome(r gjson.Result) (core.ModelResponse, *core.LLMError, error) {
+func decodeModelOutcome(r gjson.Result) (core.ModelResponse, *core.LLMError, error) {
 	var resp core.ModelResponse
 	if !r.IsObject() {
 		return resp, nil, wrongType("response", "an object", r)
 	}
 	if e := r.Get("error"); e.Exists() && e.Type != gjson.Null {
-		return resp, DecodeLLMError(e), nil
+		return resp, decodeLLMError(e), nil
 	}
 	content := r.Get("content")
 	switch {
@@ -139,9 +149,9 @@ func DecodeModelOutcome(r gjson.Result) (core.ModelResponse, *core.LLMError, err
 	return resp, nil, nil
 }
 
-// DecodeLLMError reads an {"code","message","retryable"} error object. A
+// decodeLLMError reads an {"code","message","retryable"} error object. A
 // bare string is taken as the message of an "other" error.
-func DecodeLLMError(e gjson.Result) *core.LLMError {
+func decodeLLMError(e gjson.Result) *core.LLMError {
 	if e.Type == gjson.String {
 		return &core.LLMError{Code: core.LLMOther, Message: e.Str}
 	}

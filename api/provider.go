@@ -17,7 +17,7 @@ func (e *Env) ProviderRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := DecodeModelRequest(root.Get("request"), "request")
+	req, err := decodeModelRequest(root.Get("request"), "request")
 	if err != nil {
 		return nil, err
 	}

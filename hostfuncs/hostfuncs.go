@@ -153,10 +153,7 @@ func (h *Host) llmComplete(ctx context.Context, in []byte) []byte {
 	if h.LLM == nil {
 		return api.AppendErrorObject(nil, core.LLMUnavailable, "no LLM configured", false)
 	}
-	if !gjson.ValidBytes(in) {
-		return api.AppendErrorObject(nil, core.LLMInvalidRequest, "llm_complete input is not valid JSON", false)
-	}
-	req, err := api.DecodeModelRequest(gjson.ParseBytes(in), "request")
+	req, err := api.ParseModelRequest(in)
 	if err != nil {
 		return api.AppendErrorObject(nil, core.LLMInvalidRequest, err.Error(), false)
 	}

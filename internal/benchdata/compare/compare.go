@@ -17,12 +17,12 @@ type Caller interface {
 	Call(ctx context.Context, export string, input []byte) ([]byte, error)
 }
 
-// Export times export on in natively (api.Exports) and through staged
+// Export times export on in natively (api.Lookup) and through staged
 // and plain (staging off: input and output through the Extism kernel),
 // as sub-benchmarks name("native"), name("wasm") and name("wasm-extism").
 func Export(b *testing.B, export string, in []byte, staged, plain Caller, name func(kind string) string) {
 	env := api.DefaultEnv()
-	h := api.Exports[export]
+	h, _ := api.Lookup(export)
 	b.Run(name("native"), func(b *testing.B) {
 		benchdata.Run(b, in, func(in []byte) error { _, err := h(env, in); return err })
 	})
