@@ -69,12 +69,3 @@ func isASCII(s string) bool {
 	}
 	return true
 }
-
-// ScoreAll scores every message by its position in msgs.
-func ScoreAll(msgs []Message, s *Scoring) []float64 {
-	out := make([]float64, len(msgs))
-	for i := range msgs {
-		out[i] = Score(&msgs[i], i, len(msgs), s)
-	}
-	return out
-}

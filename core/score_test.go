@@ -140,9 +140,3 @@ func TestScoreOrdering(t *testing.T) {
 
 // TestScoreAll: index and total are the position in and the length of the
 // slice given.
-func TestScoreAll(t *testing.T) {
-	s := core.DefaultScoring()
-	got := core.ScoreAll([]core.Message{user(""), user(""), asst("?")}, &s)
-	assert.InDeltaSlice(t, []float64{5 * 0.9025, 5 * 0.95, 3 + 2 + 0.01}, got, 1e-9)
-	assert.Empty(t, core.ScoreAll(nil, &s))
-}

@@ -107,18 +107,3 @@ func New(provider string, cfg Config) (Client, error) {
 	return nil, fmt.Errorf("llm provider %q: unknown; valid providers are %s",
 		provider, strings.Join(Providers(), ", "))
 }
-
-// Port binds c to core's LLM port for one compaction: every call uses ctx
-// (cancel it to abandon the compaction).
-func Port(ctx context.Context, c Client) core.LLM {
-	return port{ctx: ctx, c: c}
-}
-
-type port struct {
-	ctx context.Context
-	c   Client
-}
-
-func (p port) Complete(req *core.ModelRequest) (core.ModelResponse, error) {
-	return p.c.Complete(p.ctx, req)
-}

@@ -503,14 +503,3 @@ func TestExtractive(t *testing.T) {
 	_, err = c.Complete(ctx, req)
 	requireLLMError(t, err, core.LLMOther, false)
 }
-
-func TestPort(t *testing.T) {
-	srv, got := fakeProvider(t, 200, ollamaOK)
-	c, err := NewOllama(Config{BaseURL: srv.URL, Model: "llama3.2"})
-	require.NoError(t, err)
-	var p core.LLM = Port(context.Background(), c)
-	resp, err := p.Complete(summarizationRequest())
-	require.NoError(t, err)
-	assert.Equal(t, "A missing import.", resp.Text())
-	assert.Equal(t, "/api/chat", got.path)
-}
