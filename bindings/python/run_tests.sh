@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Runs the Python host's test suite: creates bindings/python/.venv when
 # needed, installs the package with its test extras, runs pytest.
-# Needs build/clipfold.wasm (make build) or CLIPFOLD_WASM.
+# The suite tests the build under test: $CLIPFOLD_WASM, by default the
+# checkout's build/clipfold.wasm (make build), and the checkout's SQL files
+# ($CLIPFOLD_SQL_DIR), not the copies the installed package bundles (those
+# are tested by tests/test_packaging.py, which builds the distributions and
+# installs the wheel into a fresh virtualenv: it needs PyPI).
 # Exit status: pytest's, except that "no tests collected" (5) is a failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export CLIPFOLD_WASM="${CLIPFOLD_WASM:-$repo/build/clipfold.wasm}"
+export CLIPFOLD_SQL_DIR="${CLIPFOLD_SQL_DIR:-$repo/hostfuncs/store/sqlite}"
 venv="${CLIPFOLD_PY_VENV:-$here/.venv}"
 python="${PYTHON:-python3}"
 

@@ -9,6 +9,14 @@ import clipfold
 REPO = Path(__file__).resolve().parents[3]
 
 
+def pytest_report_header() -> str:
+    try:
+        wasm = clipfold.find_wasm(REPO)
+    except FileNotFoundError as e:
+        wasm = "not found (%s)" % e
+    return "clipfold plug-in: %s; SQL: $CLIPFOLD_SQL_DIR=%s" % (wasm, os.environ.get("CLIPFOLD_SQL_DIR", "(unset)"))
+
+
 def wasm_path() -> str:
     return clipfold.find_wasm(REPO)
 

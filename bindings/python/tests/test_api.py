@@ -75,8 +75,11 @@ def test_wasm_path_from_env(wasm: str, monkeypatch: Any, tmp_path: Path) -> None
     monkeypatch.chdir(tmp_path)
     assert clipfold.find_wasm() == wasm
     monkeypatch.delenv("CLIPFOLD_WASM")
-    # Walking up finds the standard build, whichever build the suite runs on.
-    assert clipfold.find_wasm(Path(wasm).parent.parent / "harness") == str(Path(wasm).parent / "clipfold.wasm")
+    # Given a start, walking up from it finds a build/clipfold.wasm.
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "clipfold.wasm").write_bytes(open(wasm, "rb").read())
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert clipfold.find_wasm(tmp_path / "a" / "b") == str(tmp_path / "build" / "clipfold.wasm")
 
 
 def test_normalize_messages_fills_ids_and_times() -> None:

@@ -1,9 +1,10 @@
 """Type-checked by test_api.test_mypy_strict (never run): how user code
 reads with clipfold's types."""
 
-from typing import List
+from typing import Any, Dict, List, Optional
 
-from clipfold import Anthropic, ClipfoldError, CompactionResult, Compactor, Message, OpenAICompatible, SplitResult
+from clipfold import (Anthropic, AsyncCompactor, ClipfoldError, CompactionResult, Compactor, Message, ModelRequest,
+                      OpenAICompatible, SearchHit, SplitResult)
 
 
 def compact(history: List[Message]) -> List[Message]:
@@ -25,3 +26,27 @@ def check(c: Compactor) -> str:
 
 
 _ = Anthropic(api_key="x")
+
+
+async def my_llm(request: ModelRequest) -> Dict[str, Any]:
+    return {"content": [{"type": "text", "text": "summary of %d messages" % len(request["messages"])}]}
+
+
+async def compact_async(history: List[Message]) -> Optional[CompactionResult]:
+    async with AsyncCompactor(llm=my_llm, store="chat.db") as c:
+        split: SplitResult = await c.split(history)
+        scores: List[float] = await c.score(history)
+        print(len(split["to_keep"]), scores[0] + 1.0, (await c.should_compact(history))["due"])
+        hits: List[SearchHit] = await c.search("what did we decide?", conversation_id="c1")
+        print(hits[0]["score"] + 1.0 if hits else 0.0)
+        reply: Dict[str, Any] = await OpenAICompatible("http://127.0.0.1:8080").acomplete({"messages": []})
+        print(reply)
+        return await c.compact_if_due("c1", history, target_share=0.5)
+
+
+async def opened() -> str:
+    c = await AsyncCompactor.open(store=None)
+    try:
+        return (await c.version())["version"]
+    finally:
+        await c.close()

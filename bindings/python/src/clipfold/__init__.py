@@ -3,8 +3,12 @@
     from clipfold import Compactor
     with Compactor(store="chat.db") as c:
         result = c.compress("conversation-1", messages)
+
+    async with AsyncCompactor(store="chat.db") as c:     # asyncio
+        result = await c.compress("conversation-1", messages)
 """
 
+from ._aio import AsyncCompactor
 from .compactor import DEFAULT_TARGET_SHARE, Compactor, QueryAnalyzerPlugin, find_wasm, normalize_messages
 from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
@@ -15,7 +19,8 @@ from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Messa
 __version__ = "0.1.0"
 
 __all__ = [
-    "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages", "ClipfoldError",
+    "AsyncCompactor", "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",
+    "ClipfoldError",
     "Anthropic", "Extractive", "OpenAICompatible", "ConflictError", "NotFoundError", "SQLiteStore", "StoreError",
     "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse",
     "SearchHit", "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",

@@ -2,16 +2,11 @@
 
 The Go store (hostfuncs/store/sqlite) keeps its migration steps and the
 queries both hosts run as plain .sql files; this module reads the very same
-files, so no SQL is copied between languages. They are found, in order:
-
-1. in this package's data, ``clipfold/sql/migrations/*.sql`` and
-   ``clipfold/sql/queries/*.sql`` (where a package build puts a copy of
-   hostfuncs/store/sqlite/migrations and .../queries);
-2. in the directory ``$CLIPFOLD_SQL_DIR`` (holding ``migrations/`` and
-   ``queries/``);
-3. in a clipfold repository: ``hostfuncs/store/sqlite`` under this file's
-   directory or the current directory, or one of their parents (a checkout,
-   or a test run from one).
+files, so no SQL is copied between languages. They are found (see
+:mod:`clipfold._locate`) in ``$CLIPFOLD_SQL_DIR``, else in the clipfold
+checkout this package runs from (``hostfuncs/store/sqlite``), else in the
+package data ``clipfold/sql/{migrations,queries}/*.sql`` that a
+distribution build copies in from the repository.
 
 ``migrations/NNNN.sql`` is schema version NNNN; its first line is ``-- ``
 and the step's name, the rest its SQL.
@@ -24,37 +19,22 @@ import threading
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-SQL_DIR_ENV = "CLIPFOLD_SQL_DIR"
-_REPO_SUBDIR = Path("hostfuncs") / "store" / "sqlite"
+from ._locate import PACKAGE_DIR, SQL_DIR_ENV, checkout_root, locate_sql_dir
 
 _lock = threading.Lock()
 _cache: Dict[str, object] = {}
 
 
 def sql_dir() -> Path:
-    """The directory holding ``migrations/`` and ``queries/`` (see the module doc)."""
+    """The directory holding ``migrations/`` and ``queries/`` (see the module
+    doc); looked up once per process."""
     with _lock:
         found = _cache.get("dir")
         if isinstance(found, Path):
             return found
-        tried: List[str] = []
-        candidates: List[Path] = [Path(__file__).resolve().parent / "sql"]
-        env = os.environ.get(SQL_DIR_ENV)
-        if env:
-            candidates.append(Path(env))
-        for origin in (Path(__file__).resolve().parent, Path.cwd().resolve()):
-            for d in [origin, *origin.parents]:
-                candidates.append(d / _REPO_SUBDIR)
-        for c in candidates:
-            if (c / "migrations" / "0001.sql").is_file() and (c / "queries").is_dir():
-                _cache["dir"] = c
-                return c
-            tried.append(str(c))
-        raise FileNotFoundError(
-            "clipfold: the SQLite schema files (migrations/*.sql, queries/*.sql) were not found: not in the package "
-            "(clipfold/sql), not in $%s, not in a clipfold checkout above %s or %s. Set %s to "
-            "hostfuncs/store/sqlite of a clipfold checkout." % (SQL_DIR_ENV, Path(__file__).resolve().parent, Path.cwd(),
-                                                               SQL_DIR_ENV))
+        d = locate_sql_dir(os.environ.get(SQL_DIR_ENV), checkout_root(), PACKAGE_DIR)
+        _cache["dir"] = d
+        return d
 
 
 def migrations() -> List[Tuple[int, str, str]]:

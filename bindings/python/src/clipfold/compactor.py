@@ -2,52 +2,30 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
+import inspect
 import json
 import os
 import threading
 import uuid
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
 
 import extism
 
 from ._host import HostContext, error_bytes, host_functions
+from ._locate import WASM_ENV, find_wasm
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from .store import SQLiteStore, format_time
 from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
                     ShouldCompactResult, SplitResult, VersionInfo)
 
-WASM_ENV = "CLIPFOLD_WASM"
-
 MessageLike = Mapping[str, Any]
 
-
-def find_wasm(start: Optional[Union[str, "os.PathLike[str]"]] = None) -> str:
-    """Locates the plug-in: $CLIPFOLD_WASM, else build/clipfold.wasm in the
-    current directory (or ``start``) or one of its parents, else the copy
-    bundled in this package (clipfold/clipfold.wasm), if any."""
-    env = os.environ.get(WASM_ENV)
-    if env:
-        return env
-    tried = []
-    for origin in ([Path(start)] if start else []) + [Path.cwd(), Path(__file__).resolve().parent]:
-        d = origin.resolve()
-        while True:
-            p = d / "build" / "clipfold.wasm"
-            if p.is_file():
-                return str(p)
-            if d.parent == d:
-                break
-            d = d.parent
-        tried.append(str(origin))
-    bundled = Path(__file__).resolve().parent / "clipfold.wasm"
-    if bundled.is_file():
-        return str(bundled)
-    raise FileNotFoundError("clipfold: build/clipfold.wasm not found above %s and no bundled copy; run `make build` "
-                            "first (or set %s)" % (", ".join(tried), WASM_ENV))
+__all__ = ["Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "WASM_ENV", "find_wasm", "normalize_messages"]
 
 
 _compiled_lock = threading.Lock()
@@ -216,6 +194,11 @@ class Compactor:
             return error_bytes("invalid_request", "llm_complete: input is not JSON: %s" % e)
         fn = self.llm.complete if hasattr(self.llm, "complete") else self.llm
         out = fn(req)
+        if inspect.isawaitable(out):  # an async LLM: awaited on the caller's event loop (see _await_llm)
+            try:
+                out = _await_llm(out, req.get("timeout_ms") if isinstance(req, dict) else None)
+            except _LLMTimeout as e:
+                return error_bytes("timeout", str(e), True)
         if isinstance(out, (bytes, bytearray)):
             return bytes(out)
         if isinstance(out, str):  # plain text: a successful completion
@@ -434,6 +417,55 @@ class Compactor:
         if target_share > 0 and "target_tokens" not in (cfg or {}):
             over["target_tokens"] = max(1, int(target_share * sc["limit"]))
         return self.compress(conversation_id, history, config=over or None, **compress_options)
+
+
+_worker = threading.local()
+"""Per thread: the event loop an AsyncCompactor call came from (``loop``),
+set while the call runs in the AsyncCompactor's worker thread."""
+
+
+class _LLMTimeout(Exception):
+    pass
+
+
+async def _as_coroutine(aw: Awaitable[Any]) -> Any:
+    return await aw
+
+
+def _await_llm(aw: Awaitable[Any], timeout_ms: Any) -> Any:
+    """The result of an awaitable an async LLM returned, from inside a
+    plug-in call (a host function: it must answer synchronously).
+
+    Under an AsyncCompactor the call runs in its worker thread: the
+    awaitable is scheduled on the event loop that awaits the call and this
+    thread waits for it. Under a plain Compactor in a thread with no running
+    event loop it runs in a fresh one (``asyncio.run``). Either way the
+    request's ``timeout_ms`` (the time left before the compaction's
+    deadline) bounds it: past that it is cancelled and the answer is a
+    retryable ``timeout``."""
+    timeout: Optional[float] = None
+    if isinstance(timeout_ms, (int, float)) and not isinstance(timeout_ms, bool):
+        timeout = max(float(timeout_ms), 0.0) / 1000.0
+    msg = "llm: no answer within %s s (the request's timeout_ms)" % timeout
+    loop: Optional[asyncio.AbstractEventLoop] = getattr(_worker, "loop", None)
+    if loop is not None:
+        fut = asyncio.run_coroutine_threadsafe(_as_coroutine(aw), loop)
+        try:
+            return fut.result(timeout)
+        except (concurrent.futures.TimeoutError, asyncio.TimeoutError):
+            fut.cancel()
+            raise _LLMTimeout(msg) from None
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        try:
+            return asyncio.run(asyncio.wait_for(_as_coroutine(aw), timeout))
+        except asyncio.TimeoutError:
+            raise _LLMTimeout(msg) from None
+    if inspect.iscoroutine(aw):
+        aw.close()  # never awaited: no "coroutine was never awaited" warning
+    raise RuntimeError("the llm is async and this thread runs an event loop that a synchronous Compactor call "
+                       "blocks: use AsyncCompactor (await c.compress(...))")
 
 
 def _plain(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:

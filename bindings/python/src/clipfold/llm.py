@@ -2,7 +2,8 @@
 (standard library only), and the offline extractive summarizer (the
 plug-in's own, through its ``extractiveSummary`` export).
 
-Every adapter is a callable ``ModelRequest dict -> ModelResponse dict`` that
+Every adapter is a callable ``ModelRequest dict -> ModelResponse dict`` (also
+``complete``, and ``await acomplete`` which runs it in a thread) that
 answers a failure with SPEC §2's error object instead of raising:
 
 ====================================  ==================  =========
@@ -28,6 +29,7 @@ implementation for every host); otherwise the Python port below is used.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import socket
@@ -312,6 +314,13 @@ class HTTPAdapter:
     def __call__(self, request: ModelRequest) -> Dict[str, Any]:
         return self.complete(request)
 
+    async def acomplete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        """:meth:`complete` for async code: the blocking request runs in a
+        thread (``asyncio.to_thread``), never on the event loop. An
+        AsyncCompactor does not need it: it calls ``complete`` in its worker
+        thread."""
+        return await asyncio.to_thread(self.complete, request)
+
     def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
         req = dict(request)
         if not req.get("model") and self.model:
@@ -415,6 +424,10 @@ class Extractive:
 
     def __call__(self, request: ModelRequest) -> Dict[str, Any]:
         return self.complete(request)
+
+    async def acomplete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        """:meth:`complete` for async code, in a thread."""
+        return await asyncio.to_thread(self.complete, request)
 
     def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
         if self._plugin is None:
