@@ -4,15 +4,21 @@
  * in JavaScript.
  *
  * ```js
- * import { createCompactor, openaiCompatible, MemoryStore } from '@clipfold/node-host';
- * const c = await createCompactor({ llm: openaiCompatible({ baseUrl, apiKey, model }) });
- * const result = await c.compress('conv-1', history);
+ * import { createCompactor, SQLiteStore } from 'clipfold';
+ * const store = new SQLiteStore('agent.db');
+ * const c = await createCompactor({ store });   // offline; or llm: openaiCompatible({ baseUrl, apiKey, model })
+ * store.append('conv-1', history);
+ * const result = await c.compress('conv-1');
+ * const hits = await c.search('when did we decide to upgrade Postgres?', { conversationId: 'conv-1' });
  * ```
  * @module
  */
 export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE } from './compactor.js';
 export { ClipfoldError, HostError } from './errors.js';
-export { MemoryStore } from './store.js';
+export {
+  SQLiteStore, MemoryStore, MEMORY_PATH, BUSY_TIMEOUT_MS, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT,
+} from './store.js';
+export { findWasm as findPlugin, sqlDir, PACKAGE_DIR } from './paths.js';
 export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/openai.js';
 export { offlineLLM, OFFLINE_LLM } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';
