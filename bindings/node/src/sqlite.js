@@ -222,17 +222,31 @@ export class SQLiteStore {
     this.path = path;
     this.#analyzer = opts.queryAnalyzer ?? null;
     this.#sql = sqlFiles(opts.sqlDir);
-    const memory = path === MEMORY_PATH;
-    if (!memory && existsSync(`${path}-shm`)) {
-      throw new HostError('unavailable', `SQLiteStore: ${path}-shm exists: a Go or Python clipfold store (or another SQLite program) `
-        + 'has this database open in WAL mode, or ended without closing it. The Node store cannot use a file at the same time as '
-        + 'them (its locks are a lock directory, not POSIX locks): close them (or open and close the file once with the Go or '
-        + 'Python store), then retry.', true);
-    }
-    const db = new Database(path);
-    this.#db = db;
+    this.#busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS));
+    this.#db = this.#connect();
     try {
-      db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS))}`);
+      this.migrate();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  /** @type {number} */
+  #busyTimeoutMs;
+
+  /**
+   * Opens the connection: pragmas, and a file the Go or Python store left
+   * in WAL mode back to a rollback journal.
+   * @returns {InstanceType<typeof Database>}
+   */
+  #connect() {
+    const path = this.path;
+    const memory = path === MEMORY_PATH;
+    if (!memory && existsSync(`${path}-shm`)) throw shmError(path);
+    const db = new Database(path);
+    try {
+      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
       db.exec('PRAGMA foreign_keys = ON');
       if (!memory && isWal(path)) {
         // Without shared memory SQLite reads a WAL database only in
@@ -243,12 +257,36 @@ export class SQLiteStore {
         db.exec('PRAGMA locking_mode = NORMAL');
         db.all('SELECT 1 FROM sqlite_master LIMIT 1'); // releases the exclusive lock
       }
-      this.migrate();
     } catch (err) {
       db.close();
       throw err;
     }
+    finalizer.unregister(this);
     finalizer.register(this, db, this);
+    return db;
+  }
+
+  /**
+   * Runs fn on the connection. A Go or Python store that opened the file
+   * meanwhile (and has closed it) leaves it in WAL mode, which this
+   * connection cannot read: then it reconnects (converting the file back)
+   * and runs fn once more — fn failed before changing anything, as it
+   * could not read the file. If that store still has the file open, a
+   * clear error says so.
+   * @template T
+   * @param {(db: InstanceType<typeof Database>) => T} fn
+   * @returns {T}
+   */
+  #use(fn) {
+    try {
+      return fn(this.#db);
+    } catch (err) {
+      if (err instanceof HostError || this.path === MEMORY_PATH || !this.#db.isOpen || !isWal(this.path)) throw err;
+      if (existsSync(`${this.path}-shm`)) throw shmError(this.path);
+      try { this.#db.close(); } catch { /* reconnecting anyway */ }
+      this.#db = this.#connect();
+      return fn(this.#db);
+    }
   }
 
   /** Closes the database. */
@@ -269,20 +307,21 @@ export class SQLiteStore {
    * @returns {T}
    */
   #tx(fn) {
-    const db = this.#db;
-    try {
-      db.exec('BEGIN IMMEDIATE');
-    } catch (err) {
-      throw busyError('begin', err);
-    }
-    try {
-      const out = fn();
-      db.exec('COMMIT');
-      return out;
-    } catch (err) {
-      if (db.inTransaction) db.exec('ROLLBACK');
-      throw busyError('commit', err);
-    }
+    return this.#use((db) => {
+      try {
+        db.exec('BEGIN IMMEDIATE');
+      } catch (err) {
+        throw busyError('begin', err);
+      }
+      try {
+        const out = fn();
+        db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw busyError('commit', err);
+      }
+    });
   }
 
   #refuseWriteIfNewer() {
@@ -330,7 +369,7 @@ export class SQLiteStore {
    * @returns {number[]}
    */
   schemaVersions() {
-    return this.#db.all('SELECT version FROM schema_migrations ORDER BY version').map((r) => Number(r.version));
+    return this.#use((db) => db.all('SELECT version FROM schema_migrations ORDER BY version').map((r) => Number(r.version)));
   }
 
   // ------------------------------------------------------------ messages
@@ -412,7 +451,7 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
    * @returns {string[]}
    */
   historyRaw(conversationId) {
-    return this.#db.all('SELECT raw FROM messages WHERE conversation_id = ? ORDER BY seq', [wf(String(conversationId))]).map((r) => String(r.raw));
+    return this.#use((db) => db.all('SELECT raw FROM messages WHERE conversation_id = ? ORDER BY seq', [wf(String(conversationId))])).map((r) => String(r.raw));
   }
 
   /**
@@ -421,8 +460,8 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
    * @returns {RecalledMessage | null}
    */
   recall(messageId) {
-    const r = this.#db.get(`SELECT id, conversation_id, role, content, created_at, raw, removed_at, operation_id,
-	COALESCE(search_text, content) AS text FROM recall WHERE id = ?`, [wf(String(messageId))]);
+    const r = this.#use((db) => db.get(`SELECT id, conversation_id, role, content, created_at, raw, removed_at, operation_id,
+	COALESCE(search_text, content) AS text FROM recall WHERE id = ?`, [wf(String(messageId))]));
     if (!r) return null;
     return {
       message: JSON.parse(String(r.raw)), raw: String(r.raw), id: String(r.id), conversation_id: String(r.conversation_id),
@@ -446,8 +485,8 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
     if (typeof tier !== 'string' || typeof prefix !== 'string') {
       throw new HostError('invalid_request', 'memory_list: tier and label_prefix must be strings');
     }
-    const rows = this.#db.all(`SELECT id, label, content FROM blocks
-WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, [wf(tier), wf(prefix)]);
+    const rows = this.#use((db) => db.all(`SELECT id, label, content FROM blocks
+WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, [wf(tier), wf(prefix)]));
     return { blocks: rows.map((r) => ({ id: String(r.id), label: String(r.label), content: String(r.content) })) };
   }
 
@@ -458,8 +497,8 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * @returns {StoredBlock | null}
    */
   block(blockId) {
-    const r = this.#db.get(`SELECT id, tier, label, content, COALESCE(conversation_id, '') AS conversation_id, reason,
-	COALESCE(operation_id, '') AS operation_id, created_at FROM blocks WHERE id = ?`, [wf(String(blockId))]);
+    const r = this.#use((db) => db.get(`SELECT id, tier, label, content, COALESCE(conversation_id, '') AS conversation_id, reason,
+	COALESCE(operation_id, '') AS operation_id, created_at FROM blocks WHERE id = ?`, [wf(String(blockId))]));
     if (!r) return null;
     const content = String(r.content);
     return {
@@ -629,7 +668,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
     if (typeof limit !== 'number' || Number.isNaN(limit)) throw new TypeError('search: limit must be a number');
     if (!match) return [];
     const n = limit <= 0 ? DEFAULT_SEARCH_LIMIT : Math.min(Math.floor(limit), MAX_SEARCH_LIMIT);
-    const rows = this.#db.all(this.#sql.search, [wf(match), wf(conversationId), n]);
+    const rows = this.#use((db) => db.all(this.#sql.search, [wf(match), wf(conversationId), n]));
     return rows.map((r) => {
       const created = String(r.created_at);
       /** @type {SearchHit} */
@@ -663,7 +702,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
    * @returns {string}
    */
   dump() {
-    const db = this.#db;
+    return this.#use((db) => this.#dump(db));
+  }
+
+  /** @param {InstanceType<typeof Database>} db */
+  #dump(db) {
     /** @type {string[]} */
     const lines = [];
     for (const o of db.all("SELECT type, name, COALESCE(sql, '') AS sql FROM sqlite_master ORDER BY type, name")) {
@@ -708,6 +751,14 @@ function isWal(path) {
   } catch {
     return false;
   }
+}
+
+/** @param {string} path */
+function shmError(path) {
+  return new HostError('unavailable', `SQLiteStore: ${path}-shm exists: a Go or Python clipfold store (or another SQLite program) `
+    + 'has this database open in WAL mode, or ended without closing it. The Node store cannot use a file at the same time as '
+    + 'them (its locks are a lock directory, not POSIX locks): close them (or open and close the file once with the Go or '
+    + 'Python store), then retry.', true);
 }
 
 /** @param {unknown} err */

@@ -617,6 +617,15 @@ describe('SQLiteStore files', () => {
     back.close();
   });
 
+  test('a file another SQLite process has open in WAL mode (its -shm exists) is refused with a clear error', () => {
+    const path = join(tmp, 'shm.db');
+    new SQLiteStore(path).close();
+    writeFileSync(`${path}-shm`, '');
+    assertHostError(() => new SQLiteStore(path), 'unavailable', 'cannot use a file at the same time');
+    rmSync(`${path}-shm`);
+    new SQLiteStore(path).close();
+  });
+
   test('two connections: the loser of a race sees a conflict and changes nothing', () => {
     const path = join(tmp, 'race.db');
     const a = new SQLiteStore(path);
