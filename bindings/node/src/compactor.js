@@ -42,13 +42,14 @@ export function manifestConfig(config) {
 }
 
 /**
+ * @template {Store} [S=MemoryStore]
  * @typedef {object} CompactorOptions
  * @property {string} [wasmPath]   default: findWasm()
  * @property {Uint8Array | WebAssembly.Module} [wasm] the module's bytes or a compiled module, instead of wasmPath
  * @property {LLM} [llm]            answers llm_complete; default offlineLLM(): offline, and then the config
  *                                  defaults to `summarizer: "extractive"` (compress summarizes inside the
  *                                  plug-in, dated, and never calls llm_complete)
- * @property {Store} [store]        answers memory_list / compaction_commit; default a new MemoryStore
+ * @property {S} [store]            answers memory_list / compaction_commit (an SQLiteStore, or your own); default a new MemoryStore
  * @property {Config} [config]      plug-in-wide defaults (the manifest config map); a call's config overrides them
  * @property {(level: string, message: string) => void} [onLog] the plug-in's log lines (warnings about unknown keys); default: dropped
  * @property {number} [stageMin] pure exports stage inputs of at least this many bytes (default STAGE_MIN, 16 KiB)
@@ -71,6 +72,12 @@ export function manifestConfig(config) {
  * explicit `target_tokens` in the config wins.
  */
 
+/**
+ * What createCompactor resolves to.
+ * @template {Store} [S=MemoryStore]
+ * @typedef {Awaited<ReturnType<typeof createCompactor<S>>>} Compactor
+ */
+
 /** The default target of compactIfDue, as a share of shouldCompact's limit. */
 export const DEFAULT_TARGET_SHARE = 0.5;
 
@@ -84,7 +91,8 @@ export const DEFAULT_TARGET_SHARE = 0.5;
  * runs one call at a time; calls queue. The circuit breaker lives in the
  * compress instance, so it spans every compress call of this compactor.
  *
- * @param {CompactorOptions} [opts]
+ * @template {Store} [S=MemoryStore]
+ * @param {CompactorOptions<S>} [opts]
  */
 export async function createCompactor(opts = {}) {
   const module = await compileWasm(opts.wasm ?? opts.wasmPath ?? findWasm());
@@ -96,7 +104,7 @@ export async function createCompactor(opts = {}) {
   const baseConfig = offline && !Object.hasOwn(opts.config ?? {}, 'summarizer')
     ? { ...opts.config, summarizer: 'extractive' } : opts.config;
   const config = manifestConfig(baseConfig);
-  const store = opts.store ?? new MemoryStore();
+  const store = /** @type {S} */ (opts.store ?? new MemoryStore());
 
   const pure = new PluginInstance({
     module, config, onLog: opts.onLog, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() },
@@ -176,7 +184,7 @@ export async function createCompactor(opts = {}) {
     /** The llm and store the host functions use. */
     llm,
     store,
-    /** Names of the plug-in's exported functions. */
+    /** Names of the plug-in's exported functions. @type {string[]} */
     exports: [...exportNames].filter((n) => !n.startsWith('_') && n !== 'memory').sort(),
     /** @param {string} name */
     has: (name) => exportNames.has(name),

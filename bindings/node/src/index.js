@@ -14,11 +14,23 @@
  * @module
  */
 export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE } from './compactor.js';
+// The wire and API types (JSDoc typedefs: nothing at run time).
+export * from './types.js';
+/**
+ * @template {import('./types.js').Store} [S=MemoryStore]
+ * @typedef {import('./compactor.js').Compactor<S>} Compactor
+ * @typedef {import('./compactor.js').CompactorOptions<S>} CompactorOptions
+ */
+/** @typedef {import('./sqlite.js').SQLiteStoreOptions} SQLiteStoreOptions */
+/** @typedef {import('./compactor.js').CompressOptions} CompressOptions */
+/** @typedef {import('./compactor.js').CompactIfDueOptions} CompactIfDueOptions */
 export { ClipfoldError, HostError } from './errors.js';
+import { MemoryStore } from './store.js';
+
 export {
   SQLiteStore, MemoryStore, MEMORY_PATH, BUSY_TIMEOUT_MS, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT,
 } from './store.js';
-export { findWasm as findPlugin, sqlDir, PACKAGE_DIR } from './paths.js';
+export { sqlDir, PACKAGE_DIR } from './paths.js';
 export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/openai.js';
 export { offlineLLM, OFFLINE_LLM } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';
