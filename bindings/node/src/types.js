@@ -247,6 +247,9 @@
  * @property {(req: {tier: string, label_prefix: string}) => {blocks: ArchiveBlock[]} | HostErrorObject | Promise<{blocks: ArchiveBlock[]} | HostErrorObject>} list
  * @property {(req: CommitInput) => {ok: true} | HostErrorObject | Promise<{ok: true} | HostErrorObject>} commit
  * @property {(conversationId: string) => Message[] | Promise<Message[]>} [history]
+ * @property {(query: string, opts?: SearchOptions) => SearchHit[] | Promise<SearchHit[]>} [search] for compactor.search
+ *   (SQLiteStore has searchFts5, which compactor.search prefers: the compactor's plug-in analyses the query)
+ * @property {(id: string) => ReadRecord | null | Promise<ReadRecord | null>} [read] for compactor.read
  */
 
 /**
