@@ -81,8 +81,12 @@ export function normalizeTime(s) {
   if (!m) throw new Error(`${JSON.stringify(s)} is not an RFC 3339 time (e.g. 2026-02-28T10:00:00.000Z)`);
   const [, y, mo, d, h, mi, se, frac = '', , sign, oh, om] = m;
   const ms = Number((frac + '000').slice(0, 3));
-  let t = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(se), ms);
-  if (Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31 || Number(h) > 23 || Number(mi) > 59 || Number(se) > 60) {
+  // Date.UTC would read years 0–99 as 1900–1999: set the full year.
+  const day = new Date(0);
+  day.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  let t = day.getTime() + ((Number(h) * 60 + Number(mi)) * 60 + Number(se)) * 1000 + ms;
+  if (day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(se) > 59
+    || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) {
     throw new Error(`${JSON.stringify(s)} is not a valid time`);
   }
   if (sign) t -= (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;

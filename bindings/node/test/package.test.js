@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,7 +40,7 @@ before(() => {
   tarball = join(tmp, info.filename);
   packed = info.files.map((/** @type {{path: string}} */ f) => f.path).sort();
   app = join(tmp, 'app');
-  execFileSync('mkdir', ['-p', app]);
+  mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
   const dev = pkg.devDependencies;
   execFileSync(npm, ['install', '--no-audit', '--no-fund', tarball, `typescript@${dev.typescript}`, `@types/node@${dev['@types/node']}`],

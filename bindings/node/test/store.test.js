@@ -119,6 +119,19 @@ for (const [kind, open] of kinds) {
       s.close();
     });
 
+    test('times are kept as the Go store keeps them: UTC, milliseconds (finer fractions truncated), Z', () => {
+      const s = open();
+      const cases = [['2026-02-28T12:00:00.123456789+02:00', '2026-02-28T10:00:00.123Z'], ['2024-02-29T23:59:59.9999-01:30', '2024-03-01T01:29:59.999Z'],
+        ['0050-01-01T00:00:00Z', '0050-01-01T00:00:00.000Z'], [undefined, '']];
+      s.append('t', cases.map(([t], i) => ({ id: `t${i}`, role: 'user', content: 'x', ...(t ? { created_at: t } : {}) })));
+      s.commit({ conversation_id: 't', operation_id: 'o', remove_message_ids: cases.map((_, i) => `t${i}`), insert_message: clipArchive('t', 'ca') });
+      cases.forEach(([, want], i) => assert.equal(s.recall(`t${i}`)?.created_at, want));
+      for (const bad of ['2026-02-30T00:00:00Z', '2026-02-28T24:00:00Z', '2026-02-28T10:00:00', 'March 1st']) {
+        assertHostError(() => s.append('t', [{ id: 'bad', role: 'user', content: 'x', created_at: bad }]), 'invalid_request', 'created_at');
+      }
+      s.close();
+    });
+
     test('append refuses bad input, naming it, and changes nothing', () => {
       const s = open();
       seed(s, 'c1', 2);
