@@ -3,14 +3,14 @@
  * program provides.
  * @module
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
 import { OFFLINE_LLM, offlineLLM } from './llm/extractive.js';
 import { MemoryStore } from './store.js';
+import { findWasm } from './paths.js';
+
+export { findWasm };
 
 /**
  * @typedef {import('./types.js').Message} Message
@@ -19,29 +19,11 @@ import { MemoryStore } from './store.js';
  * @typedef {import('./types.js').LLM} LLM
  * @typedef {import('./types.js').Store} Store
  * @typedef {import('./types.js').HostCallEvent} HostCallEvent
+ * @typedef {import('./types.js').SearchHit} SearchHit
+ * @typedef {import('./types.js').SearchOptions} SearchOptions
+ * @typedef {import('./types.js').SearchQuery} SearchQuery
+ * @typedef {import('./types.js').ReadRecord} ReadRecord
  */
-
-/**
- * Locates build/clipfold.wasm: $CLIPFOLD_WASM, else build/clipfold.wasm in
- * the working directory or a parent, else the repository this package
- * lives in.
- * @returns {string}
- */
-export function findWasm() {
-  if (process.env.CLIPFOLD_WASM) return process.env.CLIPFOLD_WASM;
-  const starts = [process.cwd(), dirname(fileURLToPath(import.meta.url))];
-  for (const start of starts) {
-    let dir = resolve(start);
-    for (;;) {
-      const p = join(dir, 'build', 'clipfold.wasm');
-      if (existsSync(p)) return p;
-      const parent = dirname(dir);
-      if (parent === dir) break;
-      dir = parent;
-    }
-  }
-  throw new Error('clipfold: build/clipfold.wasm not found; run `make build` first (or set CLIPFOLD_WASM)');
-}
 
 /**
  * The Extism manifest config map: same keys as Config, values as strings
@@ -60,13 +42,14 @@ export function manifestConfig(config) {
 }
 
 /**
+ * @template {Store} [S=MemoryStore]
  * @typedef {object} CompactorOptions
  * @property {string} [wasmPath]   default: findWasm()
  * @property {Uint8Array | WebAssembly.Module} [wasm] the module's bytes or a compiled module, instead of wasmPath
  * @property {LLM} [llm]            answers llm_complete; default offlineLLM(): offline, and then the config
  *                                  defaults to `summarizer: "extractive"` (compress summarizes inside the
  *                                  plug-in, dated, and never calls llm_complete)
- * @property {Store} [store]        answers memory_list / compaction_commit; default a new MemoryStore
+ * @property {S} [store]            answers memory_list / compaction_commit (an SQLiteStore, or your own); default a new MemoryStore
  * @property {Config} [config]      plug-in-wide defaults (the manifest config map); a call's config overrides them
  * @property {(level: string, message: string) => void} [onLog] the plug-in's log lines (warnings about unknown keys); default: dropped
  * @property {number} [stageMin] pure exports stage inputs of at least this many bytes (default STAGE_MIN, 16 KiB)
@@ -89,6 +72,12 @@ export function manifestConfig(config) {
  * explicit `target_tokens` in the config wins.
  */
 
+/**
+ * What createCompactor resolves to.
+ * @template {Store} [S=MemoryStore]
+ * @typedef {Awaited<ReturnType<typeof createCompactor<S>>>} Compactor
+ */
+
 /** The default target of compactIfDue, as a share of shouldCompact's limit. */
 export const DEFAULT_TARGET_SHARE = 0.5;
 
@@ -102,7 +91,8 @@ export const DEFAULT_TARGET_SHARE = 0.5;
  * runs one call at a time; calls queue. The circuit breaker lives in the
  * compress instance, so it spans every compress call of this compactor.
  *
- * @param {CompactorOptions} [opts]
+ * @template {Store} [S=MemoryStore]
+ * @param {CompactorOptions<S>} [opts]
  */
 export async function createCompactor(opts = {}) {
   const module = await compileWasm(opts.wasm ?? opts.wasmPath ?? findWasm());
@@ -114,7 +104,7 @@ export async function createCompactor(opts = {}) {
   const baseConfig = offline && !Object.hasOwn(opts.config ?? {}, 'summarizer')
     ? { ...opts.config, summarizer: 'extractive' } : opts.config;
   const config = manifestConfig(baseConfig);
-  const store = opts.store ?? new MemoryStore();
+  const store = /** @type {S} */ (opts.store ?? new MemoryStore());
 
   const pure = new PluginInstance({
     module, config, onLog: opts.onLog, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() },
@@ -163,6 +153,8 @@ export async function createCompactor(opts = {}) {
 
   const pluginCaller = { has: (/** @type {string} */ n) => exportNames.has(n), callJSON: call };
   /** @type {any} */ (llm).bindPlugin?.(pluginCaller);
+  // The store analyses search queries with this plug-in's searchQuery.
+  /** @type {any} */ (store).bindPlugin?.(pluginCaller);
 
   /**
    * @param {string} conversationId
@@ -192,7 +184,7 @@ export async function createCompactor(opts = {}) {
     /** The llm and store the host functions use. */
     llm,
     store,
-    /** Names of the plug-in's exported functions. */
+    /** Names of the plug-in's exported functions. @type {string[]} */
     exports: [...exportNames].filter((n) => !n.startsWith('_') && n !== 'memory').sort(),
     /** @param {string} name */
     has: (name) => exportNames.has(name),
@@ -260,6 +252,46 @@ export async function createCompactor(opts = {}) {
     buildClipArchive: (input) => call('buildClipArchive', input),
     /** @returns {Promise<{version: string, abi: number}>} */
     version: () => call('version', {}),
+    /**
+     * The plug-in's analysis of a natural-language search query (SPEC §3
+     * searchQuery): the terms, the FTS5 expression and the tsquery.
+     * @param {string} query
+     * @param {{language?: string}} [o]
+     * @returns {Promise<SearchQuery>}
+     */
+    searchQuery: (query, o = {}) => call('searchQuery', compact({ query: String(query), language: o.language })),
+
+    /**
+     * Searches what compaction archived (SPEC §5 memory_read): batch
+     * summaries and recalled messages, one list, best first, ties to the
+     * more recent. The question is analysed by the plug-in's searchQuery
+     * export, then run by the store (`searchFts5` of SQLiteStore /
+     * MemoryStore; a custom store needs `search(query, opts)`).
+     * @param {string} query a question as a person asks it
+     * @param {SearchOptions} [o]
+     * @returns {Promise<SearchHit[]>}
+     */
+    async search(query, o = {}) {
+      const s = /** @type {any} */ (store);
+      if (typeof s.searchFts5 === 'function') {
+        const q = await call('searchQuery', { query: String(query) });
+        return s.searchFts5(q.fts5, o);
+      }
+      if (typeof s.search === 'function') return s.search(String(query), o);
+      throw new TypeError('search: the store has neither searchFts5(match, opts) nor search(query, opts)');
+    },
+
+    /**
+     * A recalled message or an archived batch by id (a search hit's id), in
+     * full; null when the store holds no such id.
+     * @param {string} id
+     * @returns {Promise<ReadRecord | null>}
+     */
+    async read(id) {
+      const s = /** @type {any} */ (store);
+      if (typeof s.read !== 'function') throw new TypeError('read: the store has no read(id)');
+      return (await s.read(id)) ?? null;
+    },
 
     /** Releases both instances (and the worker thread). */
     async close() {

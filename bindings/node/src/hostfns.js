@@ -18,6 +18,14 @@ export const HOST_FUNCTION_NAMES = Object.freeze(['llm_complete', 'memory_list',
  */
 
 /**
+ * What a host function uses of @extism/extism's CallContext (declared
+ * here so the package's types do not depend on the SDK's).
+ * @typedef {object} HostCallContext
+ * @property {(offset: bigint) => ({text(): string} | null)} read
+ * @property {(text: string) => bigint} store
+ */
+
+/**
  * @param {string} code
  * @param {string} message
  * @param {boolean} retryable
@@ -65,7 +73,7 @@ function invoke(impl, method, input) {
  * @param {LLM | null} [impls.llm] answers llm_complete
  * @param {Store | null} [impls.store] answers memory_list and compaction_commit
  * @param {(e: HostCallEvent) => void} [impls.onHostCall] observes every call (tests, tracing)
- * @returns {Record<string, (cc: import('@extism/extism').CallContext, off: bigint) => bigint | Promise<bigint>>}
+ * @returns {Record<string, (cc: HostCallContext, off: bigint) => bigint | Promise<bigint>>}
  */
 export function hostFunctions({ llm = null, store = null, onHostCall } = {}) {
   /**

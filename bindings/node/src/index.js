@@ -4,15 +4,33 @@
  * in JavaScript.
  *
  * ```js
- * import { createCompactor, openaiCompatible, MemoryStore } from '@clipfold/node-host';
- * const c = await createCompactor({ llm: openaiCompatible({ baseUrl, apiKey, model }) });
- * const result = await c.compress('conv-1', history);
+ * import { createCompactor, SQLiteStore } from 'clipfold';
+ * const store = new SQLiteStore('agent.db');
+ * const c = await createCompactor({ store });   // offline; or llm: openaiCompatible({ baseUrl, apiKey, model })
+ * store.append('conv-1', history);
+ * const result = await c.compress('conv-1');
+ * const hits = await c.search('when did we decide to upgrade Postgres?', { conversationId: 'conv-1' });
  * ```
  * @module
  */
 export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE } from './compactor.js';
+// The wire and API types (JSDoc typedefs: nothing at run time).
+export * from './types.js';
+/**
+ * @template {import('./types.js').Store} [S=MemoryStore]
+ * @typedef {import('./compactor.js').Compactor<S>} Compactor
+ * @typedef {import('./compactor.js').CompactorOptions<S>} CompactorOptions
+ */
+/** @typedef {import('./sqlite.js').SQLiteStoreOptions} SQLiteStoreOptions */
+/** @typedef {import('./compactor.js').CompressOptions} CompressOptions */
+/** @typedef {import('./compactor.js').CompactIfDueOptions} CompactIfDueOptions */
 export { ClipfoldError, HostError } from './errors.js';
-export { MemoryStore } from './store.js';
+import { MemoryStore } from './store.js';
+
+export {
+  SQLiteStore, MemoryStore, MEMORY_PATH, BUSY_TIMEOUT_MS, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT,
+} from './store.js';
+export { sqlDir, PACKAGE_DIR } from './paths.js';
 export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/openai.js';
 export { offlineLLM, OFFLINE_LLM } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';

@@ -5,9 +5,68 @@
  * that trapped is thrown away and made again on the next call.
  * @module
  */
-import createPlugin from '@extism/extism';
 import { readFile } from 'node:fs/promises';
 import { toClipfoldError } from './errors.js';
+
+/**
+ * Node prints "ExperimentalWarning: WASI is an experimental feature" when
+ * `node:wasi` is first loaded in a thread, and @extism/extism 1.0.3 loads
+ * it on import (main thread) and in every worker it starts. Both are
+ * silenced here, and nothing else (RATIONALE.md, "No WASI warning"):
+ * - the main thread imports the SDK lazily, with process.emitWarning
+ *   wrapped for the duration of that import to drop exactly this warning;
+ * - a worker is started with NODE_NO_WARNINGS=1 in the environment it
+ *   copies at construction (it runs only the SDK's worker and the plug-in);
+ *   the variable is restored before any I/O callback can run (see
+ *   #get), and left alone when the user set it.
+ * @param {unknown} warning
+ * @param {unknown} type
+ */
+function isWasiWarning(warning, type) {
+  const text = warning instanceof Error ? warning.message : String(warning);
+  const kind = warning instanceof Error ? warning.name : typeof type === 'string' ? type : /** @type {any} */ (type)?.type;
+  return kind === 'ExperimentalWarning' && text.startsWith('WASI is an experimental feature');
+}
+
+/** @type {Promise<typeof import('@extism/extism').default> | null} */
+let extism = null;
+
+/** @returns {Promise<typeof import('@extism/extism').default>} */
+function loadExtism() {
+  extism ??= (async () => {
+    const original = process.emitWarning;
+    /** @type {typeof process.emitWarning} */
+    const filtered = /** @type {any} */ (function emitWarning(/** @type {any} */ warning, /** @type {any[]} */ ...rest) {
+      if (isWasiWarning(warning, rest[0])) return;
+      return Reflect.apply(original, process, [warning, ...rest]);
+    });
+    process.emitWarning = filtered;
+    try {
+      return (await import('@extism/extism')).default;
+    } finally {
+      if (process.emitWarning === filtered) process.emitWarning = original;
+    }
+  })();
+  return extism;
+}
+
+/**
+ * Runs start() (which constructs a worker synchronously or within the
+ * current microtask queue) with NODE_NO_WARNINGS=1, restored on the next
+ * macrotask.
+ * @template T
+ * @param {() => T} start
+ * @returns {T}
+ */
+function withWorkerWarningsOff(start) {
+  if (process.env.NODE_NO_WARNINGS !== undefined) return start();
+  process.env.NODE_NO_WARNINGS = '1';
+  try {
+    return start();
+  } finally {
+    setImmediate(() => { if (process.env.NODE_NO_WARNINGS === '1') delete process.env.NODE_NO_WARNINGS; });
+  }
+}
 
 /**
  * Compiles the plug-in once; instances share the compiled module.
@@ -81,7 +140,7 @@ export class PluginInstance {
       const logger = /** @type {Console} */ (/** @type {unknown} */ ({
         trace: log('trace'), debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), log: log('info'),
       }));
-      this.#plugin = createPlugin({ wasm: [{ module }], config: config ?? {} }, {
+      const options = {
         useWasi: true,
         runInWorker,
         functions,
@@ -90,7 +149,11 @@ export class PluginInstance {
         config: config ?? {},
         logger,
         enableWasiOutput: false,
-      });
+      };
+      const manifest = { wasm: [{ module }], config: config ?? {} };
+      this.#plugin = loadExtism().then((createPlugin) => (runInWorker
+        ? withWorkerWarningsOff(() => createPlugin(manifest, options))
+        : createPlugin(manifest, options)));
       // A failed instantiation is retried on the next call.
       this.#plugin.catch(() => { this.#plugin = null; });
     }

@@ -1,7 +1,8 @@
 /**
  * JSDoc types of clipfold's wire format (SPEC §2, §4, §5). This module
  * exports nothing at run time; import the types with
- * `@typedef {import('@clipfold/node-host/src/types.js').Message} Message`.
+ * `import type { Message } from 'clipfold'` (TypeScript) or
+ * `@typedef {import('clipfold').Message} Message` (JSDoc).
  * @module
  */
 
@@ -137,13 +138,104 @@
  */
 
 /**
+ * What compaction_commit receives (SPEC §5).
  * @typedef {object} CommitInput
  * @property {string} conversation_id
  * @property {string} operation_id
- * @property {{label: string, content: string, tier: string, reason?: string}[]} archive_writes
- * @property {string[]} archive_deletes
- * @property {string[]} remove_message_ids
- * @property {Message} insert_message
+ * @property {{label: string, content: string, tier?: string, reason?: string}[]} [archive_writes]
+ * @property {string[]} [archive_deletes]
+ * @property {string[]} [remove_message_ids]
+ * @property {Message} insert_message           the clip-archive, put before the remaining history
+ * @property {Record<string, string>} [search_text] message id → the text to index for it once recalled
+ *   (its text, tool names, tool inputs and outputs); "" for a superseded clip-archive
+ */
+
+/**
+ * The searchQuery export's analysis of a question (SPEC §3).
+ * @typedef {object} SearchQuery
+ * @property {string[]} terms   the folded, stemmed words
+ * @property {string} fts5      an FTS5 MATCH expression ("" = nothing to search for)
+ * @property {string} tsquery   the same for PostgreSQL's to_tsquery
+ */
+
+/**
+ * Analyses a natural-language query: the plug-in's searchQuery export.
+ * @typedef {(query: string) => SearchQuery | Promise<SearchQuery>} QueryAnalyzer
+ */
+
+/**
+ * @typedef {object} SearchOptions
+ * @property {string} [conversationId] only hits of this conversation
+ * @property {number} [limit]          at most this many hits (default 20, at most 1000)
+ */
+
+/**
+ * One search hit (SPEC §5 memory_read). `text` is the hit's full text: a
+ * message's indexed text (with its tool calls and results), a batch's
+ * summary. Times are RFC 3339 UTC with milliseconds ('' when unknown).
+ * @typedef {object} SearchHit
+ * @property {'message'|'batch'} kind
+ * @property {string} id                     read it in full with store.read(id)
+ * @property {string} conversation_id
+ * @property {string} start_time             a message's created_at; a batch's earliest covered message
+ * @property {string} end_time               a message's created_at; a batch's latest covered message
+ * @property {number} score                  higher is better (negated BM25)
+ * @property {string} snippet                the matched words in [ ]
+ * @property {string} text
+ * @property {string} role                   a message's role; '' for a batch
+ * @property {string} label                  a batch's label; '' for a message
+ * @property {string} created_at             when the message was created / the block written
+ * @property {string} operation_id           the compaction that removed the message / wrote the batch
+ * @property {number|null} depth             batches: 0 = summary of raw messages
+ * @property {string|null} method            batches: 'llm' or 'extractive'
+ * @property {number|null} message_count     batches
+ * @property {string[]|null} source_message_ids batches: the messages it summarizes
+ */
+
+/**
+ * A batch's metadata, parsed from its block (SPEC §4.6).
+ * @typedef {object} BatchMeta
+ * @property {number} depth
+ * @property {string} start_time
+ * @property {string} end_time
+ * @property {number} message_count
+ * @property {string[]} source_message_ids
+ * @property {string} method
+ * @property {string} operation_id
+ * @property {string} summary   the content without the metadata line
+ */
+
+/**
+ * An archival block as stored.
+ * @typedef {object} StoredBlock
+ * @property {string} id
+ * @property {string} tier
+ * @property {string} label
+ * @property {string} content           as written: for a batch, the metadata line, "\n", the summary
+ * @property {string} conversation_id   '' for a block written without one
+ * @property {string} reason
+ * @property {string} operation_id
+ * @property {string} created_at        when it was written
+ * @property {BatchMeta|null} batch     null when the content carries no batch metadata
+ */
+
+/**
+ * A message a compaction removed (recall storage).
+ * @typedef {object} RecalledMessage
+ * @property {Message} message      the message as it was given
+ * @property {string} raw           its exact JSON text
+ * @property {string} id
+ * @property {string} conversation_id
+ * @property {string} role
+ * @property {string} created_at
+ * @property {string} removed_at
+ * @property {string} operation_id  the compaction that removed it
+ * @property {string} text          what the search index holds for it
+ */
+
+/**
+ * A record read by id.
+ * @typedef {({kind: 'message'} & RecalledMessage) | {kind: 'batch', block: StoredBlock}} ReadRecord
  */
 
 /**
@@ -155,6 +247,9 @@
  * @property {(req: {tier: string, label_prefix: string}) => {blocks: ArchiveBlock[]} | HostErrorObject | Promise<{blocks: ArchiveBlock[]} | HostErrorObject>} list
  * @property {(req: CommitInput) => {ok: true} | HostErrorObject | Promise<{ok: true} | HostErrorObject>} commit
  * @property {(conversationId: string) => Message[] | Promise<Message[]>} [history]
+ * @property {(query: string, opts?: SearchOptions) => SearchHit[] | Promise<SearchHit[]>} [search] for compactor.search
+ *   (SQLiteStore has searchFts5, which compactor.search prefers: the compactor's plug-in analyses the query)
+ * @property {(id: string) => ReadRecord | null | Promise<ReadRecord | null>} [read] for compactor.read
  */
 
 /**

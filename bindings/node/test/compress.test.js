@@ -93,7 +93,7 @@ describe('compress end to end', () => {
       // Planted facts stay findable: in the active history, an archived
       // batch, or a recalled message (memory search).
       for (const f of facts()) {
-        const hits = store.search(f.query, { conversationId: conv, limit: 1000 }).map((h) => h.text).join('\n')
+        const hits = (await store.search(f.query, { conversationId: conv, limit: 1000 })).map((h) => h.text).join('\n')
           + '\n' + store.history(conv).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
         for (const s of f.must_contain) assert.ok(hits.includes(s), `fact ${JSON.stringify(f.fact)}: ${JSON.stringify(s)} is not findable`);
       }

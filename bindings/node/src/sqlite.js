@@ -1,0 +1,809 @@
+/**
+ * SQLiteStore: clipfold's durable memory for Node.js, on node-sqlite3-wasm
+ * (SQLite compiled to WebAssembly, with file access through Node's fs: it
+ * installs from the npm registry alone, nothing native).
+ *
+ * The tables, the SQL and the commit rules are the Go store's
+ * (hostfuncs/store/sqlite, described in hostfuncs/store/SCHEMA.md): the
+ * migration steps and the shared queries are the very same .sql files
+ * (bundled in the package, or read from the checkout; see paths.js), so a
+ * database written by the Go, Python or Node store opens in the others.
+ *
+ * - `messages`: each conversation's active history, ordered by `seq`, the
+ *   exact JSON of each message in `raw`;
+ * - `recall`: messages a compaction removed, moved here, never destroyed;
+ * - `blocks`: archival blocks (batch summaries);
+ * - `search_fts`: one FTS5 index over both (kept by the schema's
+ *   triggers), so search ranks messages and batches in one list;
+ * - `schema_migrations`: the applied schema versions.
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import sqlite from 'node-sqlite3-wasm';
+import { HostError } from './errors.js';
+import { loadMigrations, loadQuery, sqlDir } from './paths.js';
+
+const { Database } = sqlite;
+
+/** The path that opens a private in-memory database. */
+export const MEMORY_PATH = ':memory:';
+/** How long a write waits for another connection's lock (ms). */
+export const BUSY_TIMEOUT_MS = 30_000;
+/** Hits a search returns when no limit is given. */
+export const DEFAULT_SEARCH_LIMIT = 20;
+/** The most hits one search may ask for. */
+export const MAX_SEARCH_LIMIT = 1000;
+
+const ROLES = new Set(['user', 'assistant', 'system', 'tool']);
+
+/**
+ * @typedef {import('./types.js').Message} Message
+ * @typedef {import('./types.js').CommitInput} CommitInput
+ * @typedef {import('./types.js').ArchiveBlock} ArchiveBlock
+ * @typedef {import('./types.js').SearchHit} SearchHit
+ * @typedef {import('./types.js').SearchOptions} SearchOptions
+ * @typedef {import('./types.js').BatchMeta} BatchMeta
+ * @typedef {import('./types.js').StoredBlock} StoredBlock
+ * @typedef {import('./types.js').RecalledMessage} RecalledMessage
+ * @typedef {import('./types.js').ReadRecord} ReadRecord
+ * @typedef {import('./types.js').QueryAnalyzer} QueryAnalyzer
+ */
+
+/**
+ * A string as SQLite may store it: lone UTF-16 surrogates (which the
+ * Wasm build would write as invalid UTF-8) become U+FFFD, as Go does.
+ * @param {string} s
+ */
+const wf = (s) => s.toWellFormed();
+
+/**
+ * JSON as Go's encoding/json writes it with SetEscapeHTML(false): compact,
+ * non-ASCII as is, U+2028 and U+2029 escaped, invalid UTF-16 as U+FFFD.
+ * @param {unknown} v
+ */
+export function goJSON(v) {
+  return wf(JSON.stringify(v)).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * An RFC 3339 instant as the store keeps it (core.FormatTime: UTC,
+ * milliseconds, `Z`; finer fractions are truncated, as Go does), or ''
+ * for none. Anything else throws.
+ * @param {unknown} s
+ * @returns {string}
+ */
+export function normalizeTime(s) {
+  if (s === undefined || s === null || s === '') return '';
+  const m = typeof s === 'string' ? RFC3339.exec(s) : null;
+  if (!m) throw new Error(`${JSON.stringify(s)} is not an RFC 3339 time (e.g. 2026-02-28T10:00:00.000Z)`);
+  const [, y, mo, d, h, mi, se, frac = '', , sign, oh, om] = m;
+  const ms = Number((frac + '000').slice(0, 3));
+  // Date.UTC would read years 0–99 as 1900–1999: set the full year.
+  const day = new Date(0);
+  day.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  let t = day.getTime() + ((Number(h) * 60 + Number(mi)) * 60 + Number(se)) * 1000 + ms;
+  if (day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(se) > 59
+    || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) {
+    throw new Error(`${JSON.stringify(s)} is not a valid time`);
+  }
+  if (sign) t -= (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
+  return new Date(t).toISOString();
+}
+
+/**
+ * A message's text: the string, or an array's text parts joined by "\n"
+ * (SPEC §2), as the Go and Python stores keep it in `content`.
+ * @param {unknown} content
+ * @returns {string}
+ */
+export function contentText(content) {
+  if (content === undefined || content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (typeof p === 'string' ? p : p && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string' ? p.text : null))
+      .filter((p) => p !== null).join('\n');
+  }
+  return String(content);
+}
+
+/** A new block id: "blk_" and 24 random hex digits, as the Go store makes. */
+const newBlockId = () => `blk_${randomBytes(12).toString('hex')}`;
+
+/** @param {string[]} ids */
+const unique = (ids) => [...new Set(ids)];
+
+const LEGACY_HEADER = /^\[depth:(\d+)\|start:([^|\]]*)\|end:([^|\]]*)\|count:(\d+)\]$/;
+
+/**
+ * A block's batch metadata (SPEC §4.6: one JSON metadata line, "\n", the
+ * summary; or the legacy `[depth:N|start:…|end:…|count:M]` header), or
+ * null when its content carries none.
+ * @param {string} content
+ * @returns {BatchMeta | null}
+ */
+export function parseBatch(content) {
+  const nl = content.indexOf('\n');
+  if (nl < 0) return null;
+  const line = content.slice(0, nl);
+  const summary = content.slice(nl + 1);
+  try {
+    if (line.startsWith('{')) {
+      const meta = JSON.parse(line);
+      if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return null;
+      return {
+        depth: Number(meta.depth ?? 0) | 0,
+        start_time: normalizeTime(meta.start),
+        end_time: normalizeTime(meta.end),
+        message_count: Number(meta.count ?? 0) | 0,
+        source_message_ids: Array.isArray(meta.source_message_ids) ? meta.source_message_ids.map(String) : [],
+        method: typeof meta.method === 'string' && meta.method ? meta.method : 'llm',
+        operation_id: typeof meta.operation_id === 'string' ? meta.operation_id : '',
+        summary,
+      };
+    }
+    const m = LEGACY_HEADER.exec(line);
+    if (m) {
+      return {
+        depth: Number(m[1]), start_time: normalizeTime(m[2]), end_time: normalizeTime(m[3]), message_count: Number(m[4]),
+        source_message_ids: [], method: 'llm', operation_id: '', summary,
+      };
+    }
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+/** @type {Map<string, {migrations: import('./paths.js').Migration[], search: string, moveToRecall: string}>} */
+const sqlCache = new Map();
+
+/** @param {string | undefined} override */
+function sqlFiles(override) {
+  const dir = sqlDir(override);
+  let s = sqlCache.get(dir);
+  if (!s) {
+    s = { migrations: loadMigrations(dir), search: loadQuery(dir, 'search'), moveToRecall: loadQuery(dir, 'move_to_recall') };
+    sqlCache.set(dir, s);
+  }
+  return s;
+}
+
+/** Closes the databases of stores that were dropped without close(). */
+const finalizer = new FinalizationRegistry((/** @type {{close(): void, isOpen: boolean}} */ db) => {
+  try { if (db.isOpen) db.close(); } catch { /* already gone */ }
+});
+
+/**
+ * @typedef {object} SQLiteStoreOptions
+ * @property {QueryAnalyzer} [queryAnalyzer] analyses search queries: the plug-in's searchQuery export. By default a
+ *   compactor using this store lends its plug-in, else one is loaded (findWasm) on the first search.
+ * @property {string} [sqlDir] the directory of migrations/ and queries/ (default: bundled, $CLIPFOLD_SQL_DIR, the checkout)
+ * @property {number} [busyTimeoutMs] how long a write waits for another connection's lock (default 30 s)
+ */
+
+/**
+ * The embedded store: a file or `":memory:"`.
+ *
+ * Every write is one `BEGIN IMMEDIATE` transaction; `commit` is SPEC §5's
+ * compaction_commit (all or nothing; `conflict` when an id to remove or
+ * delete no longer exists). All methods are synchronous except `search`,
+ * which asks the plug-in to analyse the query.
+ *
+ * Files: node-sqlite3-wasm locks a database with a `<file>.lock`
+ * directory, not with the POSIX locks the Go and Python stores (and every
+ * native SQLite) use, and it has no shared memory, hence no WAL. The Node
+ * store therefore opens files in rollback-journal mode, converting a file
+ * the Go or Python store left in WAL mode; Node processes may share a
+ * file, but a file must not be open in a Go or Python process and a Node
+ * process at the same time (hand it over: close one, open the other). See
+ * RATIONALE.md.
+ */
+export class SQLiteStore {
+  /** @type {InstanceType<typeof Database>} */
+  #db;
+  /** @type {ReturnType<typeof sqlFiles>} */
+  #sql;
+  /** @type {QueryAnalyzer | null} */
+  #analyzer;
+  /** @type {QueryAnalyzer | null} */
+  #lent = null;
+  /** a schema version this code does not know, when the file has one */
+  #unknownVersion = 0;
+  /** @type {() => Date} */
+  now = () => new Date();
+
+  /**
+   * Opens (creating when needed) the database at `path`, a file or
+   * `":memory:"` (the default), and applies pending migrations.
+   * @param {string} [path]
+   * @param {SQLiteStoreOptions} [opts]
+   */
+  constructor(path = MEMORY_PATH, opts = {}) {
+    if (typeof path !== 'string' || path === '') throw new TypeError('SQLiteStore: path must be a file path or ":memory:"');
+    this.path = path;
+    this.#analyzer = opts.queryAnalyzer ?? null;
+    this.#sql = sqlFiles(opts.sqlDir);
+    this.#busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS));
+    this.#db = this.#connect();
+    try {
+      this.migrate();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  /** @type {number} */
+  #busyTimeoutMs;
+
+  /**
+   * Opens the connection: pragmas, and a file the Go or Python store left
+   * in WAL mode back to a rollback journal.
+   * @returns {InstanceType<typeof Database>}
+   */
+  #connect() {
+    const path = this.path;
+    const memory = path === MEMORY_PATH;
+    if (!memory && existsSync(`${path}-shm`)) throw shmError(path);
+    const db = new Database(path);
+    try {
+      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
+      db.exec('PRAGMA foreign_keys = ON');
+      if (!memory && isWal(path)) {
+        // Without shared memory SQLite reads a WAL database only in
+        // exclusive locking mode; leave WAL (the log is checkpointed into
+        // the file) and go back to normal locking for the rollback journal.
+        db.exec('PRAGMA locking_mode = EXCLUSIVE');
+        db.all('PRAGMA journal_mode = DELETE');
+        db.exec('PRAGMA locking_mode = NORMAL');
+        db.all('SELECT 1 FROM sqlite_master LIMIT 1'); // releases the exclusive lock
+      }
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    finalizer.unregister(this);
+    finalizer.register(this, db, this);
+    return db;
+  }
+
+  /**
+   * Runs fn on the connection. A Go or Python store that opened the file
+   * meanwhile (and has closed it) leaves it in WAL mode, which this
+   * connection cannot read: then it reconnects (converting the file back)
+   * and runs fn once more — fn failed before changing anything, as it
+   * could not read the file. If that store still has the file open, a
+   * clear error says so.
+   * @template T
+   * @param {(db: InstanceType<typeof Database>) => T} fn
+   * @returns {T}
+   */
+  #use(fn) {
+    try {
+      return fn(this.#db);
+    } catch (err) {
+      if (err instanceof HostError || this.path === MEMORY_PATH || !this.#db.isOpen || !isWal(this.path)) throw err;
+      if (existsSync(`${this.path}-shm`)) throw shmError(this.path);
+      try { this.#db.close(); } catch { /* reconnecting anyway */ }
+      this.#db = this.#connect();
+      return fn(this.#db);
+    }
+  }
+
+  /** Closes the database. */
+  close() {
+    finalizer.unregister(this);
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  /** Whether the database is open. */
+  get isOpen() {
+    return this.#db.isOpen;
+  }
+
+  /**
+   * Runs fn in one BEGIN IMMEDIATE transaction; rolls back when it throws.
+   * @template T
+   * @param {() => T} fn
+   * @returns {T}
+   */
+  #tx(fn) {
+    return this.#use((db) => {
+      try {
+        db.exec('BEGIN IMMEDIATE');
+      } catch (err) {
+        throw busyError('begin', err);
+      }
+      try {
+        const out = fn();
+        db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw busyError('commit', err);
+      }
+    });
+  }
+
+  #refuseWriteIfNewer() {
+    if (this.#unknownVersion) {
+      const known = this.#sql.migrations.length;
+      throw new HostError('other', `${this.path}: schema version ${this.#unknownVersion} is newer than this clipfold knows `
+        + `(up to ${known}): refusing to write (upgrade clipfold)`);
+    }
+  }
+
+  /**
+   * Applies the migration steps not yet recorded in schema_migrations, in
+   * one IMMEDIATE transaction; returns how many it applied (0 on an
+   * up-to-date database). The steps are the shared migrations/*.sql.
+   * @returns {number}
+   */
+  migrate() {
+    return this.#tx(() => {
+      const db = this.#db;
+      db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT NOT NULL,
+	applied_at TEXT NOT NULL
+)`);
+      const applied = new Set(db.all('SELECT version FROM schema_migrations').map((r) => Number(r.version)));
+      let n = 0;
+      for (const m of this.#sql.migrations) {
+        if (applied.has(m.version)) continue;
+        try {
+          db.exec(m.sql);
+        } catch (err) {
+          throw new Error(`clipfold: migrate: applying version ${m.version} (${m.name}): ${errText(err)}`, { cause: err });
+        }
+        db.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, this.now().toISOString()]);
+        n++;
+      }
+      const known = this.#sql.migrations.length;
+      this.#unknownVersion = Math.max(0, ...[...applied].filter((v) => v > known));
+      return n;
+    });
+  }
+
+  /**
+   * The schema versions recorded in the database, in order.
+   * @returns {number[]}
+   */
+  schemaVersions() {
+    return this.#use((db) => db.all('SELECT version FROM schema_migrations ORDER BY version').map((r) => Number(r.version)));
+  }
+
+  // ------------------------------------------------------------ messages
+
+  /**
+   * Adds messages, in order, after the conversation's active history.
+   * Each message is an object (stored as JSON.stringify gives it) or the
+   * exact JSON text to store. Ids are unique across the store (active and
+   * recall): a repeated or already stored id is an error naming it, and
+   * nothing is added.
+   * @param {string} conversationId
+   * @param {(Message | string)[]} messages
+   */
+  append(conversationId, messages) {
+    if (typeof conversationId !== 'string' || conversationId === '') throw new HostError('invalid_request', 'append: conversation id is empty');
+    if (!Array.isArray(messages)) throw new HostError('invalid_request', 'append: messages must be an array');
+    this.#refuseWriteIfNewer();
+    /** @type {[string, string, string, string, string][]} */
+    const rows = [];
+    /** @type {Map<string, number>} */
+    const seen = new Map();
+    messages.forEach((m, i) => {
+      const bad = (/** @type {string} */ what) => { throw new HostError('invalid_request', `append: messages[${i}]${what}`); };
+      let raw;
+      let d;
+      if (typeof m === 'string') {
+        raw = m;
+        try { d = JSON.parse(m); } catch { bad(': not valid JSON'); }
+      } else {
+        d = m;
+        raw = '';
+      }
+      if (!d || typeof d !== 'object' || Array.isArray(d)) bad(' is not a JSON object');
+      const id = d.id;
+      if (typeof id !== 'string' || id === '') bad('.id is empty');
+      const key = wf(id);
+      if (seen.has(key)) bad(`.id ${JSON.stringify(id)} repeats messages[${seen.get(key)}]`);
+      seen.set(key, i);
+      const conv = d.conversation_id ?? '';
+      if (conv !== '' && conv !== conversationId) {
+        bad(` (${JSON.stringify(id)}) belongs to conversation ${JSON.stringify(conv)}, not ${JSON.stringify(conversationId)}`);
+      }
+      if (!ROLES.has(d.role)) bad(` (${JSON.stringify(id)}): role ${JSON.stringify(d.role)} is not user, assistant, system or tool`);
+      let created = '';
+      try { created = normalizeTime(d.created_at); } catch (err) { bad(` (${JSON.stringify(id)}).created_at: ${errText(err)}`); }
+      rows.push([key, d.role, wf(contentText(d.content)), created, raw === '' ? wf(JSON.stringify(d)) : wf(raw)]);
+    });
+    if (rows.length === 0) return;
+    const ids = JSON.stringify(rows.map((r) => r[0]));
+    this.#tx(() => {
+      const db = this.#db;
+      const dups = db.all(`SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1))
+UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, [ids]).map((r) => String(r.id));
+      if (dups.length > 0) throw new HostError('invalid_request', `append to ${JSON.stringify(conversationId)}: message id(s) already stored: ${JSON.stringify(dups)}`);
+      const max = db.get('SELECT MAX(seq) AS s FROM messages WHERE conversation_id = ?', [wf(conversationId)]);
+      const seq = Number(max?.s ?? 0) + 1;
+      const stmt = db.prepare('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      try {
+        rows.forEach((r, i) => stmt.run([r[0], wf(conversationId), seq + i, r[1], r[2], r[3], r[4]]));
+      } finally {
+        stmt.finalize();
+      }
+    });
+  }
+
+  /**
+   * The conversation's active history, in order, each message as it was
+   * given (parsed from its stored JSON).
+   * @param {string} conversationId
+   * @returns {Message[]}
+   */
+  history(conversationId) {
+    return this.historyRaw(conversationId).map((r) => JSON.parse(r));
+  }
+
+  /**
+   * The conversation's active history, each message's exact JSON text.
+   * @param {string} conversationId
+   * @returns {string[]}
+   */
+  historyRaw(conversationId) {
+    return this.#use((db) => db.all('SELECT raw FROM messages WHERE conversation_id = ? ORDER BY seq', [wf(String(conversationId))])).map((r) => String(r.raw));
+  }
+
+  /**
+   * A message a compaction removed, or null.
+   * @param {string} messageId
+   * @returns {RecalledMessage | null}
+   */
+  recall(messageId) {
+    const r = this.#use((db) => db.get(`SELECT id, conversation_id, role, content, created_at, raw, removed_at, operation_id,
+	COALESCE(search_text, content) AS text FROM recall WHERE id = ?`, [wf(String(messageId))]));
+    if (!r) return null;
+    return {
+      message: JSON.parse(String(r.raw)), raw: String(r.raw), id: String(r.id), conversation_id: String(r.conversation_id),
+      role: String(r.role), created_at: String(r.created_at), removed_at: String(r.removed_at), operation_id: String(r.operation_id),
+      text: String(r.text),
+    };
+  }
+
+  // ------------------------------------------------------------ blocks
+
+  /**
+   * memory_list (SPEC §5): the blocks of `tier` whose label starts with
+   * `label_prefix` (taken literally), oldest first.
+   * @param {{tier?: string, label_prefix?: string}} req
+   * @returns {{blocks: ArchiveBlock[]}}
+   */
+  list(req) {
+    if (!req || typeof req !== 'object') throw new HostError('invalid_request', 'memory_list: input must be an object');
+    const tier = req.tier ?? 'archival';
+    const prefix = req.label_prefix ?? '';
+    if (typeof tier !== 'string' || typeof prefix !== 'string') {
+      throw new HostError('invalid_request', 'memory_list: tier and label_prefix must be strings');
+    }
+    const rows = this.#use((db) => db.all(`SELECT id, label, content FROM blocks
+WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, [wf(tier), wf(prefix)]));
+    return { blocks: rows.map((r) => ({ id: String(r.id), label: String(r.label), content: String(r.content) })) };
+  }
+
+  /**
+   * An archival block in full, or null: its content as written (metadata
+   * line included) and, for a batch, the parsed metadata.
+   * @param {string} blockId
+   * @returns {StoredBlock | null}
+   */
+  block(blockId) {
+    const r = this.#use((db) => db.get(`SELECT id, tier, label, content, COALESCE(conversation_id, '') AS conversation_id, reason,
+	COALESCE(operation_id, '') AS operation_id, created_at FROM blocks WHERE id = ?`, [wf(String(blockId))]));
+    if (!r) return null;
+    const content = String(r.content);
+    return {
+      id: String(r.id), tier: String(r.tier), label: String(r.label), content, conversation_id: String(r.conversation_id),
+      reason: String(r.reason), operation_id: String(r.operation_id), created_at: String(r.created_at), batch: parseBatch(content),
+    };
+  }
+
+  /**
+   * A recalled message or an archived block by id — what a search hit's
+   * `id` names: `{kind: "message", message, …}` or `{kind: "batch",
+   * block}`; null when neither has this id (a message wins a clash).
+   * @param {string} id
+   * @returns {ReadRecord | null}
+   */
+  read(id) {
+    const m = this.recall(id);
+    if (m) return { kind: 'message', ...m };
+    const b = this.block(id);
+    if (b) return { kind: 'batch', block: b };
+    return null;
+  }
+
+  // ------------------------------------------------------------ commit
+
+  /**
+   * compaction_commit (SPEC §5): every archive write, archive delete, the
+   * move of each removed message into recall (indexed by the commit's
+   * `search_text`) and the insert of the clip-archive before the
+   * remaining history — in one transaction, or nothing. Throws a
+   * HostError: `conflict` when an id to remove or delete no longer exists
+   * (another compaction won), `invalid_request` for a malformed commit.
+   * @param {CommitInput} req
+   * @returns {{ok: true}}
+   */
+  commit(req) {
+    const bad = (/** @type {string} */ what) => { throw new HostError('invalid_request', `compaction_commit: ${what}`); };
+    if (!req || typeof req !== 'object' || Array.isArray(req)) bad('input must be an object');
+    this.#refuseWriteIfNewer();
+    const conv = req.conversation_id;
+    const op = req.operation_id ?? '';
+    if (typeof conv !== 'string' || conv === '') bad('conversation_id: must be a non-empty string');
+    if (typeof op !== 'string') bad('operation_id: must be a string');
+    const writes = req.archive_writes ?? [];
+    const deletes = req.archive_deletes ?? [];
+    const removes = req.remove_message_ids ?? [];
+    if (!Array.isArray(writes)) bad('archive_writes: must be an array');
+    if (!Array.isArray(deletes) || deletes.some((x) => typeof x !== 'string')) bad('archive_deletes: must be an array of strings');
+    if (!Array.isArray(removes) || removes.some((x) => typeof x !== 'string')) bad('remove_message_ids: must be an array of strings');
+    writes.forEach((w, i) => {
+      if (!w || typeof w !== 'object') bad(`archive_writes[${i}]: must be an object`);
+      if (typeof w.label !== 'string' || w.label === '') bad(`archive_writes[${i}].label: must be a non-empty string`);
+      if (w.content !== undefined && typeof w.content !== 'string') bad(`archive_writes[${i}].content: must be a string`);
+    });
+    const ins = req.insert_message;
+    if (!ins || typeof ins !== 'object' || Array.isArray(ins)) bad('insert_message: must be a message object');
+    if (typeof ins.id !== 'string' || ins.id === '') bad('insert_message.id: is empty');
+    const insConv = ins.conversation_id || conv;
+    if (insConv !== conv) bad(`insert_message.conversation_id ${JSON.stringify(insConv)} differs from conversation_id ${JSON.stringify(conv)}`);
+    const role = ins.role || 'system';
+    if (!ROLES.has(role)) bad(`insert_message.role: ${JSON.stringify(role)} is not user, assistant, system or tool`);
+    const nowText = this.now().toISOString();
+    let created = '';
+    try { created = normalizeTime(ins.created_at) || nowText; } catch (err) { bad(`insert_message.created_at: ${errText(err)}`); }
+    const content = wf(contentText(ins.content));
+    const insId = wf(ins.id);
+    const raw = goJSON({ id: insId, conversation_id: conv, role, content, created_at: created });
+    const removeIds = unique(removes.map(wf));
+    const deleteIds = unique(deletes.map(wf));
+    const st = req.search_text ?? {};
+    if (typeof st !== 'object' || Array.isArray(st)) bad('search_text: must be an object of message id to text');
+    /** @type {Record<string, string>} */
+    const searchText = {};
+    const removing = new Set(removeIds);
+    for (const [k, v] of Object.entries(st)) {
+      if (typeof v !== 'string') bad(`search_text.${k}: must be a string`);
+      if (removing.has(wf(k))) searchText[wf(k)] = wf(v);
+    }
+    const rj = JSON.stringify(removeIds);
+    const dj = JSON.stringify(deleteIds);
+    const c = wf(conv);
+
+    this.#tx(() => {
+      const db = this.#db;
+      const found = new Set(db.all('SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]).map((r) => String(r.id)));
+      let missing = removeIds.filter((x) => !found.has(x));
+      if (missing.length > 0) {
+        throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: remove_message_ids no longer in the active history: `
+          + `${JSON.stringify(missing)} (another compaction may have removed them)`);
+      }
+      const foundBlocks = new Set(db.all('SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]).map((r) => String(r.id)));
+      missing = deleteIds.filter((x) => !foundBlocks.has(x));
+      if (missing.length > 0) {
+        throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: archive_deletes no longer exist: `
+          + `${JSON.stringify(missing)} (another compaction may have deleted them)`);
+      }
+      const taken = db.all('SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1', [insId]);
+      if (taken.length > 0) bad(`insert_message: message id ${JSON.stringify(ins.id)} is already stored`);
+      // The clip-archive goes before every message that stays; taking the
+      // position before the removal keeps it below the removed ones too.
+      const min = db.get('SELECT MIN(seq) AS s FROM messages WHERE conversation_id = ?', [c]);
+      const insertSeq = min?.s === null || min?.s === undefined ? 0 : Number(min.s) - 1;
+      if (removeIds.length > 0) {
+        db.run(this.#sql.moveToRecall, [c, rj, nowText, wf(op), JSON.stringify(searchText)]);
+        db.run('DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]);
+      }
+      if (deleteIds.length > 0) db.run('DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]);
+      for (const w of writes) {
+        db.run(`INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.label), wf(w.content ?? ''), nowText, c, wf(w.reason ?? ''), wf(op)]);
+      }
+      db.run('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [insId, c, insertSeq, role, content, created, raw]);
+    });
+    return { ok: true };
+  }
+
+  // ------------------------------------------------------------ search
+
+  /**
+   * Lends the store a plug-in's searchQuery export (createCompactor does),
+   * used when no queryAnalyzer was given.
+   * @param {{has(name: string): boolean, callJSON(name: string, input: unknown): Promise<any>}} plugin
+   */
+  bindPlugin(plugin) {
+    if (plugin.has('searchQuery')) this.#lent = (q) => plugin.callJSON('searchQuery', { query: q });
+  }
+
+  /**
+   * Ranked search (SPEC §5 memory_read) over archived batches and recalled
+   * messages in one list, best first, ties to the more recent. `query` is
+   * a question as a person asks it, analysed by the plug-in's searchQuery
+   * export (any of its words matches; no character is search syntax; the
+   * store never splits words itself). Superseded clip-archives are never
+   * hits; messages still in the active history are not searched.
+   * @param {string} query
+   * @param {SearchOptions} [opts]
+   * @returns {Promise<SearchHit[]>}
+   */
+  async search(query, opts = {}) {
+    const text = String(query);
+    const lent = this.#lent;
+    let analysis;
+    if (this.#analyzer) analysis = await this.#analyzer(text);
+    else if (lent) {
+      try {
+        analysis = await lent(text);
+      } catch (err) {
+        // The lending compactor was closed: fall back to the shared plug-in.
+        if (this.#lent === lent && /closed/.test(errText(err))) this.#lent = null;
+        else throw err;
+      }
+    }
+    analysis ??= await (await defaultAnalyzer())(text);
+    return this.searchFts5(String(analysis?.fts5 ?? ''), opts);
+  }
+
+  /**
+   * `search` with the query already analysed: `match` is the searchQuery
+   * export's `fts5` ("" finds nothing). Runs queries/search.sql.
+   * @param {string} match
+   * @param {SearchOptions} [opts]
+   * @returns {SearchHit[]}
+   */
+  searchFts5(match, { conversationId = '', limit = DEFAULT_SEARCH_LIMIT } = {}) {
+    if (typeof conversationId !== 'string') throw new TypeError('search: conversationId must be a string');
+    if (typeof limit !== 'number' || Number.isNaN(limit)) throw new TypeError('search: limit must be a number');
+    if (!match) return [];
+    const n = limit <= 0 ? DEFAULT_SEARCH_LIMIT : Math.min(Math.floor(limit), MAX_SEARCH_LIMIT);
+    const rows = this.#use((db) => db.all(this.#sql.search, [wf(match), wf(conversationId), n]));
+    return rows.map((r) => {
+      const created = String(r.created_at);
+      /** @type {SearchHit} */
+      const hit = {
+        kind: r.kind === 'batch' ? 'batch' : 'message', id: String(r.id), conversation_id: String(r.conversation_id),
+        start_time: created, end_time: created, score: Number(r.score), snippet: String(r.snippet), text: String(r.text),
+        role: String(r.role), label: String(r.label), created_at: created, operation_id: String(r.operation_id),
+        depth: null, method: null, message_count: null, source_message_ids: null,
+      };
+      if (hit.kind === 'batch') {
+        const meta = parseBatch(hit.text);
+        if (meta) {
+          hit.text = meta.summary;
+          hit.start_time = meta.start_time;
+          hit.end_time = meta.end_time;
+          hit.depth = meta.depth;
+          hit.method = meta.method;
+          hit.message_count = meta.message_count;
+          hit.source_message_ids = meta.source_message_ids;
+        }
+      }
+      return hit;
+    });
+  }
+
+  // ------------------------------------------------------------ dump
+
+  /**
+   * Every table (schema, data and the full-text index's own tables) as
+   * sorted lines: two dumps are equal exactly when the stored data is.
+   * @returns {string}
+   */
+  dump() {
+    return this.#use((db) => this.#dump(db));
+  }
+
+  /** @param {InstanceType<typeof Database>} db */
+  #dump(db) {
+    /** @type {string[]} */
+    const lines = [];
+    for (const o of db.all("SELECT type, name, COALESCE(sql, '') AS sql FROM sqlite_master ORDER BY type, name")) {
+      lines.push(`${o.type} ${o.name}: ${o.sql}`);
+      if (o.type !== 'table') continue;
+      const rows = db.all(`SELECT * FROM "${String(o.name).replace(/"/g, '""')}"`)
+        .map((r) => `  ${JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? String(v) : v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v))}`);
+      lines.push(...rows.sort());
+    }
+    return `${lines.join('\n')}\n`;
+  }
+
+  /** The same as dump() (the name tests have used). */
+  snapshot() {
+    return this.dump();
+  }
+}
+
+/**
+ * MemoryStore: the SQLite store on a private in-memory database — the same
+ * schema, commit and search as a file, gone when closed. (Earlier versions
+ * kept plain JavaScript maps; one implementation of search now serves
+ * both.)
+ */
+export class MemoryStore extends SQLiteStore {
+  /** @param {Omit<SQLiteStoreOptions, 'busyTimeoutMs'>} [opts] */
+  constructor(opts = {}) {
+    super(MEMORY_PATH, opts);
+  }
+}
+
+/**
+ * Whether the database file at path is in WAL mode (its header's read and
+ * write versions are 2).
+ * @param {string} path
+ */
+function isWal(path) {
+  if (!existsSync(path)) return false;
+  try {
+    const b = readFileSync(path).subarray(0, 20);
+    return b.length >= 20 && b.subarray(0, 16).toString('latin1') === 'SQLite format 3\0' && (b[18] === 2 || b[19] === 2);
+  } catch {
+    return false;
+  }
+}
+
+/** @param {string} path */
+function shmError(path) {
+  return new HostError('unavailable', `SQLiteStore: ${path}-shm exists: a Go or Python clipfold store (or another SQLite program) `
+    + 'has this database open in WAL mode, or ended without closing it. The Node store cannot use a file at the same time as '
+    + 'them (its locks are a lock directory, not POSIX locks): close them (or open and close the file once with the Go or '
+    + 'Python store), then retry.', true);
+}
+
+/** @param {unknown} err */
+function errText(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * A SQLite "database is locked" failure as a retryable `unavailable`;
+ * anything else unchanged.
+ * @param {string} what
+ * @param {unknown} err
+ */
+function busyError(what, err) {
+  if (err instanceof HostError) return err;
+  const text = errText(err);
+  if (/database is locked|database is busy|SQLITE_BUSY/i.test(text)) {
+    return new HostError('unavailable', `sqlite: ${what}: ${text} (another connection held the lock for the whole busy timeout)`, true);
+  }
+  return err;
+}
+
+/** @type {Promise<QueryAnalyzer> | null} */
+let shared = null;
+
+/**
+ * The plug-in's searchQuery export on one shared main-thread instance of
+ * the plug-in findWasm() finds: what a store used without a compactor
+ * analyses queries with.
+ * @returns {Promise<QueryAnalyzer>}
+ */
+function defaultAnalyzer() {
+  shared ??= (async () => {
+    const { compileWasm, PluginInstance } = await import('./instance.js');
+    const { stubHostFunctions, HOST_NAMESPACE } = await import('./hostfns.js');
+    const { findWasm } = await import('./paths.js');
+    const module = await compileWasm(findWasm());
+    const inst = new PluginInstance({ module, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() } });
+    const dec = new TextDecoder();
+    return async (/** @type {string} */ q) => JSON.parse(dec.decode(await inst.call('searchQuery', JSON.stringify({ query: q }))));
+  })();
+  shared.catch(() => { shared = null; });
+  return shared;
+}
