@@ -141,6 +141,7 @@ type Server struct {
 	failN    int // fail this many requests (-1: all)
 	status   int
 	body     string
+	failIf   func(texts []string) bool
 }
 
 // NewServer starts a server, closed when the test ends.
@@ -172,8 +173,22 @@ func (s *Server) Fail(n, status int, body string) {
 	s.failN, s.status, s.body = n, status, body
 }
 
-// Heal ends Fail.
-func (s *Server) Heal() { s.Fail(0, 0, "") }
+// FailIf makes every request whose texts satisfy pred answer status (an
+// OpenAI error object), until Heal.
+func (s *Server) FailIf(pred func(texts []string) bool, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failIf, s.status = pred, status
+	s.body = fmt.Sprintf(`{"error":{"message":"injected failure %d","type":"server_error","param":null,"code":null}}`, status)
+}
+
+// Heal ends Fail and FailIf.
+func (s *Server) Heal() {
+	s.Fail(0, 0, "")
+	s.mu.Lock()
+	s.failIf = nil
+	s.mu.Unlock()
+}
 
 // Requests returns the texts of every request answered so far (failed
 // ones included), in order.
@@ -225,7 +240,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, texts)
-	fail := s.failN != 0
+	fail := s.failN != 0 || (s.failIf != nil && s.failIf(texts))
 	if s.failN > 0 {
 		s.failN--
 	}

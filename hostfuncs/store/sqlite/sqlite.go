@@ -457,22 +457,12 @@ func (s *Store) Block(ctx context.Context, blockID string) (store.StoredBlock, e
 }
 
 // Search implements store.Store: bm25 over one FTS5 index of recalled
-// messages and archived blocks (queries/search.sql). A second ranking
-// (vector search, when an embeddings provider is configured) would be
-// fused with this lexical one here.
+// messages and archived blocks (queries/search.sql), fused with a vector
+// ranking when opts.Embedder is set (store.HybridSearch, vectors.go).
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
-	q, err := core.AnalyzeSearchQuery(query, "")
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	if q.FTS5 == "" {
-		return nil, nil // nothing to search for
-	}
-	hits, err := s.searchLexical(ctx, q.FTS5, opts.ConversationID, store.ClampLimit(opts.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	return hits, nil
+	return store.HybridSearch(ctx, s, query, opts, func(ctx context.Context, q core.SearchQuery, conv string, limit int) ([]store.Hit, error) {
+		return s.searchLexical(ctx, q.FTS5, conv, limit)
+	})
 }
 
 func (s *Store) searchLexical(ctx context.Context, match, conversationID string, limit int) ([]store.Hit, error) {

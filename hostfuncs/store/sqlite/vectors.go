@@ -1,0 +1,125 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/clipfold/clipfold/hostfuncs/store"
+)
+
+var _ store.VectorIndex = (*Store)(nil)
+
+// MissingVectors implements store.VectorIndex (queries/embeddings_missing.sql).
+func (s *Store) MissingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
+	rows, err := s.db.QueryContext(ctx, embeddingsMissingSQL, conversationID, model, dims, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Doc
+	for rows.Next() {
+		var d store.Doc
+		var kind string
+		if err := rows.Scan(&kind, &d.ID, &d.ConversationID, &d.Text); err != nil {
+			return nil, err
+		}
+		d.Kind = store.HitKind(kind)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// PutVectors implements store.VectorIndex (queries/embeddings_put.sql), in
+// one transaction of its own: never inside a commit's.
+func (s *Store) PutVectors(ctx context.Context, model string, vs []store.DocVector) (int, error) {
+	if len(vs) == 0 {
+		return 0, nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("put vectors: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	stmt, err := tx.PrepareContext(ctx, embeddingsPutSQL)
+	if err != nil {
+		return 0, fmt.Errorf("put vectors: %w", err)
+	}
+	defer stmt.Close()
+	at := store.VectorTime()
+	n := 0
+	for _, v := range vs {
+		res, err := stmt.ExecContext(ctx, string(v.Kind), v.ID, v.ConversationID, model, len(v.Vector), store.EncodeVector(v.Vector), at)
+		if err != nil {
+			return 0, fmt.Errorf("put vectors: %s %q: %w", v.Kind, v.ID, err)
+		}
+		if k, err := res.RowsAffected(); err == nil && k > 0 {
+			n++
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("put vectors: commit: %w", err)
+	}
+	return n, nil
+}
+
+// NearestVectors implements store.VectorIndex by brute force over the
+// conversation's vectors of the model (store.Ranker).
+func (s *Store) NearestVectors(ctx context.Context, conversationID, model string, q []float32, k int) ([]store.Neighbor, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, ref_id, vector FROM embeddings
+WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, len(q), conversationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	r := store.NewRanker(q, k)
+	var kind, id string
+	var vec []byte
+	for rows.Next() {
+		if err := rows.Scan(&kind, &id, &vec); err != nil {
+			return nil, err
+		}
+		r.Add(store.DocRef{Kind: store.HitKind(kind), ID: id}, vec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return r.Result(), nil
+}
+
+// HitsByRef implements store.VectorIndex (queries/search_by_ref.sql).
+func (s *Store) HitsByRef(ctx context.Context, refs []store.DocRef) ([]store.Hit, error) {
+	var msgIDs, blockIDs []string
+	for _, r := range refs {
+		if r.Kind == store.HitBatch {
+			blockIDs = append(blockIDs, r.ID)
+		} else {
+			msgIDs = append(msgIDs, r.ID)
+		}
+	}
+	mj, err := jsonArray(msgIDs)
+	if err != nil {
+		return nil, err
+	}
+	bj, err := jsonArray(blockIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, searchByRefSQL, mj, bj)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Hit
+	for rows.Next() {
+		var h store.Hit
+		var kind, created string
+		if err := rows.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text); err != nil {
+			return nil, err
+		}
+		if err := store.FinishHit(&h, kind, created); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
