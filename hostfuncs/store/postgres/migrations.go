@@ -101,4 +101,42 @@ ALTER TABLE blocks ADD COLUMN at text GENERATED ALWAYS AS (COALESCE(
 	CASE WHEN left(content, 1) = '{' THEN substring(split_part(content, E'\n', 1) from '"end":"([0-9T:.Z+-]+)"') END,
 	created_at)) STORED;
 `},
+	{3, "embedding vectors of recalled messages and archived blocks, per model", `
+-- The SQLite store's table (SCHEMA.md, "Embeddings"): one row per
+-- document and model, the vector as dims float32 values, little-endian,
+-- at unit length, in a bytea, so both stores read and rank it alike.
+CREATE TABLE embeddings (
+	kind            text NOT NULL,
+	ref_id          text NOT NULL,
+	conversation_id text NOT NULL,
+	model           text NOT NULL,
+	dims            integer NOT NULL,
+	vector          bytea NOT NULL,
+	created_at      text NOT NULL,
+	PRIMARY KEY (kind, ref_id, model)
+);
+CREATE INDEX embeddings_by_model ON embeddings (model, conversation_id);
+
+-- A document's vectors go with it, or when its indexed text changes.
+CREATE FUNCTION clipfold_embeddings_forget_message() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM embeddings WHERE kind = 'message' AND ref_id = OLD.id;
+	RETURN NULL;
+END $$;
+CREATE FUNCTION clipfold_embeddings_forget_block() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM embeddings WHERE kind = 'batch' AND ref_id = OLD.id;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER embeddings_recall_delete AFTER DELETE ON recall
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_message();
+CREATE TRIGGER embeddings_recall_update AFTER UPDATE OF id, conversation_id, role, content, search_text ON recall
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_message();
+CREATE TRIGGER embeddings_blocks_delete AFTER DELETE ON blocks
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_block();
+CREATE TRIGGER embeddings_blocks_update AFTER UPDATE OF id, content, conversation_id ON blocks
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_block();
+`},
 }
