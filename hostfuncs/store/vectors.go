@@ -29,7 +29,7 @@ const RRFK = 60
 // FusionDepth is how many hits of each ranking a fused search reads (at
 // least; more when the limit is larger): a hit ranked below it in one list
 // still counts through the other.
-const FusionDepth = 50
+const FusionDepth = 30
 
 // BackfillBatch is how many documents one round of embedding reads and
 // stores.
@@ -383,6 +383,38 @@ func (r *Ranker) Add(ref DocRef, stored []byte) {
 	for i, x := range r.q {
 		dot += x * math.Float32frombits(binary.LittleEndian.Uint32(stored[4*i:]))
 	}
+	r.add(ref, dot)
+}
+
+// AddDecoded scores one stored vector already decoded (DecodeVector). A
+// vector of another length is ignored.
+func (r *Ranker) AddDecoded(ref DocRef, v []float32) {
+	if len(v) != len(r.q) {
+		return
+	}
+	r.add(ref, dot(r.q, v))
+}
+
+// dot is the dot product of two vectors of one length, in four running
+// sums (about twice as fast as one: the additions do not wait on each
+// other).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func (r *Ranker) add(ref DocRef, dot float32) {
 	sim := float64(dot)
 	if !(sim > 0) {
 		return

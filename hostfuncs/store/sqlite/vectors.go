@@ -10,7 +10,24 @@ import (
 var _ store.VectorIndex = (*Store)(nil)
 
 // MissingVectors implements store.VectorIndex (queries/embeddings_missing.sql).
+// While nothing changed since it last found every document embedded, it
+// answers from the vector cache (vectorcache.go) without a query.
 func (s *Store) MissingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
+	key := vecKey{conversationID, model, dims}
+	tok, cacheable := s.token(ctx)
+	if cacheable {
+		if e := s.cache.entry(key, tok); e != nil && e.complete {
+			return nil, nil
+		}
+	}
+	docs, err := s.missingVectors(ctx, conversationID, model, dims, limit)
+	if err == nil && len(docs) == 0 && cacheable {
+		s.cache.update(key, tok, func(e *vecEntry) { e.complete = true })
+	}
+	return docs, err
+}
+
+func (s *Store) missingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
 	rows, err := s.db.QueryContext(ctx, embeddingsMissingSQL, conversationID, model, dims, limit)
 	if err != nil {
 		return nil, err
@@ -59,31 +76,59 @@ func (s *Store) PutVectors(ctx context.Context, model string, vs []store.DocVect
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("put vectors: commit: %w", err)
 	}
+	s.wrote()
 	return n, nil
 }
 
 // NearestVectors implements store.VectorIndex by brute force over the
-// conversation's vectors of the model (store.Ranker).
+// conversation's vectors of the model (store.Ranker), read from the
+// vector cache while nothing changed since the last scan.
 func (s *Store) NearestVectors(ctx context.Context, conversationID, model string, q []float32, k int) ([]store.Neighbor, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, ref_id, vector FROM embeddings
-WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, len(q), conversationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	r := store.NewRanker(q, k)
-	var kind, id string
-	var vec []byte
-	for rows.Next() {
-		if err := rows.Scan(&kind, &id, &vec); err != nil {
+	key := vecKey{conversationID, model, len(q)}
+	tok, cacheable := s.token(ctx)
+	var refs []store.DocRef
+	var vecs [][]float32
+	if e := s.cache.entry(key, tok); cacheable && e != nil && e.loaded {
+		refs, vecs = e.refs, e.vecs
+	} else {
+		var err error
+		if refs, vecs, err = s.scanVectors(ctx, conversationID, model, len(q)); err != nil {
 			return nil, err
 		}
-		r.Add(store.DocRef{Kind: store.HitKind(kind), ID: id}, vec)
+		if cacheable {
+			s.cache.update(key, tok, func(e *vecEntry) { e.refs, e.vecs, e.loaded = refs, vecs, true })
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	r := store.NewRanker(q, k)
+	for i, v := range vecs {
+		r.AddDecoded(refs[i], v)
 	}
 	return r.Result(), nil
+}
+
+func (s *Store) scanVectors(ctx context.Context, conversationID, model string, dims int) ([]store.DocRef, [][]float32, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, ref_id, vector FROM embeddings
+WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, dims, conversationID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var refs []store.DocRef
+	var vecs [][]float32
+	var kind, id string
+	var blob []byte
+	for rows.Next() {
+		if err := rows.Scan(&kind, &id, &blob); err != nil {
+			return nil, nil, err
+		}
+		v, err := store.DecodeVector(blob)
+		if err != nil || len(v) != dims {
+			continue // not a vector of these dimensions: ignored, as the ranking would
+		}
+		refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ID: id})
+		vecs = append(vecs, v)
+	}
+	return refs, vecs, rows.Err()
 }
 
 // HitsByRef implements store.VectorIndex (queries/search_by_ref.sql).
