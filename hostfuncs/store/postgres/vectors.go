@@ -14,7 +14,7 @@ var _ store.VectorIndex = (*Store)(nil)
 // missingSQL lists the searchable documents without a vector of a model:
 // what the lexical search indexes (a recalled message's fts is NULL for a
 // superseded clip-archive), never an empty text. $1: conversation id or
-// ''; $2: model; $3: dims (0: any); $4: limit.
+// ”; $2: model; $3: dims (0: any); $4: limit.
 var missingSQL = `SELECT 'message', r.id, r.conversation_id, COALESCE(r.search_text, r.content)
 FROM recall r
 WHERE r.fts IS NOT NULL AND COALESCE(r.search_text, r.content) <> '' AND ($1 = '' OR r.conversation_id = $1)
