@@ -128,6 +128,15 @@ func runCompact(e *env, args []string) error {
 	rep.fill(&res, st, took)
 	if !res.Get("failed").Bool() && res.Get("messages_compressed").Int() > 0 {
 		rep.ArchiveBatches, rep.ArchiveDepth = archiveBatches(ctx, a, conv.conversationID)
+		if s.embedder != nil && !*dry {
+			rep.Embeddings = &embeddingsReport{Provider: s.emb.provider, Model: s.emb.model}
+			n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
+			rep.Embeddings.Embedded = n
+			if err != nil {
+				rep.Embeddings.Error = err.Error()
+				warn("embeddings: the archived messages and batches are not all embedded yet (search embeds them later): " + err.Error())
+			}
+		}
 	}
 
 	failed := res.Get("failed").Bool()
@@ -266,6 +275,9 @@ func prepare(e *env, cf *configFlags, sf *storeFlags, path, convID string, mode 
 	}
 	client, err := s.client()
 	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if s.embedder, err = s.emb.embedder(); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	conv, err := readConversation(path, e.stdin, convID)
