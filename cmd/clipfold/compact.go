@@ -34,6 +34,11 @@ Without flags it runs offline with the extractive summarizer. With a real LLM:
 --provider anthropic|openai|openai-compat|ollama, --model, --base-url, and the
 key in ANTHROPIC_API_KEY / OPENAI_API_KEY (or --api-key-env).
 
+With --embeddings-provider openai|ollama and --embeddings-model (or an
+[embeddings] section in --config), what the compaction archived is embedded
+once it is stored, for 'clipfold search' by meaning; a failure there is a
+warning (search embeds what is missing later), never a failed compaction.
+
 Examples:
   clipfold compact testdata/conversations/debugging-session.json
   clipfold compact chat.jsonl -o compacted.jsonl --keep-recent 10
