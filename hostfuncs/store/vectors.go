@@ -414,8 +414,15 @@ func dot(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-func (r *Ranker) add(ref DocRef, dot float32) {
-	sim := float64(dot)
+// AddSimilarity ranks a document whose similarity was computed elsewhere
+// (by the database).
+func (r *Ranker) AddSimilarity(ref DocRef, sim float64) {
+	r.addSim(ref, sim)
+}
+
+func (r *Ranker) add(ref DocRef, dot float32) { r.addSim(ref, float64(dot)) }
+
+func (r *Ranker) addSim(ref DocRef, sim float64) {
 	if !(sim > 0) {
 		return
 	}

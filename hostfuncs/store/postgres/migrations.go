@@ -138,5 +138,24 @@ CREATE TRIGGER embeddings_blocks_delete AFTER DELETE ON blocks
 	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_block();
 CREATE TRIGGER embeddings_blocks_update AFTER UPDATE OF id, content, conversation_id ON blocks
 	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_block();
+
+-- pgvector, when the server offers it and the extension can be created:
+-- a column of its type beside the bytea, ranked with <=> by the server.
+-- Otherwise (Debian 12's PostgreSQL 15 packages do not ship it) nothing
+-- changes and the store ranks the bytea itself.
+DO $pgvector$
+DECLARE ext_schema text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+		RETURN;
+	END IF;
+	BEGIN
+		CREATE EXTENSION IF NOT EXISTS vector;
+		SELECT extnamespace::regnamespace::text INTO ext_schema FROM pg_extension WHERE extname = 'vector';
+		EXECUTE format('ALTER TABLE embeddings ADD COLUMN embedding %s.vector', ext_schema);
+	EXCEPTION WHEN OTHERS THEN
+		RAISE NOTICE 'clipfold: pgvector is available but not used: %', SQLERRM;
+	END;
+END $pgvector$;
 `},
 }

@@ -28,6 +28,7 @@ import (
 type Store struct {
 	pool *connPool
 	now  func() time.Time
+	pgv  pgvector // the pgvector column, when migration 3 could add it
 }
 
 var (
@@ -53,6 +54,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 func openAt(ctx context.Context, cfg *pgx.ConnConfig, version int) (*Store, error) {
 	s := &Store{pool: newConnPool(cfg, DefaultMaxConns), now: time.Now}
 	if _, err := s.migrateTo(ctx, version); err != nil {
+		s.pool.close()
+		return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg), err)
+	}
+	if err := s.detectPgvector(ctx); err != nil {
 		s.pool.close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg), err)
 	}

