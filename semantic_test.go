@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/clipfold/clipfold"
+	"github.com/clipfold/clipfold/hostfuncs/embed"
 	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
@@ -119,4 +123,28 @@ func ids(hits []store.Hit) []string {
 		out[i] = h.ID
 	}
 	return out
+}
+
+// An embeddings server that never answers delays nothing but the
+// embedding itself (bounded by the embedder's timeout): the compaction is
+// committed and reported, with a warning.
+func TestEmbedderHangNeverFailsCompaction(t *testing.T) {
+	ctx := context.Background()
+	block := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
+	defer hang.Close()
+	defer close(block)
+	e, err := embed.NewOpenAI(embed.Config{BaseURL: hang.URL, Model: "m", Timeout: 200 * time.Millisecond, MaxRetries: -1})
+	require.NoError(t, err)
+	c, err := clipfold.Open(ctx, clipfold.Options{Config: map[string]any{"keep_recent": 6}, Embedder: e})
+	require.NoError(t, err)
+	defer c.Close()
+	res, err := c.Compress(ctx, "trip", exampleHistory(), nil)
+	require.NoError(t, err)
+	require.False(t, res.Failed)
+	require.Positive(t, res.MessagesCompressed)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "timeout")
+	active, err := c.Store().ActiveMessages(ctx, "trip")
+	require.NoError(t, err)
+	assert.Len(t, active, len(res.History), "committed")
 }
