@@ -361,9 +361,11 @@ func DecodeVector(b []byte) ([]float32, error) {
 // one conversation's archive size (thousands of documents) a scan is a
 // few milliseconds and needs no index.
 type Ranker struct {
-	q    []float32 // the query at unit length
-	k    int
-	best []Neighbor
+	q     []float32 // the query at unit length
+	k     int
+	best  []Neighbor
+	full  bool    // best held k after a trim: floor is the k-th similarity
+	floor float64 // a similarity below it cannot be among the k best
 }
 
 // NewRanker ranks against q, keeping k.
@@ -403,10 +405,11 @@ func dot(a, b []float32) float32 {
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		aa, bb := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
@@ -423,8 +426,8 @@ func (r *Ranker) AddSimilarity(ref DocRef, sim float64) {
 func (r *Ranker) add(ref DocRef, dot float32) { r.addSim(ref, float64(dot)) }
 
 func (r *Ranker) addSim(ref DocRef, sim float64) {
-	if !(sim > 0) {
-		return
+	if r.k <= 0 || !(sim > 0) || (r.full && sim < r.floor) {
+		return // below the k best so far: it cannot make the result
 	}
 	r.best = append(r.best, Neighbor{DocRef: ref, Similarity: sim})
 	if len(r.best) >= 2*r.k+64 {
@@ -443,8 +446,9 @@ func (r *Ranker) trim() {
 		}
 		return a.ID > b.ID
 	})
-	if len(r.best) > r.k {
+	if r.k > 0 && len(r.best) >= r.k {
 		r.best = r.best[:r.k]
+		r.full, r.floor = true, r.best[r.k-1].Similarity
 	}
 }
 

@@ -60,6 +60,12 @@ func TestRanker(t *testing.T) {
 	assert.Equal(t, []string{"m0999", "m0998", "m0997", "m0996", "m0995"}, ids)
 }
 
+func TestRankerZero(t *testing.T) {
+	r := store.NewRanker([]float32{1}, 0)
+	r.AddDecoded(store.DocRef{Kind: store.HitMessage, ID: "a"}, []float32{1})
+	assert.Empty(t, r.Result())
+}
+
 func TestLeadSnippet(t *testing.T) {
 	assert.Equal(t, "a short text", store.LeadSnippet(" a  short\ntext "))
 	long := strings.Repeat("word ", 40)

@@ -38,7 +38,7 @@ type vecEntry struct {
 	complete bool // every searchable document of the scope had a vector at token
 	loaded   bool // refs and vecs are the scope's vectors at token
 	refs     []store.DocRef
-	vecs     [][]float32
+	vecs     []float32 // len(refs) vectors of dims values, one after the other
 	used     uint64
 }
 

@@ -87,7 +87,7 @@ func (s *Store) NearestVectors(ctx context.Context, conversationID, model string
 	key := vecKey{conversationID, model, len(q)}
 	tok, cacheable := s.token(ctx)
 	var refs []store.DocRef
-	var vecs [][]float32
+	var vecs []float32
 	if e := s.cache.entry(key, tok); cacheable && e != nil && e.loaded {
 		refs, vecs = e.refs, e.vecs
 	} else {
@@ -100,13 +100,17 @@ func (s *Store) NearestVectors(ctx context.Context, conversationID, model string
 		}
 	}
 	r := store.NewRanker(q, k)
-	for i, v := range vecs {
-		r.AddDecoded(refs[i], v)
+	d := len(q)
+	for i := range refs {
+		r.AddDecoded(refs[i], vecs[i*d:(i+1)*d:(i+1)*d])
 	}
 	return r.Result(), nil
 }
 
-func (s *Store) scanVectors(ctx context.Context, conversationID, model string, dims int) ([]store.DocRef, [][]float32, error) {
+// scanVectors reads the scope's vectors of model and dims: their refs, and
+// the vectors one after the other in one slice (contiguous memory is
+// faster to scan than a slice per vector).
+func (s *Store) scanVectors(ctx context.Context, conversationID, model string, dims int) ([]store.DocRef, []float32, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT kind, ref_id, vector FROM embeddings
 WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, dims, conversationID)
 	if err != nil {
@@ -114,7 +118,7 @@ WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, di
 	}
 	defer rows.Close()
 	var refs []store.DocRef
-	var vecs [][]float32
+	var vecs []float32
 	var kind, id string
 	var blob []byte
 	for rows.Next() {
@@ -126,7 +130,7 @@ WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, di
 			continue // not a vector of these dimensions: ignored, as the ranking would
 		}
 		refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ID: id})
-		vecs = append(vecs, v)
+		vecs = append(vecs, v...)
 	}
 	return refs, vecs, rows.Err()
 }
