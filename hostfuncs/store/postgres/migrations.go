@@ -104,7 +104,8 @@ ALTER TABLE blocks ADD COLUMN at text GENERATED ALWAYS AS (COALESCE(
 	{3, "embedding vectors of recalled messages and archived blocks, per model", `
 -- The SQLite store's table (SCHEMA.md, "Embeddings"): one row per
 -- document and model, the vector as dims float32 values, little-endian,
--- at unit length, in a bytea, so both stores read and rank it alike.
+-- at unit length, in a bytea, so both stores read and rank it alike;
+-- plus seq, for the store's cache.
 CREATE TABLE embeddings (
 	kind            text NOT NULL,
 	ref_id          text NOT NULL,
@@ -113,9 +114,12 @@ CREATE TABLE embeddings (
 	dims            integer NOT NULL,
 	vector          bytea NOT NULL,
 	created_at      text NOT NULL,
+	seq             bigint GENERATED ALWAYS AS IDENTITY,
 	PRIMARY KEY (kind, ref_id, model)
 );
-CREATE INDEX embeddings_by_model ON embeddings (model, conversation_id);
+-- seq never repeats, so (count, max(seq)) of a scope changes whenever its
+-- vectors do: the store's cache of decoded vectors is keyed on it.
+CREATE INDEX embeddings_by_model ON embeddings (model, conversation_id, seq);
 
 -- A document's vectors go with it, or when its indexed text changes.
 CREATE FUNCTION clipfold_embeddings_forget_message() RETURNS trigger LANGUAGE plpgsql

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,9 @@ type Store struct {
 	pool *connPool
 	now  func() time.Time
 	pgv  pgvector // the pgvector column, when migration 3 could add it
+
+	cache         store.VectorCache
+	putsSinceStat atomic.Int64 // vectors stored since the last ANALYZE embeddings
 }
 
 var (

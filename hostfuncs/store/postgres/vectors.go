@@ -30,10 +30,54 @@ WHERE ` + blockBody + ` <> '' AND ($1 = '' OR b.conversation_id = $1)
 		WHERE e.kind = 'batch' AND e.ref_id = b.id AND e.model = $2 AND ($3 = 0 OR e.dims = $3))
 LIMIT $4`
 
-// MissingVectors implements store.VectorIndex. With pgvector, a vector
-// without its pgvector copy (stored before the column existed, or while
-// it failed) counts as missing.
+// tokenSQL fingerprints a scope: the count and the greatest position of
+// its recalled messages, of its blocks, and of its vectors of a model.
+// Positions come from identity columns, which never repeat, so a
+// fingerprint changes whenever a document or vector of the scope is
+// added or removed (and a vector is removed when its document's text
+// changes). $1: conversation id; $2: model.
+const tokenSQL = `SELECT concat_ws('/',
+	(SELECT count(*) FROM recall WHERE conversation_id = $1), (SELECT coalesce(max(pos), 0) FROM recall WHERE conversation_id = $1),
+	(SELECT count(*) FROM blocks WHERE conversation_id = $1), (SELECT coalesce(max(pos), 0) FROM blocks WHERE conversation_id = $1),
+	(SELECT count(*) FROM embeddings WHERE model = $2 AND conversation_id = $1),
+	(SELECT coalesce(max(seq), 0) FROM embeddings WHERE model = $2 AND conversation_id = $1))`
+
+// token returns the scope's fingerprint (tokenSQL), for the vector cache;
+// ok is false when it cannot be read.
+func (s *Store) token(ctx context.Context, conversationID, model string) (string, bool) {
+	q := tokenSQL
+	args := []any{conversationID, model}
+	if conversationID == "" {
+		q = strings.NewReplacer(" AND conversation_id = $1", "", " WHERE conversation_id = $1", "").Replace(q)
+		q = strings.ReplaceAll(q, "$2", "$1")
+		args = args[1:]
+	}
+	tok, err := collect(ctx, s, pgx.RowTo[string], q, args...)
+	if err != nil || len(tok) != 1 {
+		return "", false
+	}
+	return tok[0], true
+}
+
+// MissingVectors implements store.VectorIndex. While the scope's
+// fingerprint is the one at which it last found every document embedded,
+// it answers from the vector cache. With pgvector, a vector without its
+// pgvector copy (stored before the column existed, or while it failed)
+// counts as missing.
 func (s *Store) MissingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
+	scope := store.VectorScope{ConversationID: conversationID, Model: model, Dims: dims}
+	tok, cacheable := s.token(ctx, conversationID, model)
+	if cacheable && s.cache.Complete(scope, tok) {
+		return nil, nil
+	}
+	docs, err := s.missingVectors(ctx, conversationID, model, dims, limit)
+	if err == nil && len(docs) == 0 && cacheable {
+		s.cache.SetComplete(scope, tok)
+	}
+	return docs, err
+}
+
+func (s *Store) missingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
 	q := missingSQL
 	if _, on := s.pgv.use(); on {
 		q = strings.ReplaceAll(q, "AND ($3 = 0 OR e.dims = $3))", "AND ($3 = 0 OR e.dims = $3) AND e.embedding IS NOT NULL)")
@@ -65,6 +109,13 @@ func (s *Store) PutVectors(ctx context.Context, model string, vs []store.DocVect
 	}
 	return s.putVectors(ctx, model, vs, "")
 }
+
+// analyzeEvery is how many stored vectors make the store refresh the
+// planner's statistics of embeddings: right after a first backfill the
+// table looks empty to the planner, which then checks each document's
+// vector by scanning the whole table (seconds at 10,000 documents).
+// Autovacuum refreshes them too, but not before the next search.
+const analyzeEvery = 1000
 
 // putVectors stores the vectors, and their pgvector copies when ext (the
 // extension's schema) is set.
@@ -107,6 +158,10 @@ ON CONFLICT (kind, ref_id, model) DO UPDATE SET conversation_id = EXCLUDED.conve
 	if err != nil {
 		return 0, fmt.Errorf("put vectors: %w", err)
 	}
+	if s.putsSinceStat.Add(int64(n)) >= analyzeEvery {
+		s.putsSinceStat.Store(0)
+		_ = s.Exec(ctx, `ANALYZE embeddings`) // statistics only: a failure changes nothing
+	}
 	return n, nil
 }
 
@@ -124,28 +179,49 @@ func (s *Store) NearestVectors(ctx context.Context, conversationID, model string
 		}
 		s.pgv.fail(err)
 	}
-	r := store.NewRanker(q, k)
+	scope := store.VectorScope{ConversationID: conversationID, Model: model, Dims: len(q)}
+	tok, cacheable := s.token(ctx, conversationID, model)
+	refs, flat, ok := s.cache.Vectors(scope, tok)
+	if !cacheable || !ok {
+		var err error
+		if refs, flat, err = s.scanVectors(ctx, conversationID, model, len(q)); err != nil {
+			return nil, err
+		}
+		if cacheable {
+			s.cache.SetVectors(scope, tok, refs, flat)
+		}
+	}
+	return store.RankFlat(q, k, refs, flat), nil
+}
+
+// scanVectors reads the scope's vectors of model and dims, one after the
+// other in one slice.
+func (s *Store) scanVectors(ctx context.Context, conversationID, model string, dims int) ([]store.DocRef, []float32, error) {
+	var refs []store.DocRef
+	var flat []float32
 	err := s.pool.with(ctx, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, `SELECT kind, ref_id, vector FROM embeddings
-WHERE model = $1 AND dims = $2 AND ($3 = '' OR conversation_id = $3)`, model, len(q), conversationID)
+WHERE model = $1 AND dims = $2 AND ($3 = '' OR conversation_id = $3)`, model, dims, conversationID)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		var kind, id string
-		var vec []byte
+		var blob []byte
 		for rows.Next() {
-			if err := rows.Scan(&kind, &id, &vec); err != nil {
+			if err := rows.Scan(&kind, &id, &blob); err != nil {
 				return err
 			}
-			r.Add(store.DocRef{Kind: store.HitKind(kind), ID: id}, vec)
+			v, err := store.DecodeVector(blob)
+			if err != nil || len(v) != dims {
+				continue // not a vector of these dimensions: ignored, as the ranking would
+			}
+			refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ID: id})
+			flat = append(flat, v...)
 		}
 		return rows.Err()
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r.Result(), nil
+	return refs, flat, err
 }
 
 // HitsByRef implements store.VectorIndex.

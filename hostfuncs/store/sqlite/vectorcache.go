@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -23,29 +24,9 @@ import (
 // database has no other writer, so its write count is the whole token.
 // Writes through DB() are not seen: reset the cache with ForgetVectors.
 
-// maxCachedScopes bounds the cache: the least recently used scope goes.
-const maxCachedScopes = 4
-
-type vecKey struct {
-	conv, model string
-	dims        int
-}
-
-type changeToken struct{ gen, dataVersion int64 }
-
-type vecEntry struct {
-	token    changeToken
-	complete bool // every searchable document of the scope had a vector at token
-	loaded   bool // refs and vecs are the scope's vectors at token
-	refs     []store.DocRef
-	vecs     []float32 // len(refs) vectors of dims values, one after the other
-	used     uint64
-}
-
+// vectorCache is the store's cache and the connection its token is read on.
 type vectorCache struct {
-	mu      sync.Mutex
-	entries map[vecKey]*vecEntry
-	clock   uint64
+	store.VectorCache
 
 	watchMu sync.Mutex
 	watch   *sql.Conn // file databases: the connection PRAGMA data_version is read on
@@ -56,27 +37,28 @@ func (s *Store) wrote() { atomic.AddInt64(&s.gen, 1) }
 
 // token returns the current change token; ok is false when it cannot be
 // read (then nothing is cached).
-func (s *Store) token(ctx context.Context) (changeToken, bool) {
-	t := changeToken{gen: atomic.LoadInt64(&s.gen)}
+func (s *Store) token(ctx context.Context) (string, bool) {
+	gen := atomic.LoadInt64(&s.gen)
 	if s.memory {
-		return t, true
+		return strconv.FormatInt(gen, 10), true
 	}
+	var dataVersion int64
 	c := &s.cache
 	c.watchMu.Lock()
 	defer c.watchMu.Unlock()
 	if c.watch == nil {
 		conn, err := s.db.Conn(ctx)
 		if err != nil {
-			return t, false
+			return "", false
 		}
 		c.watch = conn
 	}
-	if err := c.watch.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&t.dataVersion); err != nil {
+	if err := c.watch.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&dataVersion); err != nil {
 		_ = c.watch.Close()
 		c.watch = nil
-		return t, false
+		return "", false
 	}
-	return t, true
+	return strconv.FormatInt(gen, 10) + "/" + strconv.FormatInt(dataVersion, 10), true
 }
 
 func (c *vectorCache) close() {
@@ -88,52 +70,8 @@ func (c *vectorCache) close() {
 	}
 }
 
-// entry returns the scope's entry when it was made at token, else nil.
-func (c *vectorCache) entry(k vecKey, t changeToken) *vecEntry {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.entries[k]
-	if e == nil || e.token != t {
-		return nil
-	}
-	c.clock++
-	e.used = c.clock
-	return e
-}
-
-// update sets the scope's entry at token t (a fresh one when the token
-// changed) through fn.
-func (c *vectorCache) update(k vecKey, t changeToken, fn func(e *vecEntry)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil {
-		c.entries = map[vecKey]*vecEntry{}
-	}
-	e := c.entries[k]
-	if e == nil || e.token != t {
-		e = &vecEntry{token: t}
-		c.entries[k] = e
-	}
-	c.clock++
-	e.used = c.clock
-	fn(e)
-	for len(c.entries) > maxCachedScopes {
-		var oldest vecKey
-		var min uint64
-		first := true
-		for key, v := range c.entries {
-			if first || v.used < min {
-				oldest, min, first = key, v.used, false
-			}
-		}
-		delete(c.entries, oldest)
-	}
-}
-
 // ForgetVectors empties the vector cache (after writing through DB()).
 func (s *Store) ForgetVectors() {
-	s.cache.mu.Lock()
-	s.cache.entries = nil
-	s.cache.mu.Unlock()
+	s.cache.Reset()
 	s.wrote()
 }

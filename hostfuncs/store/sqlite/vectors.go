@@ -13,16 +13,14 @@ var _ store.VectorIndex = (*Store)(nil)
 // While nothing changed since it last found every document embedded, it
 // answers from the vector cache (vectorcache.go) without a query.
 func (s *Store) MissingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
-	key := vecKey{conversationID, model, dims}
+	scope := store.VectorScope{ConversationID: conversationID, Model: model, Dims: dims}
 	tok, cacheable := s.token(ctx)
-	if cacheable {
-		if e := s.cache.entry(key, tok); e != nil && e.complete {
-			return nil, nil
-		}
+	if cacheable && s.cache.Complete(scope, tok) {
+		return nil, nil
 	}
 	docs, err := s.missingVectors(ctx, conversationID, model, dims, limit)
 	if err == nil && len(docs) == 0 && cacheable {
-		s.cache.update(key, tok, func(e *vecEntry) { e.complete = true })
+		s.cache.SetComplete(scope, tok)
 	}
 	return docs, err
 }
@@ -84,27 +82,19 @@ func (s *Store) PutVectors(ctx context.Context, model string, vs []store.DocVect
 // conversation's vectors of the model (store.Ranker), read from the
 // vector cache while nothing changed since the last scan.
 func (s *Store) NearestVectors(ctx context.Context, conversationID, model string, q []float32, k int) ([]store.Neighbor, error) {
-	key := vecKey{conversationID, model, len(q)}
+	scope := store.VectorScope{ConversationID: conversationID, Model: model, Dims: len(q)}
 	tok, cacheable := s.token(ctx)
-	var refs []store.DocRef
-	var vecs []float32
-	if e := s.cache.entry(key, tok); cacheable && e != nil && e.loaded {
-		refs, vecs = e.refs, e.vecs
-	} else {
+	refs, vecs, ok := s.cache.Vectors(scope, tok)
+	if !cacheable || !ok {
 		var err error
 		if refs, vecs, err = s.scanVectors(ctx, conversationID, model, len(q)); err != nil {
 			return nil, err
 		}
 		if cacheable {
-			s.cache.update(key, tok, func(e *vecEntry) { e.refs, e.vecs, e.loaded = refs, vecs, true })
+			s.cache.SetVectors(scope, tok, refs, vecs)
 		}
 	}
-	r := store.NewRanker(q, k)
-	d := len(q)
-	for i := range refs {
-		r.AddDecoded(refs[i], vecs[i*d:(i+1)*d:(i+1)*d])
-	}
-	return r.Result(), nil
+	return store.RankFlat(q, k, refs, vecs), nil
 }
 
 // scanVectors reads the scope's vectors of model and dims: their refs, and
