@@ -148,3 +148,10 @@ WHERE table_schema = current_schema() AND table_name = 'embeddings' AND column_n
 		assert.True(t, strings.HasPrefix(s.VectorBackend(), "bytea"), s.VectorBackend())
 	}
 }
+
+// The vector cache of one store sees what another store (another
+// process, in life) commits to the same schema (the scope's fingerprint).
+func TestVectorCacheSeesOtherWriters(t *testing.T) {
+	u := freshSchema(t)
+	storetest.SharedDatabase(t, openOrFail(t, u), openOrFail(t, u))
+}
