@@ -8,6 +8,11 @@
 // hostfuncs/store/sqlite (the embedded default, a file or :memory:) and
 // hostfuncs/store/postgres. hostfuncs/store/storetest is the conformance
 // suite both must pass; a third implementation should run it too.
+//
+// Both also keep embedding vectors beside the archive (VectorIndex), so
+// that with an embeddings provider (SearchOptions.Embedder, package
+// hostfuncs/embed) Search fuses a ranking by meaning with the lexical one
+// (HybridSearch, vectors.go).
 package store
 
 import (

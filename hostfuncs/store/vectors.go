@@ -107,6 +107,7 @@ func EmbedMissing(ctx context.Context, st Store, e Embedder, conversationID stri
 func embedMissing(ctx context.Context, vi VectorIndex, e Embedder, conversationID string, dims int) (int, error) {
 	model := e.Model()
 	total := 0
+	stored := map[DocRef]bool{}
 	for {
 		docs, err := vi.MissingVectors(ctx, conversationID, model, dims, BackfillBatch)
 		if err != nil {
@@ -114,6 +115,13 @@ func embedMissing(ctx context.Context, vi VectorIndex, e Embedder, conversationI
 		}
 		if len(docs) == 0 {
 			return total, nil
+		}
+		for _, d := range docs {
+			if stored[d.DocRef] {
+				// Stored, yet still listed: looping would never end.
+				return total, fmt.Errorf("embeddings: %s %q still has no vector of %q after one was stored", d.Kind, d.ID, model)
+			}
+			stored[d.DocRef] = true
 		}
 		texts := make([]string, len(docs))
 		for i, d := range docs {
