@@ -6,11 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"github.com/clipfold/clipfold/hostfuncs/embed"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
+
+// embeddingsTimeout bounds each embeddings request of the command.
+const embeddingsTimeout = 30 * time.Second
 
 // embeddingsKeys are the keys of config.toml's [embeddings] section.
 var embeddingsKeys = []string{"provider", "model", "base_url", "api_key_env"}
@@ -103,7 +107,10 @@ func (es *embeddingsSettings) embedder() (store.Embedder, error) {
 	if strings.TrimSpace(es.model) == "" {
 		return nil, usagef("embeddings provider %s needs a model: --embeddings-model NAME (or model in [embeddings]), e.g. text-embedding-3-small or nomic-embed-text", es.provider)
 	}
-	e, err := embed.New(es.provider, embed.Config{Model: es.model, BaseURL: es.baseURL, APIKeyEnv: es.apiKeyEnv})
+	// 30 s a request: an embeddings request is small, and a server that
+	// accepts connections but never answers must not hold the command
+	// long after its compaction is done.
+	e, err := embed.New(es.provider, embed.Config{Model: es.model, BaseURL: es.baseURL, APIKeyEnv: es.apiKeyEnv, Timeout: embeddingsTimeout})
 	if err != nil {
 		var ee *embed.Error
 		if errors.As(err, &ee) && ee.Code == embed.CodeAuth {
