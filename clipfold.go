@@ -74,6 +74,13 @@ type Options struct {
 	// OnHostCall, when set, observes every host-function call the plug-in
 	// makes (name, duration, whether it answered an error).
 	OnHostCall func(name string, took time.Duration, failed bool)
+	// Embedder, when set, makes Search semantic: lexical and vector
+	// rankings fused (store.HybridSearch). Compress embeds what each
+	// compaction archived after it committed; a failure there is a
+	// warning in the Result, never a failed compaction, and the next
+	// Search embeds what is missing. See package hostfuncs/embed for the
+	// OpenAI-compatible and Ollama providers. nil: lexical search.
+	Embedder store.Embedder
 }
 
 // Compactor is the loaded plug-in with its LLM and store.
@@ -83,6 +90,8 @@ type Compactor struct {
 	store     store.Store
 	ownsStore bool
 	config    []byte // Options.Config as a JSON object, or nil
+	embedder  store.Embedder
+	logger    *slog.Logger
 }
 
 // CallError is an export's refusal of its input: SPEC's code
@@ -93,7 +102,7 @@ type CallError = wasmhost.CallError
 // Open compiles the plug-in and binds it to the LLM and store of opts.
 // Close the Compactor when done.
 func Open(ctx context.Context, opts Options) (*Compactor, error) {
-	c := &Compactor{store: opts.Store}
+	c := &Compactor{store: opts.Store, embedder: opts.Embedder, logger: opts.Logger}
 	if opts.Config != nil {
 		b, err := json.Marshal(opts.Config)
 		if err != nil {
@@ -319,7 +328,21 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 	if err := c.call(ctx, "compress", in, &out); err != nil {
 		return nil, err
 	}
+	if c.embedder != nil && !out.Failed && out.MessagesCompressed > 0 && (opts == nil || !opts.DryRun) {
+		// After the commit, outside it: a failure loses nothing.
+		if _, err := store.EmbedMissing(ctx, c.store, c.embedder, conversationID); err != nil {
+			w := "embeddings: the archived messages and batches are not embedded yet (search embeds them later): " + err.Error()
+			out.Warnings = append(out.Warnings, w)
+			c.warn(w)
+		}
+	}
 	return &out, nil
+}
+
+func (c *Compactor) warn(msg string) {
+	if c.logger != nil {
+		c.logger.Warn(msg, "source", "clipfold")
+	}
 }
 
 // decodeHistory reads messages with the plug-in's decoder (package api,
@@ -371,8 +394,17 @@ func (c *Compactor) sync(ctx context.Context, conversationID string, history []j
 
 // Search finds what compaction archived — summaries and the original
 // messages in recall storage — by a question asked in plain words, best
-// hit first.
+// hit first. With Options.Embedder (unless opts sets its own) the
+// question is also matched by meaning; when the embeddings provider
+// fails, the search answers lexically and the Logger hears why (unless
+// opts.Warn is set).
 func (c *Compactor) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	if opts.Embedder == nil {
+		opts.Embedder = c.embedder
+	}
+	if opts.Warn == nil && opts.Embedder != nil {
+		opts.Warn = func(err error) { c.warn(err.Error()) }
+	}
 	return c.store.Search(ctx, query, opts)
 }
 

@@ -32,10 +32,19 @@ covers and its score; a batch also shows the ids of the messages it
 summarizes. Print any hit in full with 'clipfold recall ID'. Messages still
 in the active history are not searched: see 'clipfold show'.
 
+With an embeddings provider (--embeddings-provider openai|ollama and
+--embeddings-model, or an [embeddings] section in --config), QUERY is also
+matched by meaning: the archive's embeddings (computed after each compaction,
+or now for what has none) are ranked by similarity to the query's, and the two
+rankings fused (reciprocal rank fusion), so a question sharing no word with its
+answer still finds it. If the provider fails, search answers by words alone
+and says so.
+
 Examples:
   clipfold search "why did the checkout deploy fail?"
   clipfold search '"connection leak" INC-4471' --conversation conv-checkout-inc-4471 --limit 5
-  clipfold search refund --json`,
+  clipfold search refund --json
+  clipfold search "when is the car repaired?" --embeddings-provider ollama --embeddings-model nomic-embed-text`,
 }
 
 var showCmd = &command{
@@ -91,6 +100,8 @@ func runSearch(e *env, args []string) error {
 	fs := newFlags(e, searchCmd)
 	var sf storeFlags
 	sf.register(fs)
+	var cf configFlags
+	cf.registerSearch(fs)
 	conv := fs.String("conversation", "", "only hits of this conversation `id`")
 	limit := fs.Int("limit", 10, "at most `N` hits")
 	jsonOut := fs.Bool("json", false, "print the hits as JSON, each with its full text")
@@ -105,12 +116,22 @@ func runSearch(e *env, args []string) error {
 	if *limit < 1 || *limit > store.MaxSearchLimit {
 		return usagef("--limit: must be an integer in [1, %d], got %d", store.MaxSearchLimit, *limit)
 	}
+	warn := warner(e)
+	s, err := cf.resolve(warn)
+	if err != nil {
+		return err
+	}
+	emb, err := s.emb.embedder()
+	if err != nil {
+		return err
+	}
 	a, err := sf.open(e, openExisting)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	hits, err := a.st.Search(e.ctx, query, store.SearchOptions{ConversationID: *conv, Limit: *limit})
+	hits, err := a.st.Search(e.ctx, query, store.SearchOptions{ConversationID: *conv, Limit: *limit, Embedder: emb,
+		Warn: func(err error) { warn(err.Error()) }})
 	if err != nil {
 		return fmt.Errorf("searching %s: %w", a.describe(), err)
 	}
@@ -127,7 +148,11 @@ func runSearch(e *env, args []string) error {
 		return nil
 	}
 	for i, h := range hits {
-		fmt.Fprintf(e.stdout, "%d. %s %s  score %.3f\n", i+1, h.Kind, h.ID, h.Score)
+		if emb != nil {
+			fmt.Fprintf(e.stdout, "%d. %s %s  score %.4f (%s)\n", i+1, h.Kind, h.ID, h.Score, ranks(h))
+		} else {
+			fmt.Fprintf(e.stdout, "%d. %s %s  score %.3f\n", i+1, h.Kind, h.ID, h.Score)
+		}
 		fmt.Fprintf(e.stdout, "   %s", timeRange(h.Start, h.End))
 		if h.Kind == store.HitBatch {
 			if b := h.Batch; b != nil {
@@ -153,6 +178,18 @@ func runSearch(e *env, args []string) error {
 	return nil
 }
 
+// ranks says where a fused hit came from: "words #1, meaning #3 (0.82)".
+func ranks(h store.Hit) string {
+	var parts []string
+	if h.LexicalRank > 0 {
+		parts = append(parts, fmt.Sprintf("words #%d", h.LexicalRank))
+	}
+	if h.VectorRank > 0 {
+		parts = append(parts, fmt.Sprintf("meaning #%d, similarity %.2f", h.VectorRank, h.Similarity))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // timeRange prints a hit's time: one instant, or start → end.
 func timeRange(start, end time.Time) string {
 	switch {
@@ -171,6 +208,9 @@ type hitJSON struct {
 	StartTime      string    `json:"start_time,omitempty"`
 	EndTime        string    `json:"end_time,omitempty"`
 	Score          float64   `json:"score"`
+	LexicalRank    int       `json:"lexical_rank,omitempty"`
+	VectorRank     int       `json:"vector_rank,omitempty"`
+	Similarity     float64   `json:"similarity,omitempty"`
 	Snippet        string    `json:"snippet"`
 	Text           string    `json:"text"`
 	Role           string    `json:"role,omitempty"`
@@ -208,7 +248,8 @@ func searchJSON(query string, hits []store.Hit) any {
 	out := make([]hitJSON, len(hits))
 	for i, h := range hits {
 		out[i] = hitJSON{Kind: string(h.Kind), ID: h.ID, ConversationID: h.ConversationID, StartTime: optTime(h.Start),
-			EndTime: optTime(h.End), Score: h.Score, Snippet: h.Snippet, Text: h.Text, Role: h.Role, Label: h.Label,
+			EndTime: optTime(h.End), Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank,
+			Similarity: h.Similarity, Snippet: h.Snippet, Text: h.Text, Role: h.Role, Label: h.Label,
 			CreatedAt: optTime(h.CreatedAt), OperationID: h.OperationID, Batch: newBatchRef(h.Batch)}
 	}
 	return map[string]any{"query": query, "hits": out}

@@ -34,6 +34,11 @@ Without flags it runs offline with the extractive summarizer. With a real LLM:
 --provider anthropic|openai|openai-compat|ollama, --model, --base-url, and the
 key in ANTHROPIC_API_KEY / OPENAI_API_KEY (or --api-key-env).
 
+With --embeddings-provider openai|ollama and --embeddings-model (or an
+[embeddings] section in --config), what the compaction archived is embedded
+once it is stored, for 'clipfold search' by meaning; a failure there is a
+warning (search embeds what is missing later), never a failed compaction.
+
 Examples:
   clipfold compact testdata/conversations/debugging-session.json
   clipfold compact chat.jsonl -o compacted.jsonl --keep-recent 10
@@ -128,6 +133,15 @@ func runCompact(e *env, args []string) error {
 	rep.fill(&res, st, took)
 	if !res.Get("failed").Bool() && res.Get("messages_compressed").Int() > 0 {
 		rep.ArchiveBatches, rep.ArchiveDepth = archiveBatches(ctx, a, conv.conversationID)
+		if s.embedder != nil && !*dry {
+			rep.Embeddings = &embeddingsReport{Provider: s.emb.provider, Model: s.emb.model}
+			n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
+			rep.Embeddings.Embedded = n
+			if err != nil {
+				rep.Embeddings.Error = err.Error()
+				warn("embeddings: the archived messages and batches are not all embedded yet (search embeds them later): " + err.Error())
+			}
+		}
 	}
 
 	failed := res.Get("failed").Bool()
@@ -266,6 +280,9 @@ func prepare(e *env, cf *configFlags, sf *storeFlags, path, convID string, mode 
 	}
 	client, err := s.client()
 	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if s.embedder, err = s.emb.embedder(); err != nil {
 		return nil, nil, nil, nil, err
 	}
 	conv, err := readConversation(path, e.stdin, convID)

@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
+	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
 // hostKeys are the [summarization] keys that configure the host (which LLM
@@ -28,6 +29,9 @@ type settings struct {
 	baseURL   string
 	apiKey    string
 	apiKeyEnv string
+
+	emb      embeddingsSettings
+	embedder store.Embedder // built from emb by prepare (nil: none)
 
 	cfg core.Config
 	// set holds every SPEC key given in the file or by a flag, as the JSON
@@ -185,9 +189,14 @@ func (s *settings) loadConfigFile(path string, warn func(string)) error {
 		}
 		return usagef("%s: invalid TOML: %v", path, err)
 	}
+	if err := s.emb.loadSection(path, doc, md, warn); err != nil {
+		return err
+	}
 	secAny, ok := doc["summarization"]
 	if !ok {
-		warn(fmt.Sprintf("%s: no [summarization] section; using the defaults", path))
+		if _, hasEmb := doc["embeddings"]; !hasEmb {
+			warn(fmt.Sprintf("%s: no [summarization] section; using the defaults", path))
+		}
 		return nil
 	}
 	sec, ok := secAny.(map[string]any)
@@ -266,7 +275,8 @@ func (cf *configFlags) keyFlag(fs *flag.FlagSet, name, key, usage string) {
 }
 
 func (cf *configFlags) register(fs *flag.FlagSet, provider bool) {
-	fs.StringVar(&cf.path, "config", "", "read the [summarization] section of this TOML `file`")
+	fs.StringVar(&cf.path, "config", "", "read the [summarization] and [embeddings] sections of this TOML `file`")
+	registerEmbeddingsFlags(fs, &cf.pending)
 	if provider {
 		fs.Func("provider", "LLM `provider`: "+strings.Join(llm.Providers(), ", ")+" (default extractive: offline, no key)", func(v string) error {
 			cf.pending = append(cf.pending, func(s *settings) error { s.provider = v; return nil })
@@ -314,6 +324,13 @@ func (cf *configFlags) register(fs *flag.FlagSet, provider bool) {
 		})
 		return nil
 	})
+}
+
+// registerSearch registers what search reads: --config (its [embeddings]
+// section) and the --embeddings-… flags.
+func (cf *configFlags) registerSearch(fs *flag.FlagSet) {
+	fs.StringVar(&cf.path, "config", "", "read the [embeddings] section of this TOML `file`")
+	registerEmbeddingsFlags(fs, &cf.pending)
 }
 
 // resolve builds the settings: defaults, then --config, then the flags.

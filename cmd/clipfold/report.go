@@ -40,8 +40,18 @@ type report struct {
 	Archive          archiveReport `json:"archive"`
 	Output           string        `json:"output,omitempty"`
 	SearchHint       string        `json:"search_hint"`
+	// Embeddings says what was embedded after the commit, when an
+	// embeddings provider is configured.
+	Embeddings *embeddingsReport `json:"embeddings,omitempty"`
 
 	total, llmTime, storeTime, pluginTime time.Duration
+}
+
+type embeddingsReport struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	Embedded int    `json:"embedded"`
+	Error    string `json:"error,omitempty"`
 }
 
 type archiveReport struct {
@@ -132,6 +142,13 @@ func (r *report) print(w io.Writer, res *gjson.Result) {
 		fmt.Fprintf(w, "  archive    %s (unchanged)\n", describeArchive(r.Archive))
 	} else {
 		fmt.Fprintf(w, "  archive    %s\n", describeArchive(r.Archive))
+	}
+	if e := r.Embeddings; e != nil {
+		if e.Error != "" {
+			fmt.Fprintf(w, "  embeddings %d embedded with %s %s, the rest failed (search embeds it later)\n", e.Embedded, e.Provider, e.Model)
+		} else {
+			fmt.Fprintf(w, "  embeddings %d embedded with %s %s\n", e.Embedded, e.Provider, e.Model)
+		}
 	}
 	if r.Output != "" {
 		fmt.Fprintf(w, "  output     %s\n", r.Output)

@@ -64,6 +64,9 @@ type runReport struct {
 	PluginMs           int64          `json:"plugin_ms"`
 	Archive            archiveReport  `json:"archive"`
 	SearchHint         string         `json:"search_hint"`
+	// Embeddings counts what was embedded after each compaction, when an
+	// embeddings provider is configured; Error is the first failure.
+	Embeddings *embeddingsReport `json:"embeddings,omitempty"`
 }
 
 func runRun(e *env, args []string) error {
@@ -113,6 +116,9 @@ func runRun(e *env, args []string) error {
 	rep := &runReport{ConversationID: conv.conversationID, Provider: s.provider, TurnsInFile: len(all),
 		Archive: archiveReport{Backend: a.kind, Location: a.where}, FailureCodes: map[string]int{}}
 	rep.SearchHint = "clipfold search QUERY --conversation " + shellQuote(conv.conversationID) + prefixSpace(a.flagArg)
+	if s.embedder != nil {
+		rep.Embeddings = &embeddingsReport{Provider: s.emb.provider, Model: s.emb.model}
+	}
 
 	history, err := activeRaw(ctx, a, conv.conversationID)
 	if err != nil {
@@ -200,6 +206,14 @@ func runRun(e *env, args []string) error {
 					history = append(history, []byte(m.Raw))
 				}
 				rep.FinalTokens = res.Get("tokens_estimate_after").Int()
+				if rep.Embeddings != nil {
+					n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
+					rep.Embeddings.Embedded += n
+					if err != nil && rep.Embeddings.Error == "" {
+						rep.Embeddings.Error = err.Error()
+						prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", t+1, err)
+					}
+				}
 				prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", t+1,
 					commas(res.Get("tokens_estimate_before").Int()), commas(rep.FinalTokens), st.llmCalls)
 			}
@@ -235,6 +249,13 @@ func runRun(e *env, args []string) error {
 		fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
 		fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
 		fmt.Fprintf(w, "  archive      %s\n", describeArchive(rep.Archive))
+		if em := rep.Embeddings; em != nil {
+			fmt.Fprintf(w, "  embeddings   %d embedded with %s %s", em.Embedded, em.Provider, em.Model)
+			if em.Error != "" {
+				fmt.Fprintf(w, " (some failed; search embeds them later)")
+			}
+			fmt.Fprintln(w)
+		}
 		if rep.FailureCodes["no_gain"] > 0 {
 			fmt.Fprintln(w, "  no_gain: the archive alone nearly fills the budget; raise --model-max-tokens or lower --max-summary-tokens.")
 		}

@@ -8,6 +8,11 @@
 // hostfuncs/store/sqlite (the embedded default, a file or :memory:) and
 // hostfuncs/store/postgres. hostfuncs/store/storetest is the conformance
 // suite both must pass; a third implementation should run it too.
+//
+// Both also keep embedding vectors beside the archive (VectorIndex), so
+// that with an embeddings provider (SearchOptions.Embedder, package
+// hostfuncs/embed) Search fuses a ranking by meaning with the lexical one
+// (HybridSearch, vectors.go).
 package store
 
 import (
@@ -61,7 +66,9 @@ type Store interface {
 	// comparable scores, ties to the more recent. query is a
 	// natural-language question, analysed by core.AnalyzeSearchQuery: any
 	// of its words matches, no character is search syntax. Superseded
-	// clip-archives are never hits.
+	// clip-archives are never hits. With opts.Embedder the lexical and
+	// vector rankings are fused (HybridSearch); a store that keeps no
+	// vectors answers lexically and says so through opts.Warn.
 	Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error)
 
 	// Close releases the database.
@@ -89,6 +96,14 @@ type SearchOptions struct {
 	ConversationID string
 	// Limit caps the number of hits; <= 0 means DefaultSearchLimit.
 	Limit int
+	// Embedder, when set, adds a vector ranking (cosine similarity of
+	// the documents' embeddings to the query's) fused with the lexical
+	// one by reciprocal rank fusion (see HybridSearch). nil: lexical only.
+	Embedder Embedder
+	// Warn, when set, hears why a search with an Embedder fell back to
+	// the lexical ranking (the provider failed) or ranked by the vectors
+	// stored so far. The search itself still succeeds.
+	Warn func(error)
 }
 
 // DefaultSearchLimit is the number of hits a Search returns when
@@ -110,11 +125,11 @@ const (
 
 // Hit is one search result.
 //
-// Search returns one ranking today, the lexical one (bm25 / ts_rank_cd).
-// When an embeddings provider is configured, a vector ranking of the same
-// records will be fused with it (reciprocal rank fusion needs only each
-// list's order, by Kind and ID), so Score is comparable only within the
-// list it came in.
+// Without an embedder Search returns the lexical ranking (bm25 /
+// ts_rank_cd). With one (SearchOptions.Embedder), a vector ranking of the
+// same records is fused with it by reciprocal rank fusion, and Score is
+// the fused score. Either way Score is comparable only within the list it
+// came in.
 type Hit struct {
 	Kind HitKind
 	// ID is the message id (HitMessage) or the block id (HitBatch); Read,
@@ -129,10 +144,19 @@ type Hit struct {
 	// none).
 	Start, End time.Time
 	// Score orders hits: higher is better (negated bm25 for SQLite,
-	// ts_rank_cd for PostgreSQL).
+	// ts_rank_cd for PostgreSQL; with an embedder, the sum of
+	// 1/(RRFK + rank) over the rankings that have the hit).
 	Score float64
+	// LexicalRank and VectorRank are the hit's ranks (1 the best; equal
+	// scores share a rank) in the two rankings a fused search combined,
+	// 0 when that ranking does not have it; both 0 without an embedder.
+	LexicalRank, VectorRank int
+	// Similarity is the cosine similarity of the hit's embedding to the
+	// query's, when the vector ranking has it.
+	Similarity float64
 	// Snippet is a short excerpt around the matched terms, the terms
-	// wrapped in [ and ].
+	// wrapped in [ and ]; for a hit only the vector ranking found, the
+	// text's beginning (LeadSnippet).
 	Snippet string
 	// Text is the hit's full text: for a message what was indexed (its
 	// text with its tool calls and results), for a batch its summary.

@@ -101,4 +101,65 @@ ALTER TABLE blocks ADD COLUMN at text GENERATED ALWAYS AS (COALESCE(
 	CASE WHEN left(content, 1) = '{' THEN substring(split_part(content, E'\n', 1) from '"end":"([0-9T:.Z+-]+)"') END,
 	created_at)) STORED;
 `},
+	{3, "embedding vectors of recalled messages and archived blocks, per model", `
+-- The SQLite store's table (SCHEMA.md, "Embeddings"): one row per
+-- document and model, the vector as dims float32 values, little-endian,
+-- at unit length, in a bytea, so both stores read and rank it alike;
+-- plus seq, for the store's cache.
+CREATE TABLE embeddings (
+	kind            text NOT NULL,
+	ref_id          text NOT NULL,
+	conversation_id text NOT NULL,
+	model           text NOT NULL,
+	dims            integer NOT NULL,
+	vector          bytea NOT NULL,
+	created_at      text NOT NULL,
+	seq             bigint GENERATED ALWAYS AS IDENTITY,
+	PRIMARY KEY (kind, ref_id, model)
+);
+-- seq never repeats, so (count, max(seq)) of a scope changes whenever its
+-- vectors do: the store's cache of decoded vectors is keyed on it.
+CREATE INDEX embeddings_by_model ON embeddings (model, conversation_id, seq);
+
+-- A document's vectors go with it, or when its indexed text changes.
+CREATE FUNCTION clipfold_embeddings_forget_message() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM embeddings WHERE kind = 'message' AND ref_id = OLD.id;
+	RETURN NULL;
+END $$;
+CREATE FUNCTION clipfold_embeddings_forget_block() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM embeddings WHERE kind = 'batch' AND ref_id = OLD.id;
+	RETURN NULL;
+END $$;
+CREATE TRIGGER embeddings_recall_delete AFTER DELETE ON recall
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_message();
+CREATE TRIGGER embeddings_recall_update AFTER UPDATE OF id, conversation_id, role, content, search_text ON recall
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_message();
+CREATE TRIGGER embeddings_blocks_delete AFTER DELETE ON blocks
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_block();
+CREATE TRIGGER embeddings_blocks_update AFTER UPDATE OF id, content, conversation_id ON blocks
+	FOR EACH ROW EXECUTE FUNCTION clipfold_embeddings_forget_block();
+
+-- pgvector, when the server offers it and the extension can be created:
+-- a column of its type beside the bytea, ranked with <=> by the server.
+-- Otherwise (Debian 12's PostgreSQL 15 packages do not ship it) nothing
+-- changes and the store ranks the bytea itself.
+DO $pgvector$
+DECLARE ext_schema text;
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+		RETURN;
+	END IF;
+	BEGIN
+		CREATE EXTENSION IF NOT EXISTS vector;
+		SELECT extnamespace::regnamespace::text INTO ext_schema FROM pg_extension WHERE extname = 'vector';
+		EXECUTE format('ALTER TABLE embeddings ADD COLUMN embedding %s.vector', ext_schema);
+	EXCEPTION WHEN OTHERS THEN
+		RAISE NOTICE 'clipfold: pgvector is available but not used: %', SQLERRM;
+	END;
+END $pgvector$;
+`},
 }

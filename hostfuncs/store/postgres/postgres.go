@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,6 +29,10 @@ import (
 type Store struct {
 	pool *connPool
 	now  func() time.Time
+	pgv  pgvector // the pgvector column, when migration 3 could add it
+
+	cache         store.VectorCache
+	putsSinceStat atomic.Int64 // vectors stored since the last ANALYZE embeddings
 }
 
 var (
@@ -53,6 +58,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 func openAt(ctx context.Context, cfg *pgx.ConnConfig, version int) (*Store, error) {
 	s := &Store{pool: newConnPool(cfg, DefaultMaxConns), now: time.Now}
 	if _, err := s.migrateTo(ctx, version); err != nil {
+		s.pool.close()
+		return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg), err)
+	}
+	if err := s.detectPgvector(ctx); err != nil {
 		s.pool.close()
 		return nil, fmt.Errorf("postgres: open %s: %w", redact(cfg), err)
 	}
@@ -482,22 +491,12 @@ FROM top, q
 ORDER BY score DESC, at DESC, pos DESC, kind`
 
 // Search implements store.Store: ts_rank_cd over recalled messages and
-// archived blocks in one ranked list. A second ranking (vector search,
-// when an embeddings provider is configured) would be fused with this
-// lexical one here.
+// archived blocks in one ranked list, fused with a vector ranking when
+// opts.Embedder is set (store.HybridSearch, vectors.go).
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
-	q, err := core.AnalyzeSearchQuery(query, "")
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	if q.TSQuery == "" {
-		return nil, nil // nothing to search for
-	}
-	hits, err := s.searchLexical(ctx, q.TSQuery, opts.ConversationID, store.ClampLimit(opts.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	return hits, nil
+	return store.HybridSearch(ctx, s, query, opts, func(ctx context.Context, q core.SearchQuery, conv string, limit int) ([]store.Hit, error) {
+		return s.searchLexical(ctx, q.TSQuery, conv, limit)
+	})
 }
 
 func (s *Store) searchLexical(ctx context.Context, tsquery, conversationID string, limit int) ([]store.Hit, error) {

@@ -111,7 +111,7 @@ func TestReopen(t *testing.T) {
 	assert.Equal(t, before, after, "reopening must not change the database")
 	versions, err := s.QueryInt(ctx, `SELECT COUNT(*) FROM schema_migrations`)
 	require.NoError(t, err)
-	assert.EqualValues(t, 2, versions)
+	assert.EqualValues(t, 3, versions)
 }
 
 func TestOpenErrors(t *testing.T) {
@@ -122,4 +122,36 @@ func TestOpenErrors(t *testing.T) {
 	_, err = postgres.Open(ctx, withSearchPath(t, base, "clipfold_no_such_schema"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "schema")
+}
+
+// TestVectorBackend: the pgvector column exists exactly when the server
+// offers the extension (and it could be created); otherwise the store
+// ranks its bytea vectors itself — the path the conformance suite tests
+// here, since Debian 12's PostgreSQL 15 packages do not ship pgvector.
+func TestVectorBackend(t *testing.T) {
+	ctx := context.Background()
+	s := openOrFail(t, freshSchema(t))
+	available, err := s.QueryInt(ctx, `SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'`)
+	require.NoError(t, err)
+	column, err := s.QueryInt(ctx, `SELECT count(*) FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = 'embeddings' AND column_name = 'embedding'`)
+	require.NoError(t, err)
+	if available == 0 {
+		assert.Zero(t, column)
+		assert.True(t, strings.HasPrefix(s.VectorBackend(), "bytea (the server has no pgvector column"), s.VectorBackend())
+		t.Logf("pgvector is not available on this server: vectors are ranked by the store (%s)", s.VectorBackend())
+		return
+	}
+	if column == 1 {
+		assert.Equal(t, "pgvector", s.VectorBackend())
+	} else {
+		assert.True(t, strings.HasPrefix(s.VectorBackend(), "bytea"), s.VectorBackend())
+	}
+}
+
+// The vector cache of one store sees what another store (another
+// process, in life) commits to the same schema (the scope's fingerprint).
+func TestVectorCacheSeesOtherWriters(t *testing.T) {
+	u := freshSchema(t)
+	storetest.SharedDatabase(t, openOrFail(t, u), openOrFail(t, u))
 }

@@ -25,6 +25,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 	released := map[int]string{
 		1: "0f5347bb00441f9fc6294be0e68b9d4a76a63c013b144435c791faed3e489f52",
 		2: "ed614a47ab880afe9b061fc3564a8634baf1cb1f783aafb5367f2a902b40db5b",
+		3: "cfe7e0f2f398bbb63258b7027b430124dd80352ea8dc5af67685bba17d57579e",
 	}
 	steps := postgres.MigrationSQL()
 	for v, want := range released {

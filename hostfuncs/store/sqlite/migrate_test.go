@@ -24,6 +24,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 	released := map[int]string{
 		1: "e8268954aa0a8470c8b4826e3d02c9c5d0f3684023964277748e1ed9308dcc68",
 		2: "9f7f8b629c240342487eb134af33a9559edf57260d37c5fd4ddcd1628efcdb66",
+		3: "8fa4958e7c9018d97d3e0687113e4dcf7acb4a68ff05f36e6e20d9a599bc675c",
 	}
 	steps := sqlite.MigrationSQL()
 	for v, want := range released {

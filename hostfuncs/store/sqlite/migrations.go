@@ -82,6 +82,9 @@ func query(name string) string {
 }
 
 var (
-	searchSQL       = query("search")
-	moveToRecallSQL = query("move_to_recall")
+	searchSQL            = query("search")
+	moveToRecallSQL      = query("move_to_recall")
+	embeddingsMissingSQL = query("embeddings_missing")
+	embeddingsPutSQL     = query("embeddings_put")
+	searchByRefSQL       = query("search_by_ref")
 )

@@ -36,8 +36,11 @@ const MemoryPath = ":memory:"
 
 // Store is the SQLite implementation of store.Store.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db     *sql.DB
+	now    func() time.Time
+	memory bool
+	gen    int64 // writes by this store (atomic), for the vector cache
+	cache  vectorCache
 }
 
 var (
@@ -85,7 +88,7 @@ func openAt(path string, version int) (*Store, error) {
 		db.SetConnMaxLifetime(0)
 		db.SetConnMaxIdleTime(0)
 	}
-	s := &Store{db: db, now: time.Now}
+	s := &Store{db: db, now: time.Now, memory: memory}
 	if _, err := s.migrateTo(context.Background(), version); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -98,6 +101,7 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.cache.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
@@ -161,6 +165,7 @@ func (s *Store) migrateTo(ctx context.Context, version int) (int, error) {
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("migrate: commit: %w", err)
 	}
+	s.wrote()
 	return n, nil
 }
 
@@ -223,6 +228,7 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("append to %q: commit: %w", conversationID, err)
 	}
+	s.wrote()
 	return nil
 }
 
@@ -394,6 +400,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, tier, w.Label, w.Content, nowText, c.Conve
 		}
 		return fail("commit", err)
 	}
+	s.wrote()
 	return nil
 }
 
@@ -457,22 +464,12 @@ func (s *Store) Block(ctx context.Context, blockID string) (store.StoredBlock, e
 }
 
 // Search implements store.Store: bm25 over one FTS5 index of recalled
-// messages and archived blocks (queries/search.sql). A second ranking
-// (vector search, when an embeddings provider is configured) would be
-// fused with this lexical one here.
+// messages and archived blocks (queries/search.sql), fused with a vector
+// ranking when opts.Embedder is set (store.HybridSearch, vectors.go).
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
-	q, err := core.AnalyzeSearchQuery(query, "")
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	if q.FTS5 == "" {
-		return nil, nil // nothing to search for
-	}
-	hits, err := s.searchLexical(ctx, q.FTS5, opts.ConversationID, store.ClampLimit(opts.Limit))
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	return hits, nil
+	return store.HybridSearch(ctx, s, query, opts, func(ctx context.Context, q core.SearchQuery, conv string, limit int) ([]store.Hit, error) {
+		return s.searchLexical(ctx, q.FTS5, conv, limit)
+	})
 }
 
 func (s *Store) searchLexical(ctx context.Context, match, conversationID string, limit int) ([]store.Hit, error) {

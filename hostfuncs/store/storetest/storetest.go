@@ -8,7 +8,8 @@
 //
 // open must return a new, empty store for every call (each subtest gets its
 // own) and arrange for it to be closed, e.g. with t.Cleanup. The store must
-// also implement store.Dumper and store.Migrator.
+// also implement store.Dumper, store.Migrator and store.VectorIndex (the
+// Semantic tests run it against a real embeddings server, embedtest).
 package storetest
 
 import (
@@ -55,6 +56,14 @@ func Run(t *testing.T, open Opener) {
 		{"ReadByID", testReadByID},
 		{"ConcurrentCommits", testConcurrentCommits},
 		{"MigrateIsIdempotent", testMigrateIsIdempotent},
+		{"SemanticParaphrase", testSemanticParaphrase},
+		{"SemanticFusionOrder", testSemanticFusionOrder},
+		{"SemanticProviderFailure", testSemanticProviderFailure},
+		{"SemanticLazyBackfill", testSemanticLazyBackfill},
+		{"SemanticOtherModelIgnored", testSemanticOtherModelIgnored},
+		{"SemanticConversationFilter", testSemanticConversationFilter},
+		{"SemanticVectorsFollowDocuments", testSemanticVectorsFollowDocuments},
+		{"SemanticHostileQueries", testSemanticHostileQueries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
