@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clipfold/clipfold"
-	"github.com/clipfold/clipfold/hostfuncs/embed"
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
@@ -25,7 +25,7 @@ import (
 // archived fact) finds it.
 func TestCompressAndSearchWithEmbedder(t *testing.T) {
 	ctx := context.Background()
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	c, err := clipfold.Open(ctx, clipfold.Options{Config: map[string]any{"keep_recent": 6}, Embedder: srv.Embedder(t, "synonyms-v1")})
 	require.NoError(t, err)
 	defer c.Close()
@@ -67,7 +67,7 @@ func requireFact(t *testing.T, hits []store.Hit) {
 // next search.
 func TestEmbedderFailureNeverFailsCompaction(t *testing.T) {
 	ctx := context.Background()
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	srv.Fail(-1, 503, `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error"}}`)
 	var logs bytes.Buffer
 	st, err := clipfold.Open(ctx, clipfold.Options{Config: map[string]any{"keep_recent": 6}, Embedder: srv.Embedder(t, "synonyms-v1"),
@@ -134,7 +134,7 @@ func TestEmbedderHangNeverFailsCompaction(t *testing.T) {
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-block }))
 	defer hang.Close()
 	defer close(block)
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: hang.URL, Model: "m", Timeout: 200 * time.Millisecond, MaxRetries: -1})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: hang.URL, Model: "m", Timeout: 200 * time.Millisecond, MaxRetries: -1})
 	require.NoError(t, err)
 	c, err := clipfold.Open(ctx, clipfold.Options{Config: map[string]any{"keep_recent": 6}, Embedder: e})
 	require.NoError(t, err)

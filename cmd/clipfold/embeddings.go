@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/clipfold/clipfold/hostfuncs/embed"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
@@ -22,7 +22,7 @@ var embeddingsKeys = []string{"provider", "model", "base_url", "api_key_env"}
 // embeddingsSettings choose the embeddings provider that makes search
 // semantic (SPEC §5): none by default.
 type embeddingsSettings struct {
-	provider  string // "" (none), embed.OpenAI or embed.Ollama
+	provider  string // "" (none), embeddings.OpenAI or embeddings.Ollama
 	model     string
 	baseURL   string
 	apiKeyEnv string
@@ -78,7 +78,7 @@ func registerEmbeddingsFlags(fs *flag.FlagSet, pending *[]func(*settings) error)
 			return nil
 		})
 	}
-	set("embeddings-provider", "embeddings `provider` for semantic search: "+strings.Join(embed.Providers(), ", ")+" (default none: lexical search only)",
+	set("embeddings-provider", "embeddings `provider` for semantic search: "+strings.Join(embeddings.Providers(), ", ")+" (default none: lexical search only)",
 		func(e *embeddingsSettings, v string) { e.provider = v })
 	set("embeddings-model", "embedding model `name` (e.g. text-embedding-3-small, nomic-embed-text)",
 		func(e *embeddingsSettings, v string) { e.model = v })
@@ -93,16 +93,16 @@ func (es *embeddingsSettings) embedder() (store.Embedder, error) {
 	if es.provider == "" {
 		if es.model != "" || es.baseURL != "" || es.apiKeyEnv != "" {
 			return nil, usagef("embeddings: a model, base URL or key variable is set but no provider: add --embeddings-provider (or provider in [embeddings]): %s",
-				strings.Join(embed.Providers(), ", "))
+				strings.Join(embeddings.Providers(), ", "))
 		}
 		return nil, nil
 	}
 	valid := false
-	for _, p := range embed.Providers() {
+	for _, p := range embeddings.Providers() {
 		valid = valid || p == es.provider
 	}
 	if !valid {
-		return nil, usagef("unknown embeddings provider %q: valid providers are %s", es.provider, strings.Join(embed.Providers(), ", "))
+		return nil, usagef("unknown embeddings provider %q: valid providers are %s", es.provider, strings.Join(embeddings.Providers(), ", "))
 	}
 	if strings.TrimSpace(es.model) == "" {
 		return nil, usagef("embeddings provider %s needs a model: --embeddings-model NAME (or model in [embeddings]), e.g. text-embedding-3-small or nomic-embed-text", es.provider)
@@ -110,10 +110,10 @@ func (es *embeddingsSettings) embedder() (store.Embedder, error) {
 	// 30 s a request: an embeddings request is small, and a server that
 	// accepts connections but never answers must not hold the command
 	// long after its compaction is done.
-	e, err := embed.New(es.provider, embed.Config{Model: es.model, BaseURL: es.baseURL, APIKeyEnv: es.apiKeyEnv, Timeout: embeddingsTimeout})
+	e, err := embeddings.New(es.provider, embeddings.Config{Model: es.model, BaseURL: es.baseURL, APIKeyEnv: es.apiKeyEnv, Timeout: embeddingsTimeout})
 	if err != nil {
-		var ee *embed.Error
-		if errors.As(err, &ee) && ee.Code == embed.CodeAuth {
+		var ee *embeddings.Error
+		if errors.As(err, &ee) && ee.Code == embeddings.CodeAuth {
 			env := es.apiKeyEnv
 			if env == "" {
 				env = "OPENAI_API_KEY"

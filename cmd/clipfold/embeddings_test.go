@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 )
 
 // carConversation writes a conversation whose early turn says where the
@@ -47,7 +47,7 @@ const carQuestion = "When will my car be fixed?"
 // [embeddings] section works as the flags do; a failing provider is a
 // warning, never a failure.
 func TestEmbeddings(t *testing.T) {
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	dir := t.TempDir()
 	conv := carConversation(t, dir)
 	embFlags := []string{"--embeddings-provider", "openai", "--embeddings-model", "synonyms-v1", "--embeddings-base-url", srv.URL}
@@ -119,7 +119,7 @@ func TestEmbeddings(t *testing.T) {
 }
 
 func TestEmbeddingsRun(t *testing.T) {
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	dir := t.TempDir()
 	conv := carConversation(t, dir)
 	r := ok(t, dir, "run", conv, "--model-max-tokens", "300", "--json", "--quiet", "--embeddings-provider", "ollama",

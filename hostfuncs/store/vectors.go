@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/hostfuncs/embed"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings"
 )
 
 // Embedder turns texts into vectors (package hostfuncs/embed has the
 // OpenAI-compatible and Ollama providers).
-type Embedder = embed.Embedder
+type Embedder = embeddings.Embedder
 
 // RRFK is the k of reciprocal rank fusion: a hit's fused score is the sum,
 // over the rankings that have it, of 1 / (RRFK + rank), rank 1 the best.

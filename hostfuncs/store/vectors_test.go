@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
@@ -78,7 +78,7 @@ func TestLeadSnippet(t *testing.T) {
 type notVectors struct{ store.Store }
 
 func TestEmbedMissingRefuses(t *testing.T) {
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	_, err := store.EmbedMissing(context.Background(), notVectors{}, srv.Embedder(t, "m"), "")
 	assert.ErrorContains(t, err, "keeps no vectors")
 	assert.Empty(t, srv.Requests())

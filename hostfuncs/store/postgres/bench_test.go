@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
@@ -49,7 +49,7 @@ meeting budget roadmap release sprint review design vendor contract travel fligh
 			RemoveMessageIDs: ids,
 			Insert:           core.InsertMessage{ID: fmt.Sprint("clip_", op), Role: core.RoleSystem, Content: "[Context Summary — x]", CreatedAt: bt.End}}))
 	}
-	srv := embedtest.NewServer(b)
+	srv := embeddingstest.NewServer(b)
 	srv.Dims = 768
 	e := srv.Embedder(b, "bench-768")
 	_, err := store.EmbedMissing(ctx, s, e, "")

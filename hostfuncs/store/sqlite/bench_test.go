@@ -15,7 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 )
@@ -134,7 +134,7 @@ func BenchmarkSearch10kVectors(b *testing.B) {
 	s, queries := archive10k(b)
 	for _, dims := range []int{384, 768, 1536} {
 		b.Run(fmt.Sprintf("dims=%d", dims), func(b *testing.B) {
-			srv := embedtest.NewServer(b)
+			srv := embeddingstest.NewServer(b)
 			srv.Dims = dims
 			e := srv.Embedder(b, fmt.Sprintf("bench-%d", dims))
 			_, err := store.EmbedMissing(ctx, s, e, "") // once: a benchmark function runs more than once

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
@@ -71,7 +71,7 @@ const paraphraseQuestion = "When will my car be fixed?"
 func testSemanticParaphrase(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	answer, summary := paraphraseArchive(t, s, "c1")
 
 	hits, err := s.Search(ctx, paraphraseQuestion, store.SearchOptions{})
@@ -123,7 +123,7 @@ func testSemanticParaphrase(t *testing.T, open Opener) {
 func testSemanticFusionOrder(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	paraphraseArchive(t, s, "c1")
 	recallAs(t, s, "c1", "op2", []store.Message{
@@ -189,7 +189,7 @@ func testSemanticFusionOrder(t *testing.T, open Opener) {
 func testSemanticProviderFailure(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	srv.Fail(-1, 500, "")
 	paraphraseArchive(t, s, "c1")
@@ -242,7 +242,7 @@ func testSemanticProviderFailure(t *testing.T, open Opener) {
 func testSemanticLazyBackfill(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	paraphraseArchive(t, s, "c1")
 	assert.Empty(t, srv.Requests(), "committing never calls the provider")
@@ -283,7 +283,7 @@ func testSemanticOtherModelIgnored(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	vi := vectorIndex(t, s)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	paraphraseArchive(t, s, "c1")
 	eA := srv.Embedder(t, "model-a")
 	n, err := store.EmbedMissing(ctx, s, eA, "")
@@ -292,7 +292,7 @@ func testSemanticOtherModelIgnored(t *testing.T, open Opener) {
 
 	// Poison model A: the unrelated report turn gets exactly model B's
 	// vector of the question.
-	q := embedtest.Vector("model-b", paraphraseQuestion, embedtest.DefaultDims)
+	q := embeddingstest.Vector("model-b", paraphraseQuestion, embeddingstest.DefaultDims)
 	stored, err := vi.PutVectors(ctx, "model-a", []store.DocVector{{DocRef: store.DocRef{Kind: store.HitMessage, ID: "c1-p3"}, ConversationID: "c1", Vector: q}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, stored)
@@ -322,7 +322,7 @@ func testSemanticConversationFilter(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	vi := vectorIndex(t, s)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	paraphraseArchive(t, s, "c1")
 	paraphraseArchive(t, s, "c2")
@@ -352,7 +352,7 @@ func testSemanticVectorsFollowDocuments(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	vi := vectorIndex(t, s)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	seed(t, s, "c1", 4)
 	archive := func(id string) core.InsertMessage {
@@ -378,7 +378,7 @@ func testSemanticVectorsFollowDocuments(t *testing.T, open Opener) {
 	for _, text := range srv.Texts() {
 		assert.False(t, strings.HasPrefix(text, "[Context Summary"), "a clip-archive is never embedded: %q", text)
 	}
-	near, err := vi.NearestVectors(ctx, "c1", e.Model(), embedtest.Vector(e.Model(), "automobile repaired", embedtest.DefaultDims), 10)
+	near, err := vi.NearestVectors(ctx, "c1", e.Model(), embeddingstest.Vector(e.Model(), "automobile repaired", embeddingstest.DefaultDims), 10)
 	require.NoError(t, err)
 	var ids []string
 	for _, n := range near {
@@ -403,7 +403,7 @@ func testSemanticVectorsFollowDocuments(t *testing.T, open Opener) {
 func testSemanticHostileQueries(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	paraphraseArchive(t, s, "c1")
 	for _, q := range HostileQueries {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/clipfold/clipfold/core"
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 )
 
@@ -34,7 +34,7 @@ func recallOne(t *testing.T, s store.Store, conv, op string, msgs []store.Messag
 // nothing changes, only the query is embedded (vectors are cached).
 func SharedDatabase(t *testing.T, a, b store.Store) {
 	ctx := context.Background()
-	srv := embedtest.NewServer(t)
+	srv := embeddingstest.NewServer(t)
 	e := srv.Embedder(t, "synonyms-v1")
 	batch := func(op, summary string) core.ArchiveWrite {
 		bt := &core.Batch{Content: summary, Start: at(0), End: at(1), MessageCount: 1, SourceMessageIDs: []string{"x"}, OperationID: op, Method: core.MethodLLM}

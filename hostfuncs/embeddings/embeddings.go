@@ -1,10 +1,10 @@
-// Package embed turns texts into embedding vectors, for the semantic half
+// Package embeddings turns texts into embedding vectors, for the semantic half
 // of clipfold's search (SPEC §5 "memory_read": when an embeddings
 // provider is configured, lexical and vector ranks are fused).
 //
 //   - openai: OpenAI's POST /v1/embeddings and every server that imitates
 //     it (vLLM, llama.cpp server, LM Studio, LocalAI, OpenRouter, …).
-//   - ollama: Ollama's native POST /api/embed.
+//   - ollama: Ollama's native POST /api/embeddings.
 //
 // An Embedder is safe for concurrent use. Every failure it returns is an
 // *Error naming the provider, the URL, the HTTP status and the provider's
@@ -12,7 +12,7 @@
 // whether retrying could help. Callers never need embeddings to succeed:
 // the stores fall back to lexical search, and a compaction never waits on
 // them (see hostfuncs/store).
-package embed
+package embeddings
 
 import (
 	"context"

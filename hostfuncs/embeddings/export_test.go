@@ -1,4 +1,4 @@
-package embed
+package embeddings
 
 // The response decoders, for the fuzz tests.
 var (

@@ -1,11 +1,11 @@
-// Package embedtest is a deterministic embeddings server for tests: a real
+// Package embeddingstest is a deterministic embeddings server for tests: a real
 // HTTP server (httptest) speaking OpenAI's POST /v1/embeddings and
 // Ollama's POST /api/embed, whose vectors put words of one synonym group
 // ("car", "automobile", "vehicle") on the same axis, so a paraphrase with
 // no word in common with its answer still lands close to it — what a
 // real embedding model does, without a model. Faults (error statuses,
 // out-of-order answers) are injected on demand.
-package embedtest
+package embeddingstest
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/clipfold/clipfold/hostfuncs/embed"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings"
 )
 
 // DefaultDims is the vectors' length unless Server.Dims says otherwise.
@@ -153,9 +153,9 @@ func NewServer(t testing.TB) *Server {
 }
 
 // Embedder is an OpenAI-wire client of this server for model.
-func (s *Server) Embedder(t testing.TB, model string) embed.Embedder {
+func (s *Server) Embedder(t testing.TB, model string) embeddings.Embedder {
 	t.Helper()
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: s.URL, Model: model, APIKey: "sk-test", MaxRetries: -1})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: s.URL, Model: model, APIKey: "sk-test", MaxRetries: -1})
 	if err != nil {
 		t.Fatalf("embedtest: %v", err)
 	}

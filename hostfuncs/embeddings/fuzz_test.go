@@ -1,10 +1,10 @@
-package embed_test
+package embeddings_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/clipfold/clipfold/hostfuncs/embed"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings"
 )
 
 // FuzzDecode: whatever a server answers, the decoders never panic, and
@@ -29,7 +29,7 @@ func FuzzDecode(f *testing.F) {
 		if n < 0 || n > 64 {
 			return
 		}
-		for _, decode := range []func([]byte, int) ([][]float32, error){embed.DecodeOpenAI, embed.DecodeOllama} {
+		for _, decode := range []func([]byte, int) ([][]float32, error){embeddings.DecodeOpenAI, embeddings.DecodeOllama} {
 			vs, err := decode(body, n)
 			if err != nil {
 				continue

@@ -1,4 +1,4 @@
-package embed
+package embeddings
 
 import (
 	"bytes"
@@ -75,7 +75,7 @@ func NewOpenAI(cfg Config) (Embedder, error) {
 	return c, nil
 }
 
-// NewOllama returns the adapter for Ollama's native POST /api/embed. A
+// NewOllama returns the adapter for Ollama's native POST /api/embeddings. A
 // base URL copied from an OpenAI-compatible setup ("…/v1") is cut back to
 // the server's root. Ollama needs no key; one is sent as a Bearer token
 // only when Config.APIKey or APIKeyEnv is set (an authenticating proxy).

@@ -1,4 +1,4 @@
-package embed_test
+package embeddings_test
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/clipfold/clipfold/hostfuncs/embed"
-	"github.com/clipfold/clipfold/hostfuncs/embed/embedtest"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings"
+	"github.com/clipfold/clipfold/hostfuncs/embeddings/embeddingstest"
 )
 
 // request is what a fake provider received.
@@ -108,10 +108,10 @@ func ollamaOK(w http.ResponseWriter, req request) {
 	fmt.Fprintf(w, `{"model":%q,"embeddings":%s,"total_duration":14143917,"load_duration":1019500,"prompt_eval_count":8}`, req.Body["model"], b)
 }
 
-func requireError(t *testing.T, err error, code string, status int, retryable bool) *embed.Error {
+func requireError(t *testing.T, err error, code string, status int, retryable bool) *embeddings.Error {
 	t.Helper()
-	var e *embed.Error
-	require.ErrorAs(t, err, &e, "want *embed.Error, got %T %v", err, err)
+	var e *embeddings.Error
+	require.ErrorAs(t, err, &e, "want *embeddings.Error, got %T %v", err, err)
 	assert.Equal(t, code, e.Code, "%v", e)
 	assert.Equal(t, status, e.Status, "%v", e)
 	assert.Equal(t, retryable, e.Retryable, "%v", e)
@@ -122,7 +122,7 @@ func TestOpenAIRequestAndResponse(t *testing.T) {
 	for _, suffix := range []string{"", "/", "/v1", "/v1/"} {
 		t.Run("base suffix "+suffix, func(t *testing.T) {
 			p := newProvider(t, openAIOK)
-			e, err := embed.New("openai", embed.Config{BaseURL: p.URL + suffix, APIKey: "sk-test", Model: "text-embedding-3-small"})
+			e, err := embeddings.New("openai", embeddings.Config{BaseURL: p.URL + suffix, APIKey: "sk-test", Model: "text-embedding-3-small"})
 			require.NoError(t, err)
 			assert.Equal(t, "text-embedding-3-small", e.Model())
 			texts := []string{"a", "bb", "ccc"}
@@ -149,7 +149,7 @@ func TestOpenAIBase64Embedding(t *testing.T) {
 		}
 		fmt.Fprintf(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":%q}],"model":"m"}`, base64.StdEncoding.EncodeToString(b))
 	})
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m"})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m"})
 	require.NoError(t, err)
 	got, err := e.Embed(context.Background(), []string{"x"})
 	require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestOllamaRequestAndResponse(t *testing.T) {
 	for _, suffix := range []string{"", "/", "/v1", "/api"} {
 		t.Run("base suffix "+suffix, func(t *testing.T) {
 			p := newProvider(t, ollamaOK)
-			e, err := embed.New("ollama", embed.Config{BaseURL: p.URL + suffix, Model: "nomic-embed-text"})
+			e, err := embeddings.New("ollama", embeddings.Config{BaseURL: p.URL + suffix, Model: "nomic-embed-text"})
 			require.NoError(t, err)
 			got, err := e.Embed(context.Background(), []string{"one", "three"})
 			require.NoError(t, err)
@@ -175,7 +175,7 @@ func TestOllamaRequestAndResponse(t *testing.T) {
 	t.Run("key behind a proxy", func(t *testing.T) {
 		p := newProvider(t, ollamaOK)
 		t.Setenv("PROXY_KEY", "k1")
-		e, err := embed.NewOllama(embed.Config{BaseURL: p.URL, Model: "m", APIKeyEnv: "PROXY_KEY"})
+		e, err := embeddings.NewOllama(embeddings.Config{BaseURL: p.URL, Model: "m", APIKeyEnv: "PROXY_KEY"})
 		require.NoError(t, err)
 		_, err = e.Embed(context.Background(), []string{"x"})
 		require.NoError(t, err)
@@ -187,7 +187,7 @@ func TestBatching(t *testing.T) {
 	for _, provider := range []string{"openai", "ollama"} {
 		t.Run(provider, func(t *testing.T) {
 			p := newProvider(t, map[string]reply{"openai": openAIOK, "ollama": ollamaOK}[provider])
-			e, err := embed.New(provider, embed.Config{BaseURL: p.URL, Model: "m"})
+			e, err := embeddings.New(provider, embeddings.Config{BaseURL: p.URL, Model: "m"})
 			require.NoError(t, err)
 			texts := make([]string, 150)
 			for i := range texts {
@@ -207,7 +207,7 @@ func TestBatching(t *testing.T) {
 		})
 	}
 	p := newProvider(t, openAIOK)
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m", BatchSize: 2})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m", BatchSize: 2})
 	require.NoError(t, err)
 	_, err = e.Embed(context.Background(), []string{"a", "b", "c"})
 	require.NoError(t, err)
@@ -216,29 +216,29 @@ func TestBatching(t *testing.T) {
 
 func TestEmptyInput(t *testing.T) {
 	p := newProvider(t, openAIOK)
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m"})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m"})
 	require.NoError(t, err)
 	got, err := e.Embed(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, got)
 	_, err = e.Embed(context.Background(), []string{"fine", "  "})
-	ee := requireError(t, err, embed.CodeBadRequest, 0, false)
+	ee := requireError(t, err, embeddings.CodeBadRequest, 0, false)
 	assert.Contains(t, ee.Message, "texts[1] is empty")
 	assert.Empty(t, p.requests(), "nothing is sent for no text or a blank one")
 }
 
 func TestLongTextIsCut(t *testing.T) {
 	p := newProvider(t, openAIOK)
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m", MaxInputChars: 5})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m", MaxInputChars: 5})
 	require.NoError(t, err)
 	_, err = e.Embed(context.Background(), []string{"ééééééééé", "abc", "bad \xff utf8"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ééééé", "abc", "bad \uFFFD"}, inputs(p.requests()[0]))
-	e, err = embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m"})
+	e, err = embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m"})
 	require.NoError(t, err)
 	_, err = e.Embed(context.Background(), []string{strings.Repeat("w", 10000)})
 	require.NoError(t, err)
-	assert.Len(t, inputs(p.requests()[1])[0], embed.DefaultMaxInputChars)
+	assert.Len(t, inputs(p.requests()[1])[0], embeddings.DefaultMaxInputChars)
 }
 
 // The error bodies are the providers' own (OpenAI's error object, Ollama's
@@ -254,34 +254,34 @@ func TestProviderErrors(t *testing.T) {
 		message        string
 	}{
 		{"bad key", "openai", 401, `{"error":{"message":"Incorrect API key provided: sk-bad. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
-			embed.CodeAuth, false, "Incorrect API key provided"},
+			embeddings.CodeAuth, false, "Incorrect API key provided"},
 		{"forbidden", "openai", 403, `{"error":{"message":"You are not allowed to sample from this model","type":"invalid_request_error","param":null,"code":null}}`,
-			embed.CodeAuth, false, "not allowed"},
+			embeddings.CodeAuth, false, "not allowed"},
 		{"rate limit", "openai", 429, `{"error":{"message":"Rate limit reached for text-embedding-3-small in organization org-x on requests per min (RPM): Limit 3000, Used 3000, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
-			embed.CodeRateLimit, true, "Rate limit reached"},
+			embeddings.CodeRateLimit, true, "Rate limit reached"},
 		{"quota spent", "openai", 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`,
-			embed.CodeRateLimit, false, "exceeded your current quota"},
+			embeddings.CodeRateLimit, false, "exceeded your current quota"},
 		{"bad model", "openai", 404, `{"error":{"message":"The model ` + "`text-embedding-4`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
-			embed.CodeBadRequest, false, "does not exist"},
+			embeddings.CodeBadRequest, false, "does not exist"},
 		{"too long", "openai", 400, `{"error":{"message":"This model's maximum context length is 8192 tokens, however you requested 9000 tokens.","type":"invalid_request_error","param":null,"code":null}}`,
-			embed.CodeBadRequest, false, "maximum context length"},
+			embeddings.CodeBadRequest, false, "maximum context length"},
 		{"server error", "openai", 500, `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`,
-			embed.CodeUnavailable, true, "server had an error"},
+			embeddings.CodeUnavailable, true, "server had an error"},
 		{"vllm", "openai", 400, `{"object":"error","message":"The model does not support Embeddings API","type":"BadRequestError","param":null,"code":400}`,
-			embed.CodeBadRequest, false, "does not support Embeddings API"},
-		{"fastapi", "openai", 422, `{"detail":"input must not be empty"}`, embed.CodeBadRequest, false, "input must not be empty"},
-		{"proxy html", "openai", 502, `<html><body>502 Bad Gateway</body></html>`, embed.CodeUnavailable, true, "502 Bad Gateway"},
+			embeddings.CodeBadRequest, false, "does not support Embeddings API"},
+		{"fastapi", "openai", 422, `{"detail":"input must not be empty"}`, embeddings.CodeBadRequest, false, "input must not be empty"},
+		{"proxy html", "openai", 502, `<html><body>502 Bad Gateway</body></html>`, embeddings.CodeUnavailable, true, "502 Bad Gateway"},
 		{"ollama bad model", "ollama", 404, `{"error":"model \"nomic-embed-txt\" not found, try pulling it first"}`,
-			embed.CodeBadRequest, false, `model "nomic-embed-txt" not found`},
+			embeddings.CodeBadRequest, false, `model "nomic-embed-txt" not found`},
 		{"ollama not an embedding model", "ollama", 400, `{"error":"\"llama3.2\" does not support embeddings"}`,
-			embed.CodeBadRequest, false, "does not support embeddings"},
+			embeddings.CodeBadRequest, false, "does not support embeddings"},
 		{"ollama overloaded", "ollama", 503, `{"error":"server busy, please try again.  maximum pending requests exceeded"}`,
-			embed.CodeUnavailable, true, "server busy"},
+			embeddings.CodeUnavailable, true, "server busy"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, status(tc.status, tc.body))
-			e, err := embed.New(tc.provider, embed.Config{BaseURL: p.URL, Model: "m", MaxRetries: -1})
+			e, err := embeddings.New(tc.provider, embeddings.Config{BaseURL: p.URL, Model: "m", MaxRetries: -1})
 			require.NoError(t, err)
 			_, err = e.Embed(context.Background(), []string{"x"})
 			ee := requireError(t, err, tc.code, tc.status, tc.retryable)
@@ -301,7 +301,7 @@ func TestRetries(t *testing.T) {
 	}
 	t.Run("rate limit then success", func(t *testing.T) {
 		p := newProvider(t, rateLimited, rateLimited, openAIOK)
-		e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m"})
+		e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m"})
 		require.NoError(t, err)
 		got, err := e.Embed(context.Background(), []string{"abc"})
 		require.NoError(t, err)
@@ -310,16 +310,16 @@ func TestRetries(t *testing.T) {
 	})
 	t.Run("server errors exhaust the retries", func(t *testing.T) {
 		p := newProvider(t, status(503, `{"error":{"message":"overloaded","type":"server_error"}}`))
-		e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m", MaxRetries: 1})
+		e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m", MaxRetries: 1})
 		require.NoError(t, err)
 		_, err = e.Embed(context.Background(), []string{"abc"})
-		requireError(t, err, embed.CodeUnavailable, 503, true)
+		requireError(t, err, embeddings.CodeUnavailable, 503, true)
 		assert.Len(t, p.requests(), 2)
 	})
 	t.Run("client errors are never retried", func(t *testing.T) {
 		for _, code := range []int{400, 401, 404} {
 			p := newProvider(t, status(code, `{"error":{"message":"no","type":"invalid_request_error"}}`))
-			e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m", MaxRetries: 5})
+			e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m", MaxRetries: 5})
 			require.NoError(t, err)
 			_, err = e.Embed(context.Background(), []string{"abc"})
 			require.Error(t, err)
@@ -332,13 +332,13 @@ func TestRetries(t *testing.T) {
 			w.WriteHeader(429)
 			_, _ = io.WriteString(w, `{"error":{"message":"slow down","code":"rate_limit_exceeded"}}`)
 		})
-		e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m"})
+		e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m"})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		start := time.Now()
 		_, err = e.Embed(ctx, []string{"abc"})
-		requireError(t, err, embed.CodeRateLimit, 429, true)
+		requireError(t, err, embeddings.CodeRateLimit, 429, true)
 		assert.Less(t, time.Since(start), time.Second, "waiting 20 s would outlive the caller's deadline: it gives up at once")
 		assert.Len(t, p.requests(), 1)
 	})
@@ -365,11 +365,11 @@ func TestMalformedResponses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newProvider(t, status(200, tc.body))
-			e, err := embed.New(tc.provider, embed.Config{BaseURL: p.URL, Model: "m"})
+			e, err := embeddings.New(tc.provider, embeddings.Config{BaseURL: p.URL, Model: "m"})
 			require.NoError(t, err)
 			texts := []string{"a", "b"}[:tc.n]
 			_, err = e.Embed(context.Background(), texts)
-			ee := requireError(t, err, embed.CodeBadResponse, 200, false)
+			ee := requireError(t, err, embeddings.CodeBadResponse, 200, false)
 			assert.Contains(t, ee.Message, tc.message)
 			assert.Len(t, p.requests(), 1, "a malformed answer is not retried")
 		})
@@ -384,10 +384,10 @@ func TestMalformedResponses(t *testing.T) {
 			}
 			_, _ = io.WriteString(w, `{"data":[{"index":0,"embedding":[1,2,3]}]}`)
 		})
-		e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m", BatchSize: 1})
+		e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m", BatchSize: 1})
 		require.NoError(t, err)
 		_, err = e.Embed(context.Background(), []string{"a", "b"})
-		ee := requireError(t, err, embed.CodeBadResponse, 0, false)
+		ee := requireError(t, err, embeddings.CodeBadResponse, 0, false)
 		assert.Contains(t, ee.Message, "3 dimensions")
 	})
 }
@@ -396,52 +396,52 @@ func TestTimeoutAndUnreachable(t *testing.T) {
 	block := make(chan struct{})
 	p := newProvider(t, func(w http.ResponseWriter, _ request) { <-block })
 	defer close(block)
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m", Timeout: 100 * time.Millisecond, MaxRetries: -1})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m", Timeout: 100 * time.Millisecond, MaxRetries: -1})
 	require.NoError(t, err)
 	_, err = e.Embed(context.Background(), []string{"x"})
-	ee := requireError(t, err, embed.CodeTimeout, 0, true)
+	ee := requireError(t, err, embeddings.CodeTimeout, 0, true)
 	assert.Contains(t, ee.Message, "100ms")
 
 	dead := httptest.NewServer(http.NotFoundHandler())
 	url := dead.URL
 	dead.Close()
-	e, err = embed.NewOllama(embed.Config{BaseURL: url, Model: "m", MaxRetries: -1})
+	e, err = embeddings.NewOllama(embeddings.Config{BaseURL: url, Model: "m", MaxRetries: -1})
 	require.NoError(t, err)
 	_, err = e.Embed(context.Background(), []string{"x"})
-	ee = requireError(t, err, embed.CodeUnavailable, 0, true)
+	ee = requireError(t, err, embeddings.CodeUnavailable, 0, true)
 	assert.Contains(t, err.Error(), url)
 	assert.Contains(t, ee.Message, "cannot reach")
 }
 
 func TestNewRefuses(t *testing.T) {
-	_, err := embed.New("cohere", embed.Config{Model: "m"})
+	_, err := embeddings.New("cohere", embeddings.Config{Model: "m"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"cohere"`)
 	assert.Contains(t, err.Error(), "openai, ollama")
 
-	_, err = embed.New("openai", embed.Config{BaseURL: "http://localhost:1"})
+	_, err = embeddings.New("openai", embeddings.Config{BaseURL: "http://localhost:1"})
 	assert.ErrorContains(t, err, "model: not set")
-	_, err = embed.New("ollama", embed.Config{Model: "m", BaseURL: "localhost:11434"})
+	_, err = embeddings.New("ollama", embeddings.Config{Model: "m", BaseURL: "localhost:11434"})
 	assert.ErrorContains(t, err, "must be an http:// or https:// URL")
-	_, err = embed.New("openai", embed.Config{Model: "m", BaseURL: "http://x", Timeout: -time.Second})
+	_, err = embeddings.New("openai", embeddings.Config{Model: "m", BaseURL: "http://x", Timeout: -time.Second})
 	assert.ErrorContains(t, err, "must not be negative")
 
 	t.Setenv("OPENAI_API_KEY", "")
-	_, err = embed.New("openai", embed.Config{Model: "text-embedding-3-small"})
-	requireError(t, err, embed.CodeAuth, 0, false)
+	_, err = embeddings.New("openai", embeddings.Config{Model: "text-embedding-3-small"})
+	requireError(t, err, embeddings.CodeAuth, 0, false)
 	assert.ErrorContains(t, err, "OPENAI_API_KEY")
 	t.Setenv("MY_KEY", "")
-	_, err = embed.New("openai", embed.Config{Model: "text-embedding-3-small", APIKeyEnv: "MY_KEY"})
+	_, err = embeddings.New("openai", embeddings.Config{Model: "text-embedding-3-small", APIKeyEnv: "MY_KEY"})
 	assert.ErrorContains(t, err, "MY_KEY")
 	t.Setenv("MY_KEY", "sk-x")
-	_, err = embed.New("openai", embed.Config{Model: "text-embedding-3-small", APIKeyEnv: "MY_KEY"})
+	_, err = embeddings.New("openai", embeddings.Config{Model: "text-embedding-3-small", APIKeyEnv: "MY_KEY"})
 	assert.NoError(t, err)
 }
 
 func TestKeyFromEnvironment(t *testing.T) {
 	p := newProvider(t, openAIOK)
 	t.Setenv("OPENAI_API_KEY", "sk-env")
-	e, err := embed.NewOpenAI(embed.Config{BaseURL: p.URL, Model: "m"})
+	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: p.URL, Model: "m"})
 	require.NoError(t, err)
 	_, err = e.Embed(context.Background(), []string{"x"})
 	require.NoError(t, err)
@@ -451,7 +451,7 @@ func TestKeyFromEnvironment(t *testing.T) {
 // The test server of embedtest speaks both wire formats and puts
 // synonyms close: what the store tests rely on.
 func TestEmbedtestServer(t *testing.T) {
-	s := embedtest.NewServer(t)
+	s := embeddingstest.NewServer(t)
 	e := s.Embedder(t, "m1")
 	vs, err := e.Embed(context.Background(), []string{"the automobile repairs", "fixing my car", "a birthday party"})
 	require.NoError(t, err)
@@ -464,7 +464,7 @@ func TestEmbedtestServer(t *testing.T) {
 	}
 	assert.InDelta(t, 1.0, cos(vs[0], vs[1]), 1e-6, "synonyms land on the same axes")
 	assert.Less(t, cos(vs[0], vs[2]), 0.5)
-	o, err := embed.NewOllama(embed.Config{BaseURL: s.URL, Model: "m1"})
+	o, err := embeddings.NewOllama(embeddings.Config{BaseURL: s.URL, Model: "m1"})
 	require.NoError(t, err)
 	vo, err := o.Embed(context.Background(), []string{"the automobile repairs"})
 	require.NoError(t, err)
@@ -476,7 +476,7 @@ func TestEmbedtestServer(t *testing.T) {
 
 	s.Fail(1, 500, "")
 	_, err = e.Embed(context.Background(), []string{"x"})
-	requireError(t, err, embed.CodeUnavailable, 500, true)
+	requireError(t, err, embeddings.CodeUnavailable, 500, true)
 	_, err = e.Embed(context.Background(), []string{"x"})
 	require.NoError(t, err)
 }
