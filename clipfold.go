@@ -78,7 +78,7 @@ type Options struct {
 	// rankings fused (store.HybridSearch). Compress embeds what each
 	// compaction archived after it committed; a failure there is a
 	// warning in the Result, never a failed compaction, and the next
-	// Search embeds what is missing. See package hostfuncs/embed for the
+	// Search embeds what is missing. See package hostfuncs/embeddings for the
 	// OpenAI-compatible and Ollama providers. nil: lexical search.
 	Embedder store.Embedder
 }

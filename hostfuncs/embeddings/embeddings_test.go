@@ -448,7 +448,7 @@ func TestKeyFromEnvironment(t *testing.T) {
 	assert.Equal(t, "Bearer sk-env", p.requests()[0].Header.Get("Authorization"))
 }
 
-// The test server of embedtest speaks both wire formats and puts
+// The test server of embeddingstest speaks both wire formats and puts
 // synonyms close: what the store tests rely on.
 func TestEmbedtestServer(t *testing.T) {
 	s := embeddingstest.NewServer(t)

@@ -11,7 +11,7 @@
 //
 // Both also keep embedding vectors beside the archive (VectorIndex), so
 // that with an embeddings provider (SearchOptions.Embedder, package
-// hostfuncs/embed) Search fuses a ranking by meaning with the lexical one
+// hostfuncs/embeddings) Search fuses a ranking by meaning with the lexical one
 // (HybridSearch, vectors.go).
 package store
 

@@ -14,7 +14,7 @@ import (
 	"github.com/clipfold/clipfold/hostfuncs/embeddings"
 )
 
-// Embedder turns texts into vectors (package hostfuncs/embed has the
+// Embedder turns texts into vectors (package hostfuncs/embeddings has the
 // OpenAI-compatible and Ollama providers).
 type Embedder = embeddings.Embedder
 

@@ -157,7 +157,7 @@ func (s *Server) Embedder(t testing.TB, model string) embeddings.Embedder {
 	t.Helper()
 	e, err := embeddings.NewOpenAI(embeddings.Config{BaseURL: s.URL, Model: model, APIKey: "sk-test", MaxRetries: -1})
 	if err != nil {
-		t.Fatalf("embedtest: %v", err)
+		t.Fatalf("embeddingstest: %v", err)
 	}
 	return e
 }

@@ -123,7 +123,7 @@ func BenchmarkSearch10k(b *testing.B) {
 }
 
 // BenchmarkSearch10kVectors: BenchmarkSearch10k with an embedder: the
-// query embedded by a local embeddings server (embedtest, OpenAI's wire
+// query embedded by a local embeddings server (embeddingstest, OpenAI's wire
 // format, over HTTP), the lexical ranking, the brute-force cosine ranking
 // of the archive's 10,500 vectors (10,000 messages, 500 batches) and
 // their fusion — everything a search with embeddings does once the

@@ -16,7 +16,7 @@ import (
 )
 
 // The semantic tests run every store against a real HTTP embeddings
-// server (embedtest, OpenAI's wire format) whose vectors put synonyms
+// server (embeddingstest, OpenAI's wire format) whose vectors put synonyms
 // together: "car", "sedan" and "automobile" are one axis, "fix",
 // "repair" and "overhaul" another.
 

@@ -9,7 +9,7 @@
 // open must return a new, empty store for every call (each subtest gets its
 // own) and arrange for it to be closed, e.g. with t.Cleanup. The store must
 // also implement store.Dumper, store.Migrator and store.VectorIndex (the
-// Semantic tests run it against a real embeddings server, embedtest).
+// Semantic tests run it against a real embeddings server, embeddingstest).
 package storetest
 
 import (
