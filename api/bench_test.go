@@ -41,7 +41,7 @@ func BenchmarkInputDecode(b *testing.B) {
 			runtime.GC()
 			b.StartTimer()
 		}
-		if _, err := decodeMessages(o, "messages", msgRules{}); err != nil {
+		if _, _, err := decodeMessages(o, "messages", msgRules{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -24,6 +24,10 @@ var fuzzSeeds = []string{
 	`{"provider":"openai","status":429,"body":"{\"error\":{\"message\":\"slow\"}}"}`,
 	`{"messages":[{"role":"user","content":"a"}],"config":{"chunk_size":0}}`,
 	`{"messages":[{"role":"robot"}]}`, `{"messages":[` + strings.Repeat("[", 300),
+	`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]}],"config":{"keep_recent":1}}`,
+	`{"messages":[{"type":"reasoning"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],"shape":"responses"}`,
+	`{"messages":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","output":{"type":"text","value":"v"}}]}]}`,
+	`{"messages":[{"type":"ai","tool_calls":[{"name":"n","args":{},"id":"i"}]},{"type":"tool","tool_call_id":"i","content":"x"}]}`,
 }
 
 func checkErr(t *testing.T, err error) {
@@ -180,6 +184,8 @@ func FuzzCompress(f *testing.F) {
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]","created_at":"2026-01-01T00:00:00Z"},{"id":"x","role":"assistant","content":"","tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}],"created_at":"2026-01-01T00:00:01Z"},{"id":"y","role":"tool","tool_call_id":"t","content":"out","created_at":"2026-01-01T00:00:02Z"}],"config":{"keep_recent":0,"target_tokens":1}}`))
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]\n[Batch 1 — depth 0, 2026-01-01T00:00:00.000Z to 2026-01-01T00:00:00.000Z]\n[2026-01-01] User: We adopted a beagle.","created_at":"2026-01-01T00:00:00Z"},{"id":"a","role":"user","content":"Hey! How have you been? We adopted a beagle.","created_at":"2026-01-01T00:00:01Z"},{"id":"b","role":"assistant","content":"I ran the Boston marathon in 3:41.","created_at":"2026-01-02T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"extractive","target_tokens":5}}`))
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"x \xff","created_at":"2026-01-01T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"llm","fallback":"extractive"}}`))
+	f.Add([]byte(`{"conversation_id":"c","history_owner":"caller","history":[{"role":"user","content":"[Context Summary — 1]"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]},{"role":"user","content":"ok"}],"config":{"keep_recent":1}}`))
+	f.Add([]byte(`{"conversation_id":"c","history_owner":"caller","only_if_due":true,"history":[{"type":"human","content":"a"},{"type":"ai","content":"b"}],"history_ids":[null,"x"],"config":{"keep_recent":0,"model_max_tokens":1}}`))
 	env := DefaultEnv()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		_, err := env.Compress(in, fuzzHost{}, SystemClock{})
