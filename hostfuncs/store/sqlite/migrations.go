@@ -84,4 +84,5 @@ func query(name string) string {
 var (
 	searchSQL       = query("search")
 	moveToRecallSQL = query("move_to_recall")
+	writeRecallSQL  = query("write_recall")
 )
