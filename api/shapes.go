@@ -370,7 +370,7 @@ func (d *msgDecoder) finishShape() error {
 		case "function_call", "custom_tool_call":
 			d.fits &= R
 			setRole(core.RoleAssistant)
-			d.itemCall(d.name)
+			d.itemCall(d.member(seenName, d.name))
 		case "function_call_output", "custom_tool_call_output":
 			d.fits &= R
 			setRole(core.RoleTool)
@@ -424,6 +424,15 @@ func (d *msgDecoder) finishShape() error {
 	return nil
 }
 
+// member is a string member kept by shapeMember, "" unless this message
+// has it (the scratch outlives the message).
+func (d *msgDecoder) member(bit uint8, s string) string {
+	if d.seen&bit == 0 {
+		return ""
+	}
+	return s
+}
+
 // itemCall makes a Responses call item's tool call.
 func (d *msgDecoder) itemCall(name string) {
 	args := d.args
@@ -433,14 +442,14 @@ func (d *msgDecoder) itemCall(name string) {
 			args = d.input
 		}
 	}
-	d.addCall(d.callID, name, argsText(args))
+	d.addCall(d.member(seenCallID, d.callID), name, argsText(args))
 }
 
 // itemOutput makes a Responses output item a tool message answering
 // call_id, its output the content.
 func (d *msgDecoder) itemOutput() {
 	m := d.m
-	m.ToolCallID = d.callID
+	m.ToolCallID = d.member(seenCallID, d.callID)
 	out := gjson.Result{}
 	if d.seen&seenOutput != 0 {
 		out = d.output

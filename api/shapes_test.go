@@ -219,3 +219,10 @@ func TestShapeNeutral(t *testing.T) {
 	_, h = mustDecode(t, `[{"role":"user","content":"u"},{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t","name":"f","input":{}}]}]`)
 	assert.Equal(t, core.ShapeAnthropic, h.Shape, "plain messages take the shape of the others")
 }
+
+// What one item has never leaks into the next.
+func TestShapeScratchPerMessage(t *testing.T) {
+	msgs, _ := mustDecode(t, `[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call"},{"type":"function_call_output","output":"x"}]`)
+	assert.Equal(t, []core.ToolCall{{}}, msgs[1].ToolCalls)
+	assert.Equal(t, "", msgs[2].ToolCallID)
+}
