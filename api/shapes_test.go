@@ -1,6 +1,9 @@
 package api
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/clipfold/clipfold/core"
@@ -225,4 +228,31 @@ func TestShapeScratchPerMessage(t *testing.T) {
 	msgs, _ := mustDecode(t, `[{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call"},{"type":"function_call_output","output":"x"}]`)
 	assert.Equal(t, []core.ToolCall{{}}, msgs[1].ToolCalls)
 	assert.Equal(t, "", msgs[2].ToolCallID)
+}
+
+// TestDerivedIDsFromPython holds the derived ids to a second
+// transcription of the rule (tools/vectors/gen_vectors.py writes
+// testdata/shapes/derived-ids.json from SPEC's description).
+func TestDerivedIDsFromPython(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "shapes", "derived-ids.json"))
+	require.NoError(t, err)
+	var file struct {
+		Cases []struct {
+			Name           string   `json:"name"`
+			ConversationID string   `json:"conversation_id"`
+			HistoryRaw     string   `json:"history_raw"`
+			IDs            []string `json:"ids"`
+		} `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(b, &file))
+	require.NotEmpty(t, file.Cases)
+	for _, c := range file.Cases {
+		msgs, _, err := DecodeHistory(c.ConversationID, []byte(c.HistoryRaw))
+		require.NoError(t, err, c.Name)
+		got := make([]string, len(msgs))
+		for i := range msgs {
+			got[i] = msgs[i].ID
+		}
+		assert.Equal(t, c.IDs, got, c.Name)
+	}
 }
