@@ -12,6 +12,7 @@ import (
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/hostfuncs/store/postgres"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -278,11 +279,25 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // recallCount is the number of messages in the conversation's recall
-// storage.
-func recallCount(t *testing.T, st *sqlite.Store, conv string) int {
-	var n int
-	require.NoError(t, st.DB().QueryRow(`SELECT COUNT(*) FROM recall WHERE conversation_id = ?`, conv).Scan(&n))
-	return n
+// storage (clip-archives, the only system messages of these histories,
+// left out when noArchives).
+func recallCount(t *testing.T, st store.Store, conv string, noArchives bool) int {
+	q := `SELECT COUNT(*) FROM recall WHERE conversation_id = ?`
+	if noArchives {
+		q += ` AND role <> 'system'`
+	}
+	switch s := st.(type) {
+	case *sqlite.Store:
+		var n int
+		require.NoError(t, s.DB().QueryRow(q, conv).Scan(&n))
+		return n
+	case *postgres.Store:
+		n, err := s.QueryInt(context.Background(), strings.Replace(q, "?", "$1", 1), conv)
+		require.NoError(t, err)
+		return int(n)
+	}
+	t.Fatalf("no recall count for %T", st)
+	return 0
 }
 
 // TestCompressCallerOwned: the caller keeps its messages.
@@ -298,12 +313,30 @@ func recallCount(t *testing.T, st *sqlite.Store, conv string) int {
 // storage, every message either in the view or in recall, no message
 // summarized twice.
 func TestCompressCallerOwned(t *testing.T) {
+	open := func(t *testing.T) store.Store {
+		st, err := sqlite.Open(sqlite.MemoryPath)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
 	for _, shape := range []string{"chat", "anthropic", "responses", "ai_sdk", "langchain"} {
 		for _, pattern := range []string{"replace", "resend"} {
 			t.Run(shape+"/"+pattern, func(t *testing.T) {
 				bothPaths(t, func(t *testing.T, mk func(api.HostCaller) compressor) {
-					callerOwned(t, mk, shape, pattern)
+					callerOwned(t, open(t), mk, shape, pattern)
 				})
+			})
+		}
+	}
+}
+
+// TestCompressCallerOwnedStores: the same on every store (SQLite files
+// and PostgreSQL), natively.
+func TestCompressCallerOwnedStores(t *testing.T) {
+	for name, open := range stores(t) {
+		for _, pattern := range []string{"replace", "resend"} {
+			t.Run(name+"/"+pattern, func(t *testing.T) {
+				callerOwned(t, open(t), func(h api.HostCaller) compressor { return nativeCompressor{api.DefaultEnv(), h} }, "anthropic", pattern)
 			})
 		}
 	}
@@ -312,10 +345,7 @@ func TestCompressCallerOwned(t *testing.T) {
 // budget makes compactions due above 600 estimated tokens.
 var budget = map[string]any{"model_max_tokens": 1000, "context_budget": 0.6}
 
-func callerOwned(t *testing.T, mk func(api.HostCaller) compressor, shape, pattern string) {
-	st, err := sqlite.Open(sqlite.MemoryPath)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
+func callerOwned(t *testing.T, st store.Store, mk func(api.HostCaller) compressor, shape, pattern string) {
 	c := mk(&hostfuncs.Host{Store: st})
 	conv := "caller-" + shape + "-" + pattern
 	var list, everything []json.RawMessage // the caller's list; every message ever sent
@@ -367,10 +397,12 @@ func callerOwned(t *testing.T, mk func(api.HostCaller) compressor, shape, patter
 		inView[string(v)] = true
 	}
 	ctx := context.Background()
+	removed := 0
 	for _, m := range msgs {
 		if inView[string(m.Raw)] {
 			continue
 		}
+		removed++
 		r, err := st.Recall(ctx, m.ID)
 		require.NoError(t, err, "message %s is neither in the view nor in recall", m.Raw)
 		require.Equal(t, string(m.Raw), string(r.Raw))
@@ -378,36 +410,19 @@ func callerOwned(t *testing.T, mk func(api.HostCaller) compressor, shape, patter
 	active, err := st.ActiveMessages(ctx, conv)
 	require.NoError(t, err)
 	require.Empty(t, active, "the store keeps no active history for the caller")
-	rows := recallCount(t, st, conv)
-	var ids []string
-	require.NoError(t, func() error {
-		r, err := st.DB().Query(`SELECT id FROM recall WHERE conversation_id = ?`, conv)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		for r.Next() {
-			var id string
-			if err := r.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return r.Err()
-	}())
-	require.Len(t, ids, rows)
+	require.Equal(t, removed, recallCount(t, st, conv, true), "recall holds each removed message once")
 
 	if pattern == "resend" {
 		// The same list once more: nothing new is due with only_if_due, no
 		// commit, and the same view comes back.
-		before := recallCount(t, st, conv)
+		before := recallCount(t, st, conv, false)
 		blocks, err := st.ListBlocks(ctx, "archival", core.BatchLabelPrefix(conv))
 		require.NoError(t, err)
 		res := c.compress(t, shapeInput(t, conv, list, map[string]any{"history_owner": "caller", "only_if_due": true, "config": budget}))
 		require.False(t, res.Get("failed").Bool())
 		require.Equal(t, int64(0), res.Get("messages_compressed").Int())
 		require.Equal(t, string(mustJSON(t, lastView)), string(mustJSON(t, rawList(res.Get("history").Array()))), "the same compacted view")
-		require.Equal(t, before, recallCount(t, st, conv))
+		require.Equal(t, before, recallCount(t, st, conv, false))
 		after, err := st.ListBlocks(ctx, "archival", core.BatchLabelPrefix(conv))
 		require.NoError(t, err)
 		require.Equal(t, blocks, after, "no commit")
