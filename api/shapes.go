@@ -194,18 +194,60 @@ const (
 	placeholderMedia    = "[media]"
 )
 
+// partFields are the members of a content part the shapes use, read in
+// one pass over the part (a gjson Get per member would walk it again for
+// each).
+type partFields struct {
+	typ, text, id, name, input, toolUseID, content, toolCallID, toolName, args, output, result, refusal gjson.Result
+}
+
+func (f *partFields) read(p *gjson.Result) {
+	p.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			f.typ = v
+		case "text":
+			f.text = v
+		case "id":
+			f.id = v
+		case "name":
+			f.name = v
+		case "input":
+			f.input = v
+		case "tool_use_id":
+			f.toolUseID = v
+		case "content":
+			f.content = v
+		case "toolCallId":
+			f.toolCallID = v
+		case "toolName":
+			f.toolName = v
+		case "args":
+			f.args = v
+		case "output":
+			f.output = v
+		case "result":
+			f.result = v
+		case "refusal":
+			f.refusal = v
+		}
+		return true
+	})
+}
+
 // part reads one content part object.
 func (d *msgDecoder) part(p *gjson.Result) {
-	ty := p.Get("type")
-	if ty.Type != gjson.String { // no type: a text part if it has text
-		if t := p.Get("text"); t.Type == gjson.String {
-			d.texts = append(d.texts, t.Str)
+	var f partFields
+	f.read(p)
+	if f.typ.Type != gjson.String { // no type: a text part if it has text
+		if f.text.Type == gjson.String {
+			d.texts = append(d.texts, f.text.Str)
 		}
 		return
 	}
-	text := func(key string, fits core.Shape) {
+	text := func(t *gjson.Result, fits core.Shape) {
 		d.fits &= fits
-		if t := p.Get(key); t.Type == gjson.String {
+		if t.Type == gjson.String {
 			d.texts = append(d.texts, t.Str)
 		}
 	}
@@ -216,13 +258,13 @@ func (d *msgDecoder) part(p *gjson.Result) {
 	const (
 		A, C, R, V, L = core.ShapeAnthropic, core.ShapeChat, core.ShapeResponses, core.ShapeAISDK, core.ShapeLangChain
 	)
-	switch ty.Str {
+	switch f.typ.Str {
 	case "text":
-		text("text", C|A|V|L)
+		text(&f.text, C|A|V|L)
 	case "input_text", "output_text":
-		text("text", R)
+		text(&f.text, R)
 	case "refusal":
-		text("refusal", C|R)
+		text(&f.refusal, C|R)
 	case "image":
 		holder(placeholderImage, A|V|L)
 	case "image_url":
@@ -247,23 +289,23 @@ func (d *msgDecoder) part(p *gjson.Result) {
 		d.fits &= V | L
 	case "tool_use", "server_tool_use":
 		d.fits &= A
-		d.addCall(p.Get("id").String(), p.Get("name").String(), argsText(p.Get("input")))
+		d.addCall(f.id.String(), f.name.String(), argsText(f.input))
 	case "tool_result":
 		d.fits &= A
-		d.addResult(p.Get("tool_use_id").String(), "", outputText(p.Get("content")))
+		d.addResult(f.toolUseID.String(), "", outputText(f.content))
 	case "tool-call":
 		d.fits &= V
-		args := p.Get("input")
+		args := f.input
 		if !args.Exists() {
-			args = p.Get("args")
+			args = f.args
 		}
-		d.addCall(p.Get("toolCallId").String(), p.Get("toolName").String(), argsText(args))
+		d.addCall(f.toolCallID.String(), f.toolName.String(), argsText(args))
 	case "tool-result":
 		d.fits &= V
-		d.addResult(p.Get("toolCallId").String(), p.Get("toolName").String(), aiSDKOutput(p))
+		d.addResult(f.toolCallID.String(), f.toolName.String(), aiSDKOutput(f.output, f.result))
 	case "tool_call": // LangChain's standard block
 		d.fits &= L
-		d.addCall(p.Get("id").String(), p.Get("name").String(), argsText(p.Get("args")))
+		d.addCall(f.id.String(), f.name.String(), argsText(f.args))
 	}
 	// Any other part (a provider's own block) is kept, not counted.
 }
@@ -547,10 +589,9 @@ func partsText(v gjson.Result) string {
 // value} the value's JSON, {type: content, value: parts} their text, an
 // output of another form as written; without output, the older result
 // (a string as it is, other JSON as written).
-func aiSDKOutput(p *gjson.Result) string {
-	out := p.Get("output")
+func aiSDKOutput(out, result gjson.Result) string {
 	if !out.Exists() {
-		return argsText(p.Get("result"))
+		return argsText(result)
 	}
 	if out.IsObject() {
 		val := out.Get("value")
