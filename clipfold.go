@@ -308,17 +308,28 @@ type CompressOptions struct {
 // SDK, LangChain); messages without an id get a derived one, messages
 // without created_at are dated at the compaction's now.
 //
-// By default the store owns the history: history is the conversation's
-// active history (nil means the store's), and messages of it the store
-// does not hold yet are appended first, so the commit can move them to
-// recall storage. With CompressOptions.CallerOwned the caller owns it
-// (see there).
+// By default the store owns the history: messages of history the store
+// holds nowhere yet (neither active nor in recall) are appended to its
+// active history, and the store's active history is compacted — what the
+// caller sent, less what earlier compactions moved to recall, behind
+// their clip-archive — and returned (history nil: just the store's). With
+// CompressOptions.CallerOwned the caller owns it (see there).
 func (c *Compactor) Compress(ctx context.Context, conversationID string, history []json.RawMessage, opts *CompressOptions) (*Result, error) {
 	in := map[string]any{"conversation_id": conversationID}
 	switch {
 	case opts != nil && opts.CallerOwned:
 		in["history_owner"] = "caller"
-	case history == nil:
+	default:
+		if history != nil {
+			if err := c.sync(ctx, conversationID, history); err != nil {
+				return nil, err
+			}
+		}
+		// The store's active history is what a store-owned compaction
+		// works on: the caller's list with the messages compacted before
+		// left out (a caller that sends its whole list every turn gets the
+		// compacted view back), under the ids the store keeps them (derived
+		// ids of identical messages depend on which of them a list holds).
 		active, err := c.store.ActiveMessages(ctx, conversationID)
 		if err != nil {
 			return nil, err
@@ -329,13 +340,7 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 			history[i] = active[i].Raw
 			ids[i] = active[i].ID
 		}
-		// The ids the store keeps its messages under: derived ids of
-		// identical messages depend on which of them a list holds.
 		in["history_ids"] = ids
-	default:
-		if err := c.sync(ctx, conversationID, history); err != nil {
-			return nil, err
-		}
 	}
 	in["history"] = rawArray(history)
 	if opts != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clipfold/clipfold"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
@@ -58,15 +59,18 @@ func TestCompressFrameworkPatterns(t *testing.T) {
 		replace     bool
 	}{
 		{"store-owned, list replaced", false, true},
+		{"store-owned, whole list every turn", false, false},
 		{"caller-owned, list replaced", true, true},
 		{"caller-owned, whole list every turn", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := openBuilt(t, frameworkConfig)
-			var list []json.RawMessage
+			var list, everything []json.RawMessage
+			var last *clipfold.Result
 			compactions := 0
 			for turn := 0; turn < 20; turn++ {
 				list = append(list, frameworkTurn(turn)...)
+				everything = append(everything, frameworkTurn(turn)...)
 				res, err := c.Compress(ctx, "fw", list, &clipfold.CompressOptions{CallerOwned: tc.callerOwned, OnlyIfDue: true})
 				require.NoError(t, err, "turn %d", turn)
 				require.False(t, res.Failed, "turn %d: %s %s", turn, res.FailureCode, res.FailureMessage)
@@ -80,11 +84,34 @@ func TestCompressFrameworkPatterns(t *testing.T) {
 				if tc.replace {
 					list = res.History
 				}
+				last = res
 			}
 			require.GreaterOrEqual(t, compactions, 3)
+			require.Less(t, len(last.History), len(everything)/2, "the history sent back is compacted")
+			// Nothing lost, nothing twice: every message is in the history
+			// returned last or, once, in recall storage.
+			msgs, err := clipfold.DecodeHistory("fw", everything)
+			require.NoError(t, err)
+			returned := map[string]bool{}
+			for _, m := range last.History {
+				returned[string(m)] = true
+			}
+			removed := 0
+			for _, m := range msgs {
+				if returned[string(m.Raw)] {
+					continue
+				}
+				removed++
+				r, err := c.Store().Recall(ctx, m.ID)
+				require.NoError(t, err, "lost: %s", m.Raw)
+				require.Equal(t, string(m.Raw), string(r.Raw))
+			}
+			var rows int
+			require.NoError(t, c.Store().(*sqlite.Store).DB().QueryRow(`SELECT COUNT(*) FROM recall WHERE role <> 'system'`).Scan(&rows))
+			require.Equal(t, removed, rows, "each removed message is in recall once")
 			// No duplicates: every recalled message is one the caller sent,
 			// and the store's active history (store-owned) is the list.
-			if !tc.callerOwned {
+			if !tc.callerOwned && tc.replace {
 				active, err := c.Store().ActiveMessages(ctx, "fw")
 				require.NoError(t, err)
 				require.Len(t, active, len(list))
