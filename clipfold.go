@@ -264,19 +264,23 @@ type Batch struct {
 // failed is not an error: Failed is set, FailureCode says why, and
 // History is the input, byte for byte.
 type Result struct {
-	History             []json.RawMessage `json:"history"`
-	BatchesCreated      int               `json:"batches_created"`
-	MessagesCompressed  int               `json:"messages_compressed"`
-	TokensBefore        int               `json:"tokens_estimate_before"`
-	TokensAfter         int               `json:"tokens_estimate_after"`
-	Failed              bool              `json:"failed"`
-	FailureCode         string            `json:"failure_code"`
-	FailureMessage      string            `json:"failure_message"`
-	OperationID         string            `json:"operation_id"`
-	LLMCalls            int               `json:"llm_calls"`
-	Batches             []Batch           `json:"batches"`
-	Warnings            []string          `json:"warnings"`
-	ConsecutiveFailures int               `json:"consecutive_failures"`
+	History []json.RawMessage `json:"history"`
+	// ClipArchive is the text of the clip-archive History starts with,
+	// nil when it starts with none: for callers that put it in a system
+	// prompt (and send History[1:]).
+	ClipArchive         *string  `json:"clip_archive"`
+	BatchesCreated      int      `json:"batches_created"`
+	MessagesCompressed  int      `json:"messages_compressed"`
+	TokensBefore        int      `json:"tokens_estimate_before"`
+	TokensAfter         int      `json:"tokens_estimate_after"`
+	Failed              bool     `json:"failed"`
+	FailureCode         string   `json:"failure_code"`
+	FailureMessage      string   `json:"failure_message"`
+	OperationID         string   `json:"operation_id"`
+	LLMCalls            int      `json:"llm_calls"`
+	Batches             []Batch  `json:"batches"`
+	Warnings            []string `json:"warnings"`
+	ConsecutiveFailures int      `json:"consecutive_failures"`
 }
 
 // CompressOptions are compress's optional inputs.
@@ -289,28 +293,72 @@ type CompressOptions struct {
 	Now time.Time
 	// OperationID names the compaction (default: a fresh op_… id).
 	OperationID string
+	// CallerOwned says the caller keeps the messages (SPEC §4
+	// history_owner "caller"), as LangChain, LangGraph, the AI SDK and
+	// the provider SDKs do: history is the caller's whole list, the store
+	// keeps only the archive and recall storage (removed messages are
+	// written there once, by id, given or derived), and Result.History is
+	// the compacted view to send to the model. Either pattern works: send
+	// the whole list every turn, or replace the list with Result.History
+	// and append to it.
+	CallerOwned bool
+	// OnlyIfDue compacts only when the history (for a caller-owned one,
+	// its compacted view) is over the budget, as ShouldCompact says; for
+	// callers that call Compress on every turn.
+	OnlyIfDue bool
+	// Shape names the message shape when the messages alone cannot tell
+	// ("anthropic" for Anthropic text turns, whose clip-archive must be a
+	// user turn): chat, anthropic, responses, ai_sdk, langchain.
+	Shape string
 }
 
-// Compress compacts a conversation (SPEC §4). history is its active
-// history, each message with an id and a created_at; nil means the
-// store's active history of the conversation. Messages of history the
-// store does not hold yet are appended to it first, so the commit can
-// move them to recall storage.
+// Compress compacts a conversation (SPEC §4). history is its messages in
+// any shape of SPEC §2 (OpenAI Chat, Anthropic, OpenAI Responses, AI
+// SDK, LangChain); messages without an id get a derived one, messages
+// without created_at are dated at the compaction's now.
+//
+// By default the store owns the history: messages of history the store
+// holds nowhere yet (neither active nor in recall) are appended to its
+// active history, and the store's active history is compacted — what the
+// caller sent, less what earlier compactions moved to recall, behind
+// their clip-archive — and returned (history nil: just the store's). With
+// CompressOptions.CallerOwned the caller owns it (see there).
 func (c *Compactor) Compress(ctx context.Context, conversationID string, history []json.RawMessage, opts *CompressOptions) (*Result, error) {
-	if history == nil {
+	in := map[string]any{"conversation_id": conversationID}
+	switch {
+	case opts != nil && opts.CallerOwned:
+		in["history_owner"] = "caller"
+	default:
+		if history != nil {
+			if err := c.sync(ctx, conversationID, history); err != nil {
+				return nil, err
+			}
+		}
+		// The store's active history is what a store-owned compaction
+		// works on: the caller's list with the messages compacted before
+		// left out (a caller that sends its whole list every turn gets the
+		// compacted view back), under the ids the store keeps them (derived
+		// ids of identical messages depend on which of them a list holds).
 		active, err := c.store.ActiveMessages(ctx, conversationID)
 		if err != nil {
 			return nil, err
 		}
 		history = make([]json.RawMessage, len(active))
+		ids := make([]string, len(active))
 		for i := range active {
 			history[i] = active[i].Raw
+			ids[i] = active[i].ID
 		}
-	} else if err := c.sync(ctx, conversationID, history); err != nil {
-		return nil, err
+		in["history_ids"] = ids
 	}
-	in := map[string]any{"conversation_id": conversationID, "history": rawArray(history)}
+	in["history"] = rawArray(history)
 	if opts != nil {
+		if opts.OnlyIfDue {
+			in["only_if_due"] = true
+		}
+		if opts.Shape != "" {
+			in["shape"] = opts.Shape
+		}
 		if opts.Config != nil {
 			in["config"] = mergeConfig(c.config, opts.Config)
 		}
@@ -345,10 +393,13 @@ func (c *Compactor) warn(msg string) {
 	}
 }
 
-// decodeHistory reads messages with the plug-in's decoder (package api,
-// natively) into what the store keeps of them.
-func decodeHistory(history []json.RawMessage) ([]store.Message, error) {
-	msgs, err := api.DecodeHistory(rawArray(history))
+// DecodeHistory reads messages in any shape with the plug-in's own
+// decoder (package api, natively) into what a store keeps of them: each
+// message's id (given, or derived in conversationID as compress derives
+// it), role as clipfold reads it, text, time (zero when it has none) and
+// exact JSON.
+func DecodeHistory(conversationID string, history []json.RawMessage) ([]store.Message, error) {
+	msgs, _, err := api.DecodeHistory(conversationID, rawArray(history))
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: %w", err)
 	}
@@ -356,7 +407,10 @@ func decodeHistory(history []json.RawMessage) ([]store.Message, error) {
 	for i := range msgs {
 		m := &msgs[i]
 		out[i] = store.Message{ID: m.ID, ConversationID: m.ConversationID, Role: m.Role.String(),
-			Content: m.Content, CreatedAt: m.CreatedAt, Raw: json.RawMessage(m.Raw)}
+			Content: m.Content, Raw: json.RawMessage(m.Raw)}
+		if m.HasCreatedAt {
+			out[i].CreatedAt = m.CreatedAt
+		}
 	}
 	return out, nil
 }
@@ -364,7 +418,7 @@ func decodeHistory(history []json.RawMessage) ([]store.Message, error) {
 // sync appends the messages of history that the store holds nowhere
 // (neither active nor in recall), decoded by the plug-in's own decoder.
 func (c *Compactor) sync(ctx context.Context, conversationID string, history []json.RawMessage) error {
-	msgs, err := decodeHistory(history)
+	msgs, err := DecodeHistory(conversationID, history)
 	if err != nil {
 		return err
 	}

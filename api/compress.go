@@ -51,11 +51,30 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 		return nil, core.Invalid("conversation_id", "must be a non-empty string")
 	}
 	ci.ConversationID = conv.Str
-	if ci.History, err = decodeMessages(root, "history", msgRules{needID: true, needTime: true}); err != nil {
+	if ci.History, ci.Shape, err = decodeMessages(root, "history", msgRules{}); err != nil {
 		return nil, err
 	}
+	if err := historyIDs(root.Get("history_ids"), ci.History); err != nil {
+		return nil, err
+	}
+	core.AssignIDs(ci.ConversationID, ci.History)
 	if err := uniqueIDs(ci.History); err != nil {
 		return nil, err
+	}
+	switch o := root.Get("history_owner"); {
+	case o.Type == gjson.Null:
+		ci.HistoryOwner = core.OwnerStore
+	case o.Type == gjson.String && (o.Str == core.OwnerStore || o.Str == core.OwnerCaller):
+		ci.HistoryOwner = o.Str
+	default:
+		return nil, core.Invalid("history_owner", `must be "store" or "caller", got `+clip(o.Raw, 40))
+	}
+	switch d := root.Get("only_if_due"); d.Type {
+	case gjson.True:
+		ci.OnlyIfDue = true
+	case gjson.False, gjson.Null:
+	default:
+		return nil, wrongType("only_if_due", "true or false", d)
 	}
 	switch d := root.Get("dry_run"); d.Type {
 	case gjson.True:
@@ -83,6 +102,42 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 	res := core.Compress(&ci, core.Ports{LLM: hp, Memory: hp, Committer: hp, Clock: clock, Breakers: e.breakers})
 	res.Warnings = append(warnings, res.Warnings...)
 	return appendResult(make([]byte, 0, len(in)+1024), &ci, &res), nil
+}
+
+// historyIDs reads compress's optional "history_ids": one entry per
+// history message, a string or null: the id a host that stores the
+// history keeps a message under when the message has no id of its own
+// (the derived id it was given when stored; SPEC §2). A message's own id
+// wins; an entry that contradicts it is an error.
+func historyIDs(r gjson.Result, msgs []core.Message) error {
+	if r.Type == gjson.Null {
+		return nil
+	}
+	if !r.IsArray() {
+		return wrongType("history_ids", "an array of strings or nulls, one per history message", r)
+	}
+	i := 0
+	var err error
+	r.ForEach(func(_, v gjson.Result) bool {
+		f := idx("history_ids", i)
+		switch {
+		case i >= len(msgs):
+			err = core.Invalid("history_ids", "has more entries than history has messages")
+		case v.Type == gjson.Null:
+		case v.Type != gjson.String || v.Str == "":
+			err = wrongType(f, "a non-empty string or null", v)
+		case msgs[i].ID == "":
+			msgs[i].ID = v.Str
+		case msgs[i].ID != v.Str:
+			err = core.Invalid(f, "is "+strconv.Quote(clip(v.Str, 40))+" but history["+strconv.Itoa(i)+"].id is "+strconv.Quote(clip(msgs[i].ID, 40)))
+		}
+		i++
+		return err == nil
+	})
+	if err == nil && i != len(msgs) {
+		err = core.Invalid("history_ids", "has "+strconv.Itoa(i)+" entries, history "+strconv.Itoa(len(msgs))+" messages")
+	}
+	return err
 }
 
 func uniqueIDs(msgs []core.Message) error {
@@ -133,18 +188,24 @@ func NewOperationID() string {
 func appendResult(b []byte, in *core.CompressInput, r *core.CompressResult) []byte {
 	b = append(b, `{"history":[`...)
 	n := 0
+	archive, hasArchive := "", false
 	if r.Insert != nil {
-		b = AppendInsertMessage(b, r.Insert)
+		b = append(b, r.InsertRaw...)
+		archive, hasArchive = r.Insert.Content, true
 		n++
+	} else if len(r.Kept) > 0 && r.Kept[0] == 0 && core.IsClipArchive(&r.History[0]) {
+		archive, hasArchive = r.History[0].Content, true
 	}
 	for _, k := range r.Kept {
 		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, in.History[k].Raw...)
+		b = append(b, r.History[k].Raw...)
 		n++
 	}
-	b = append(b, `],"batches_created":`...)
+	b = append(b, `],"clip_archive":`...)
+	b = appendNullableString(b, archive, hasArchive)
+	b = append(b, `,"batches_created":`...)
 	b = strconv.AppendInt(b, int64(r.BatchesCreated), 10)
 	b = append(b, `,"messages_compressed":`...)
 	b = strconv.AppendInt(b, int64(r.MessagesCompressed), 10)
@@ -234,13 +295,5 @@ func appendStrings(b []byte, ss []string) []byte {
 
 // AppendInsertMessage writes the clip-archive message as a SPEC Message.
 func AppendInsertMessage(b []byte, m *core.InsertMessage) []byte {
-	b = append(b, `{"id":`...)
-	b = core.AppendJSONString(b, m.ID)
-	b = append(b, `,"conversation_id":`...)
-	b = core.AppendJSONString(b, m.ConversationID)
-	b = append(b, `,"role":"system","content":`...)
-	b = core.AppendJSONString(b, m.Content)
-	b = append(b, `,"created_at":`...)
-	b = core.AppendJSONString(b, core.FormatTime(m.CreatedAt))
-	return append(b, '}')
+	return core.AppendInsertMessage(b, m)
 }

@@ -31,21 +31,62 @@ func wrongType(field, want string, got gjson.Result) error {
 	return core.Invalid(field, "must be "+want+", got "+typeName(got))
 }
 
-// msgRules says which optional Message fields a caller insists on.
+// msgRules says which optional Message fields a caller insists on, and
+// the shape the messages must have when the input names one (0: any).
 type msgRules struct {
 	needID, needTime bool
+	shape            core.Shape
 }
 
-// decodeMessages reads an array of Messages (SPEC §2). Each element keeps
-// its exact bytes in Raw.
+// decodeMessages reads an array of Messages in any of SPEC §2's shapes,
+// one shape per call (the input's "shape", when given, names it). Each
+// element keeps its exact bytes in Raw. It returns the shape the
+// messages are written in, settled (core.SettleShape).
 //
 // Hot path: one closure serves every message and field paths are built
 // only on error, so decoding allocates per message only what the message
 // itself needs (TinyGo's collector, in particular, pays for every
 // allocation on large histories).
-func decodeMessages(o object, key string, rules msgRules) ([]core.Message, error) {
+func decodeMessages(o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
+	if err := readShape(o, &rules); err != nil {
+		return nil, core.HistoryShape{}, err
+	}
 	r, n := o.array(key)
-	return decodeMessagesCopy(r, n, key, rules, copyMessages)
+	msgs, fits, err := decodeMessagesShape(r, n, key, rules, copyMessages)
+	if err != nil {
+		return msgs, core.HistoryShape{}, err
+	}
+	return msgs, core.SettleShape(msgs, fits), nil
+}
+
+// readShape reads the input's optional "shape": the one message shape
+// the messages are in (SPEC §2), for histories whose messages fit
+// several (plain role and string content) but belong to one: an
+// Anthropic history of text turns, whose clip-archive must be a user turn.
+func readShape(o object, rules *msgRules) error {
+	v := o.Get("shape")
+	switch v.Type {
+	case gjson.Null:
+		return nil
+	case gjson.String:
+		if v.Str == "" || v.Str == "auto" {
+			return nil
+		}
+		if s, ok := core.ParseShape(v.Str); ok {
+			rules.shape = s
+			return nil
+		}
+		return core.Invalid("shape", "must be one of auto, "+core.ShapeNames()+", got "+strconv.Quote(clip(v.Str, 40)))
+	}
+	return wrongType("shape", "a string", v)
+}
+
+// decodeMessagesShape is decodeMessagesCopy and the shapes the messages
+// all fit.
+func decodeMessagesShape(r gjson.Result, n int, field string, rules msgRules, own bool) ([]core.Message, core.Shape, error) {
+	d := msgDecoder{field: field, rules: rules}
+	msgs, err := d.decodeArray(r, n, own)
+	return msgs, d.mask, err
 }
 
 // decodeMessagesCopy is decodeMessages with each message copied out of
@@ -60,13 +101,19 @@ func decodeMessages(o object, key string, rules msgRules) ([]core.Message, error
 // n is the number of elements when the scanner counted them (else -1):
 // the slice is made that long at once, neither grown nor oversized.
 func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own bool) ([]core.Message, error) {
+	d := msgDecoder{field: field, rules: rules}
+	return d.decodeArray(r, n, own)
+}
+
+func (d *msgDecoder) decodeArray(r gjson.Result, n int, own bool) ([]core.Message, error) {
+	field := d.field
+	d.startArray()
 	if !r.Exists() {
 		return nil, required(field)
 	}
 	if !r.IsArray() {
 		return nil, wrongType(field, "an array of messages", r)
 	}
-	d := msgDecoder{field: field, rules: rules}
 	if n < 0 {
 		n = len(r.Raw)/256 + 8 // a guess: append grows it if short
 	}
@@ -74,7 +121,7 @@ func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own
 	s := r.Raw
 	j := skipWS(s, 0)
 	if at(s, j) != '[' {
-		return decodeMessagesGJSON(r, &d, msgs[:0])
+		return decodeMessagesGJSON(r, d, msgs[:0])
 	}
 	j = skipWS(s, j+1)
 	if at(s, j) == ']' {
@@ -91,7 +138,7 @@ func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own
 		}
 		end, err := d.decodeAt(s, j, own, &msgs[i])
 		if end < 0 {
-			return decodeMessagesGJSON(r, &d, msgs[:0])
+			return decodeMessagesGJSON(r, d, msgs[:0])
 		}
 		if err != nil {
 			return msgs[:i], err
@@ -103,7 +150,7 @@ func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own
 		case ']':
 			return msgs, nil
 		default:
-			return decodeMessagesGJSON(r, &d, msgs[:0])
+			return decodeMessagesGJSON(r, d, msgs[:0])
 		}
 	}
 }
@@ -114,6 +161,7 @@ func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own
 func decodeMessagesGJSON(r gjson.Result, d *msgDecoder, msgs []core.Message) ([]core.Message, error) {
 	i := 0
 	d.err = nil
+	d.startArray()
 	r.ForEach(func(_, v gjson.Result) bool {
 		d.i = i
 		var m core.Message
@@ -136,6 +184,26 @@ type msgDecoder struct {
 	v              gjson.Result  // the walker's current member value
 	hasRole, hasID bool
 	err            error
+
+	// mask is the shapes every message so far fits (the input's shape
+	// when it names one); narrowed the last message that narrowed it.
+	mask     core.Shape
+	narrowed int
+	shapeScratch
+}
+
+// startArray resets the shape state for a new pass over the array.
+func (d *msgDecoder) startArray() {
+	d.mask, d.narrowed = core.AnyShape, -1
+	if d.rules.shape != 0 {
+		d.mask = d.rules.shape
+	}
+}
+
+// startMessage resets the per-message state before decoding into m.
+func (d *msgDecoder) startMessage(m *core.Message) {
+	d.hasRole, d.hasID, d.err, d.m = false, false, nil, m
+	d.fits, d.seen = core.AnyShape, 0
 }
 
 // path is the current message's field path plus sub, built on error only.
@@ -152,7 +220,7 @@ func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (e
 		}
 		return end, d.decode(gjson.Parse(s[start:end]), m)
 	}
-	d.hasRole, d.hasID, d.err, d.m = false, false, nil, m
+	d.startMessage(m)
 	if own { // see decode
 		end = skipContainer(s, start)
 		if end < 0 {
@@ -174,7 +242,7 @@ func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (e
 
 // decode decodes the message v into m.
 func (d *msgDecoder) decode(v gjson.Result, m *core.Message) error {
-	d.hasRole, d.hasID, d.err, d.m = false, false, nil, m
+	d.startMessage(m)
 	if !v.IsObject() {
 		*m = core.Message{Raw: rawBytes(v.Raw)}
 		return wrongType(d.path(""), "a message object", v)
@@ -197,11 +265,17 @@ func (d *msgDecoder) decode(v gjson.Result, m *core.Message) error {
 	return d.check()
 }
 
-// check returns the error of the message just decoded: a field's, or a
-// required field missing.
+// check finishes the message just decoded and returns its error: a
+// field's, a required field missing, or a shape that does not match the
+// messages before it.
 func (d *msgDecoder) check() error {
 	if d.err != nil {
 		return d.err
+	}
+	if d.seen != 0 {
+		if err := d.finishShape(); err != nil {
+			return err
+		}
 	}
 	if !d.hasRole {
 		return required(d.path(".role"))
@@ -211,6 +285,10 @@ func (d *msgDecoder) check() error {
 	}
 	if d.rules.needTime && !d.m.HasCreatedAt {
 		return required(d.path(".created_at"))
+	}
+	d.m.Shapes = d.fits
+	if d.mask&^d.fits != 0 {
+		return d.narrow()
 	}
 	return nil
 }
@@ -240,33 +318,31 @@ func (d *msgDecoder) key(k string, val *gjson.Result) bool {
 			d.err = wrongType(d.path(".role"), "one of user, assistant, system, tool", *val)
 			break
 		}
-		r, ok := core.ParseRole(val.Str)
-		if !ok {
-			d.err = core.Invalid(d.path(".role"), "must be one of user, assistant, system, tool, got "+strconv.Quote(clip(val.Str, 40)))
-			break
-		}
-		m.Role, d.hasRole = r, true
+		d.role(val.Str)
 	case "content":
-		if val.Type == gjson.String { // the common case, without the call
+		switch {
+		case val.Type == gjson.String: // the common case, without the call
 			m.Content = val.Str
-			break
+		case val.Type == gjson.Null:
+			m.Content = ""
+		case val.IsArray():
+			d.parts(val)
+		default:
+			d.err = wrongType(d.path(".content"), "a string or an array of content parts", *val)
 		}
-		c, err := decodeContent(*val, "content")
-		if err != nil {
-			d.err = core.Invalid(d.path("."+err.(*core.Error).Field), err.(*core.Error).Msg)
-			break
-		}
-		m.Content = c
 	case "tool_calls":
-		m.HasToolCalls, m.ToolCalls = decodeToolCalls(*val)
+		d.toolCalls(val)
 	case "tool_call_id":
 		switch val.Type {
 		case gjson.String:
 			m.ToolCallID = val.Str
+			d.fits &= toolCallIDShapes
 		case gjson.Null:
 		default:
 			d.err = wrongType(d.path(".tool_call_id"), "a string", *val)
 		}
+	case "type", "call_id", "name", "arguments", "input", "output":
+		d.shapeMember(k, val)
 	case "created_at":
 		switch val.Type {
 		case gjson.Null:
@@ -336,61 +412,6 @@ func decodeContent(v gjson.Result, field string) (string, error) {
 		return string(out), err
 	}
 	return "", wrongType(field, "a string or an array of content parts", v)
-}
-
-// decodeToolCalls reads OpenAI-style tool calls. Any JSON is accepted
-// (SPEC: present and non-null/non-empty means "has tool calls"); calls
-// that are not objects are counted but carry no name.
-func decodeToolCalls(v gjson.Result) (bool, []core.ToolCall) {
-	switch {
-	case v.Type == gjson.Null || !v.Exists():
-		return false, nil
-	case v.Type == gjson.String:
-		return v.Str != "", nil
-	case v.Type == gjson.False:
-		return false, nil
-	case v.IsObject():
-		has := false
-		v.ForEach(func(_, _ gjson.Result) bool { has = true; return false })
-		if !has {
-			return false, nil
-		}
-		return true, []core.ToolCall{toolCall(v)}
-	case v.IsArray():
-		var calls []core.ToolCall
-		v.ForEach(func(_, c gjson.Result) bool {
-			calls = append(calls, toolCall(c))
-			return true
-		})
-		return len(calls) > 0, calls
-	}
-	return true, nil
-}
-
-func toolCall(c gjson.Result) core.ToolCall {
-	if !c.IsObject() {
-		return core.ToolCall{Name: "tool", Arguments: c.Raw}
-	}
-	tc := core.ToolCall{ID: c.Get("id").String()}
-	fn := c.Get("function")
-	name := fn.Get("name")
-	if !name.Exists() {
-		name = c.Get("name")
-	}
-	tc.Name = name.String()
-	args := fn.Get("arguments")
-	if !args.Exists() {
-		args = c.Get("arguments")
-	}
-	if !args.Exists() {
-		args = c.Get("input")
-	}
-	if args.Type == gjson.String {
-		tc.Arguments = args.Str
-	} else if args.Exists() {
-		tc.Arguments = args.Raw
-	}
-	return tc
 }
 
 // clip shortens s to about n bytes for an error message, cutting on a

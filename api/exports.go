@@ -41,7 +41,7 @@ func (e *Env) messagesAndConfig(in []byte) ([]core.Message, core.Config, error) 
 	if err != nil {
 		return nil, cfg, err
 	}
-	msgs, err := decodeMessages(root, "messages", msgRules{})
+	msgs, _, err := decodeMessages(root, "messages", msgRules{})
 	return msgs, cfg, err
 }
 
@@ -129,7 +129,7 @@ func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 		}
 		n = core.EstimateTokens(t.Str)
 	} else if root.Get("messages").Exists() {
-		msgs, err := decodeMessages(root, "messages", msgRules{})
+		msgs, _, err := decodeMessages(root, "messages", msgRules{})
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := decodeMessages(root, "messages", msgRules{})
+	msgs, _, err := decodeMessages(root, "messages", msgRules{})
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,10 @@ var fuzzSeeds = []string{
 	`{"provider":"openai","status":429,"body":"{\"error\":{\"message\":\"slow\"}}"}`,
 	`{"messages":[{"role":"user","content":"a"}],"config":{"chunk_size":0}}`,
 	`{"messages":[{"role":"robot"}]}`, `{"messages":[` + strings.Repeat("[", 300),
+	`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]}],"config":{"keep_recent":1}}`,
+	`{"messages":[{"type":"reasoning"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],"shape":"responses"}`,
+	`{"messages":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","output":{"type":"text","value":"v"}}]}]}`,
+	`{"messages":[{"type":"ai","tool_calls":[{"name":"n","args":{},"id":"i"}]},{"type":"tool","tool_call_id":"i","content":"x"}]}`,
 }
 
 func checkErr(t *testing.T, err error) {
@@ -65,6 +69,8 @@ func FuzzSplitChunkInvariants(f *testing.F) {
 	f.Add([]byte("uatuatxuaausxtta"), uint8(3), uint8(2), uint8(0))
 	f.Add([]byte("suatttauaxpu"), uint8(0), uint8(1), uint8(5))
 	f.Add([]byte("aattuu"), uint8(10), uint8(20), uint8(1))
+	f.Add([]byte{0, 7, 2, 6, 1, 2, 0, 2, 6, 7, 2, 3, 0, 1}, uint8(3), uint8(2), uint8(0))
+	f.Add([]byte{2, 0, 2, 6, 6, 7, 7, 2, 3, 3, 5, 7}, uint8(5), uint8(3), uint8(4))
 	f.Fuzz(func(t *testing.T, shape []byte, keep, size, tokens uint8) {
 		if len(shape) > 400 {
 			shape = shape[:400]
@@ -88,25 +94,56 @@ func FuzzSplitChunkInvariants(f *testing.F) {
 				t.Fatalf("message %d appears %d times (shape %q)", i, n, shape)
 			}
 		}
-		// No tool result is separated from its call.
+		// No tool result is separated from its call (a tool message's
+		// tool_call_id or a result part's id), no reasoning item from the
+		// item after it: not by the split, and not by chunking.
 		inCompress := map[int]bool{}
 		for _, i := range res.ToCompress {
 			inCompress[i] = true
 		}
-		for i := range msgs {
-			if msgs[i].Role != core.RoleTool || msgs[i].ToolCallID == "" {
-				continue
-			}
-			for j := i - 1; j >= 0; j-- {
-				if msgs[j].HasToolCalls && len(msgs[j].ToolCalls) > 0 && msgs[j].ToolCalls[0].ID == msgs[i].ToolCallID {
-					if inCompress[i] != inCompress[j] {
-						t.Fatalf("tool result %d and its call %d were split (shape %q)", i, j, shape)
-					}
-					break
-				}
+		chunks := core.Chunk(msgs, res.ToCompress, int(size), int(tokens))
+		chunkOf := map[int]int{}
+		for k, ch := range chunks {
+			for _, i := range ch {
+				chunkOf[i] = k
 			}
 		}
-		chunks := core.Chunk(msgs, res.ToCompress, int(size), int(tokens))
+		together := func(i, j int, what string) {
+			if inCompress[i] != inCompress[j] {
+				t.Fatalf("%s: %d and %d were split (shape %q)", what, j, i, shape)
+			}
+			if inCompress[i] && chunkOf[i] != chunkOf[j] {
+				t.Fatalf("%s: %d and %d are in different chunks (shape %q)", what, j, i, shape)
+			}
+		}
+		for i := range msgs {
+			var answers []string
+			if msgs[i].Role == core.RoleTool && !msgs[i].HasResults && msgs[i].ToolCallID != "" {
+				answers = append(answers, msgs[i].ToolCallID)
+			}
+			for _, tc := range msgs[i].ToolCalls {
+				if tc.Result {
+					answers = append(answers, tc.ID)
+				}
+			}
+			for _, id := range answers {
+				if id == "" {
+					continue
+				}
+			search:
+				for j := i - 1; j >= 0; j-- {
+					for _, tc := range msgs[j].ToolCalls {
+						if !tc.Result && tc.ID == id {
+							together(i, j, "tool result and its call")
+							break search
+						}
+					}
+				}
+			}
+			if msgs[i].JoinNext && i+1 < len(msgs) {
+				together(i+1, i, "reasoning and the item after it")
+			}
+		}
 		var flat []int
 		for _, ch := range chunks {
 			if len(ch) == 0 {
@@ -127,20 +164,35 @@ func FuzzSplitChunkInvariants(f *testing.F) {
 
 // shapeMessages builds a history from a shape string: u user, a assistant,
 // x assistant with a tool call, t tool result (answering the latest call),
-// s system, p pinned user.
+// s system, p pinned user, r a user turn carrying tool results as parts
+// (Anthropic's, AI SDK's: answering the latest and the one before), j a
+// reasoning item (joins the next message's unit).
 func shapeMessages(shape []byte) []core.Message {
 	var msgs []core.Message
-	call := ""
+	call, prev := "", ""
 	for i, c := range shape {
 		m := core.Message{ID: string(rune('A' + i%26)), Content: strings.Repeat("w", int(c)%37)}
-		switch c % 6 {
+		switch c % 8 {
+		case 6:
+			m.Role = core.RoleTool
+			m.HasResults = true
+			m.ToolCalls = []core.ToolCall{{ID: call, Arguments: m.Content, Result: true}, {ID: prev, Result: true}}
+			m.Content += "\n"
+			msgs = append(msgs, m)
+			continue
+		case 7:
+			m.Role = core.RoleAssistant
+			m.JoinNext = true
+			m.Content = ""
+		}
+		switch c % 8 {
 		case 0:
 			m.Role = core.RoleUser
 		case 1:
 			m.Role = core.RoleAssistant
 		case 2:
 			m.Role = core.RoleAssistant
-			call = "call" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))
+			prev, call = call, "call"+string(rune('a'+i%26))+string(rune('a'+i/26%26))
 			m.HasToolCalls, m.ToolCalls = true, []core.ToolCall{{ID: call, Name: "f"}}
 		case 3:
 			m.Role = core.RoleTool
@@ -180,6 +232,8 @@ func FuzzCompress(f *testing.F) {
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]","created_at":"2026-01-01T00:00:00Z"},{"id":"x","role":"assistant","content":"","tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}],"created_at":"2026-01-01T00:00:01Z"},{"id":"y","role":"tool","tool_call_id":"t","content":"out","created_at":"2026-01-01T00:00:02Z"}],"config":{"keep_recent":0,"target_tokens":1}}`))
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"s","role":"system","content":"[Context Summary — 1 messages compressed]\n[Batch 1 — depth 0, 2026-01-01T00:00:00.000Z to 2026-01-01T00:00:00.000Z]\n[2026-01-01] User: We adopted a beagle.","created_at":"2026-01-01T00:00:00Z"},{"id":"a","role":"user","content":"Hey! How have you been? We adopted a beagle.","created_at":"2026-01-01T00:00:01Z"},{"id":"b","role":"assistant","content":"I ran the Boston marathon in 3:41.","created_at":"2026-01-02T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"extractive","target_tokens":5}}`))
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"x \xff","created_at":"2026-01-01T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"llm","fallback":"extractive"}}`))
+	f.Add([]byte(`{"conversation_id":"c","history_owner":"caller","history":[{"role":"user","content":"[Context Summary — 1]"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]},{"role":"user","content":"ok"}],"config":{"keep_recent":1}}`))
+	f.Add([]byte(`{"conversation_id":"c","history_owner":"caller","only_if_due":true,"history":[{"type":"human","content":"a"},{"type":"ai","content":"b"}],"history_ids":[null,"x"],"config":{"keep_recent":0,"model_max_tokens":1}}`))
 	env := DefaultEnv()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		_, err := env.Compress(in, fuzzHost{}, SystemClock{})

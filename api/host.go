@@ -156,6 +156,46 @@ func AppendCommit(b []byte, c *core.Commit) []byte {
 		}
 		b = append(b, '}')
 	}
+	if c.InsertRaw != nil {
+		b = append(b, `,"insert_raw":`...)
+		b = append(b, c.InsertRaw...)
+	}
+	if c.HistoryOwner != "" {
+		b = append(b, `,"history_owner":`...)
+		b = core.AppendJSONString(b, c.HistoryOwner)
+	}
+	if c.HistoryOwner == core.OwnerCaller {
+		b = append(b, `,"recall_writes":[`...)
+		for i := range c.RecallWrites {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendRecallWrite(b, &c.RecallWrites[i])
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendRecallWrite writes one recall write: {id, role, content,
+// created_at, search_text, message}, message the exact JSON.
+func appendRecallWrite(b []byte, w *core.RecallWrite) []byte {
+	b = append(b, `{"id":`...)
+	b = core.AppendJSONString(b, w.ID)
+	b = append(b, `,"role":`...)
+	b = core.AppendJSONString(b, w.Role.String())
+	b = append(b, `,"content":`...)
+	b = core.AppendJSONString(b, w.Content)
+	b = append(b, `,"created_at":`...)
+	if w.CreatedAt.IsZero() {
+		b = append(b, "null"...)
+	} else {
+		b = core.AppendJSONString(b, core.FormatTime(w.CreatedAt))
+	}
+	b = append(b, `,"search_text":`...)
+	b = core.AppendJSONString(b, w.SearchText)
+	b = append(b, `,"message":`...)
+	b = append(b, w.Raw...)
 	return append(b, '}')
 }
 
@@ -199,6 +239,36 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 	if c.Insert.ID == "" {
 		return c, required("insert_message.id")
 	}
+	if raw := root.Get("insert_raw"); raw.Exists() && raw.Type != gjson.Null {
+		if !raw.IsObject() {
+			return c, wrongType("insert_raw", "a message object", raw)
+		}
+		c.InsertRaw = []byte(raw.Raw)
+	}
+	switch o := root.Get("history_owner"); {
+	case o.Type == gjson.Null, o.Type == gjson.String && o.Str == core.OwnerStore:
+		c.HistoryOwner = core.OwnerStore
+	case o.Type == gjson.String && o.Str == core.OwnerCaller:
+		c.HistoryOwner = core.OwnerCaller
+	default:
+		return c, core.Invalid("history_owner", `must be "store" or "caller"`)
+	}
+	if rw := root.Get("recall_writes"); rw.Exists() && rw.Type != gjson.Null {
+		if !rw.IsArray() {
+			return c, wrongType("recall_writes", "an array", rw)
+		}
+		i := 0
+		rw.ForEach(func(_, v gjson.Result) bool {
+			var w core.RecallWrite
+			w, err = decodeRecallWrite(v, idx("recall_writes", i))
+			c.RecallWrites = append(c.RecallWrites, w)
+			i++
+			return err == nil
+		})
+		if err != nil {
+			return c, err
+		}
+	}
 	if st := root.Get("search_text"); st.Exists() && st.Type != gjson.Null {
 		if !st.IsObject() {
 			return c, wrongType("search_text", "an object of message id to text", st)
@@ -216,6 +286,36 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 		}
 	}
 	return c, nil
+}
+
+// decodeRecallWrite reads one entry of a commit's recall_writes.
+func decodeRecallWrite(v gjson.Result, f string) (core.RecallWrite, error) {
+	var w core.RecallWrite
+	if !v.IsObject() {
+		return w, wrongType(f, "a recall write object", v)
+	}
+	id, role, content, msg := v.Get("id"), v.Get("role"), v.Get("content"), v.Get("message")
+	if id.Type != gjson.String || id.Str == "" {
+		return w, required(f + ".id")
+	}
+	r, ok := core.ParseRole(role.String())
+	if !ok {
+		return w, core.Invalid(f+".role", "must be one of user, assistant, system, tool")
+	}
+	if content.Exists() && content.Type != gjson.String && content.Type != gjson.Null {
+		return w, wrongType(f+".content", "a string", content)
+	}
+	if !msg.IsObject() {
+		return w, wrongType(f+".message", "the message object", msg)
+	}
+	w = core.RecallWrite{ID: id.Str, Role: r, Content: content.Str, SearchText: v.Get("search_text").String(), Raw: []byte(msg.Raw)}
+	if t := v.Get("created_at"); t.Type == gjson.String {
+		var err error
+		if w.CreatedAt, err = core.ParseTime(t.Str); err != nil {
+			return w, core.Invalid(f+".created_at", "must be an RFC 3339 time")
+		}
+	}
+	return w, nil
 }
 
 func orStr(s, d string) string {

@@ -267,6 +267,9 @@ func (d *msgDecoder) plainMember(k, v string) bool {
 			return false
 		}
 		m.Role, d.hasRole = r, true
+		if r == core.RoleTool {
+			d.fits &= toolRoleShapes
+		}
 	case len(k) == 10 && h == nameCreatedAt && tail8(k) == nameCreatedAtEnd:
 		t, err := core.ParseTime(v)
 		if err != nil {
@@ -277,6 +280,7 @@ func (d *msgDecoder) plainMember(k, v string) bool {
 		m.ConversationID = v
 	case len(k) == 12 && h == nameToolCallID && tail8(k) == nameToolCallIDEnd:
 		m.ToolCallID = v
+		d.fits &= toolCallIDShapes
 	default:
 		return false
 	}

@@ -39,6 +39,13 @@ func walkSeeds() []string {
 		`{"messages":[{"rol\u0065":"user","conversation\u005fid":"escaped in the second word","tool_call_i\u0064":"x"}]}`,
 		`{"messages":[{"content":"k","role":"user","contenT":"case","conten":"short","content_":"long"}]}`,
 		`{"messages":[{"role":"user","":"empty key","\"":"a quote"}]}`,
+		// Message shapes (SPEC §2).
+		`{"messages":[{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t1","name":"f","input":{"x":[1,{"y":"z"}]}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"r"},{"type":"image"}]},{"type":"text","text":"q?"}]}]}`,
+		`{"messages":[{"type":"reasoning","id":"rs"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"o"}]},{"type":"message","role":"developer","content":"d"},{"type":"x_call","call_id":"k"}]}`,
+		`{"messages":[{"role":"assistant","content":[{"type":"tool-call","toolCallId":"a","toolName":"t","args":{}}]},{"role":"tool","content":[{"type":"tool-result","toolCallId":"a","output":{"type":"json","value":[1]}},{"type":"tool-result","toolCallId":"a","result":"dup"}]}]}`,
+		`{"messages":[{"type":"ai","content":[{"type":"tool_use","id":"i","input":{}}],"tool_calls":[{"name":"n","args":{"a":"\u00e9"},"id":"i"}]},{"type":"tool","tool_call_id":"i","content":"x"},{"type":"human","content":"h"}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"}],"content":"twice"},{"role":"tool","content":[{"type":"tool-result"}]}]}`,
+		`{"messages":[{"role":"user","content":"[Context Summary — x]"},{"role":"function","content":"f"},{"type":7}]}`,
 	}
 }
 
@@ -81,7 +88,7 @@ func decodeOneWay(t *testing.T, in string, o object, r gjson.Result, n int, rule
 			}
 		}
 	} else {
-		_, wantErr = decodeMessages(o, "messages", rules) // not the walker's path
+		_, _, wantErr = decodeMessages(o, "messages", rules) // not the walker's path
 	}
 	if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 		t.Fatalf("%.200q (copying %v): walker error %v, gjson error %v", in, own, gotErr, wantErr)

@@ -2,11 +2,18 @@ package core
 
 // Chunk cuts msgs[order[0]], msgs[order[1]], … into consecutive chunks of
 // at most size messages, or, when maxTokens > 0, of at most maxTokens
-// estimated tokens (seed AC1.2). A run of a tool call followed by its
-// results is never cut: such a unit goes whole into the next chunk, alone
-// if it is larger than a chunk. Chunks hold indices into msgs; every
-// index of order appears exactly once. size < 1 is treated as 1.
+// estimated tokens (seed AC1.2). A run of messages of one tool unit (a
+// call and its results, in any shape; see unitIndex) is never cut: such a
+// run goes whole into the next chunk, alone if it is larger than a chunk.
+// Chunks hold indices into msgs; every index of order appears exactly
+// once. size < 1 is treated as 1.
 func Chunk(msgs []Message, order []int, size, maxTokens int) [][]int {
+	u := toolUnits(msgs, 0)
+	return chunkUnits(msgs, order, size, maxTokens, &u)
+}
+
+// chunkUnits is Chunk with the history's tool units already known.
+func chunkUnits(msgs []Message, order []int, size, maxTokens int, u *unitIndex) [][]int {
 	if size < 1 {
 		size = 1
 	}
@@ -14,13 +21,7 @@ func Chunk(msgs []Message, order []int, size, maxTokens int) [][]int {
 	var cur []int
 	curTok := 0
 	for k := 0; k < len(order); {
-		// The unit starting at k: a call and the results directly after it.
-		end := k + 1
-		if m := &msgs[order[k]]; m.Role == RoleAssistant && m.HasToolCalls {
-			for end < len(order) && answers(&msgs[order[end]], m) {
-				end++
-			}
-		}
+		end := u.runEnd(order, k)
 		unitTok := 0
 		if maxTokens > 0 {
 			for _, i := range order[k:end] {
@@ -49,21 +50,18 @@ func Chunk(msgs []Message, order []int, size, maxTokens int) [][]int {
 	return chunks
 }
 
-// answers reports whether m is a tool result for one of call's tool calls
-// (or carries no tool_call_id, and so answers the call it follows).
-func answers(m, call *Message) bool {
-	if m.Role != RoleTool {
-		return false
+// runEnd is the end of the run of order starting at k whose messages
+// belong to one tool unit.
+func (u *unitIndex) runEnd(order []int, k int) int {
+	end := k + 1
+	if u.lead == nil || order[k] < u.start {
+		return end
 	}
-	if m.ToolCallID == "" {
-		return true
+	l := u.leader(order[k])
+	for end < len(order) && order[end] >= u.start && u.leader(order[end]) == l {
+		end++
 	}
-	for _, tc := range call.ToolCalls {
-		if tc.ID == m.ToolCallID {
-			return true
-		}
-	}
-	return false
+	return end
 }
 
 // Identity returns [0, 1, …, n-1]: the order of a plain message list.

@@ -22,13 +22,26 @@ const (
 // CompressInput is one compress call.
 type CompressInput struct {
 	ConversationID string
-	History        []Message // every message needs ID and CreatedAt
-	Config         Config
-	DryRun         bool
+	// History: every message needs an ID (the api layer gives messages
+	// without one their derived id, AssignIDs); one without CreatedAt is
+	// dated at the compaction's now.
+	History []Message
+	// Shape is how the history is written, which decides how the
+	// clip-archive is written (AppendClipArchive).
+	Shape  HistoryShape
+	Config Config
+	DryRun bool
 	// Now is the caller's clock reading (SPEC: input "now"); zero means
 	// ask the Clock port.
 	Now         time.Time
 	OperationID string // required; the api layer generates one when absent
+	// HistoryOwner is OwnerStore ("" too) or OwnerCaller (SPEC §4).
+	HistoryOwner string
+	// OnlyIfDue compacts only when the history (for a caller-owned one,
+	// its compacted view) is due as ShouldCompact says; otherwise the
+	// result is "nothing to compress". For hosts that call compress on
+	// every turn.
+	OnlyIfDue bool
 }
 
 // Ports are the compress pipeline's view of the world.
@@ -41,12 +54,15 @@ type Ports struct {
 }
 
 // CompressResult is the outcome of Compress. History is described, not
-// rendered: Insert (when non-nil) is the new clip-archive message, first,
-// followed by the input messages at the indices in Kept. On failure Insert
-// is nil and Kept holds every index, so the history is returned
-// byte-for-byte.
+// rendered: Insert (when non-nil) is the new clip-archive message, first
+// (InsertRaw is its JSON), followed by the messages of History at the
+// indices in Kept. History is the input history, or for a caller-owned
+// history its compacted view (see Compress). On failure Insert is nil and
+// Kept holds every index, so the history is returned byte-for-byte.
 type CompressResult struct {
+	History             []Message
 	Insert              *InsertMessage
+	InsertRaw           []byte
 	Kept                []int
 	BatchesCreated      int
 	MessagesCompressed  int
@@ -79,13 +95,29 @@ func fail(code, msg string) *failure { return &failure{code, msg} }
 // archived batches → re-summarize by depth when too many → clip-archive →
 // exactly one commit. The only durable effect is that commit; on any
 // failure before it the result carries the input history untouched.
+//
+// Messages without a created_at are dated at the compaction's now (the
+// input's, else the clock's): batch times and dated summary lines follow.
+//
+// With a caller-owned history (SPEC §4) the archived batches are listed
+// first, and unless the history starts with a clip-archive (the caller
+// replaced its list with a compacted one), messages the live batches
+// already cover and clip-archives are left out: the pipeline runs on the
+// compacted view, the current clip-archive (built from the live batches)
+// followed by the uncovered messages, and returns it, compacted further
+// when something is due; see callerView.
 func Compress(in *CompressInput, p Ports) CompressResult {
 	c := &in.Config
 	now := in.Now
 	if now.IsZero() {
 		now = p.Clock.Now()
 	}
-	r := CompressResult{OperationID: in.OperationID, TokensBefore: EstimateMessagesTokens(in.History)}
+	for i := range in.History {
+		if m := &in.History[i]; !m.HasCreatedAt {
+			m.CreatedAt = now
+		}
+	}
+	r := CompressResult{History: in.History, OperationID: in.OperationID, TokensBefore: EstimateMessagesTokens(in.History)}
 	conv := in.ConversationID
 	if p.Breakers == nil {
 		p.Breakers = &Breakers{}
@@ -120,7 +152,7 @@ func (r *CompressResult) failWith(in *CompressInput, err error) {
 		f = fail(FailHost, err.Error())
 	}
 	r.Failed, r.FailureCode, r.FailureMessage = true, f.code, f.msg
-	r.Insert, r.Kept = nil, Identity(len(in.History))
+	r.Insert, r.InsertRaw, r.Kept = nil, nil, Identity(len(r.History))
 	r.BatchesCreated, r.MessagesCompressed, r.Batches = 0, 0, nil
 	r.TokensAfter = r.TokensBefore
 }
@@ -131,6 +163,9 @@ type run struct {
 	p        Ports
 	res      *CompressResult
 	deadline time.Time
+	// live are the archived batches once listed (listed).
+	live   []liveBatch
+	listed bool
 	// extractive is set when summarizer is "extractive", or once the LLM
 	// has failed and fallback is on: the rest of this compaction is
 	// summarized extractively, inside the plug-in.
@@ -146,31 +181,51 @@ type liveBatch struct {
 
 func (u *run) compress() error {
 	in, c := u.in, u.c
-	hist := in.History
+	if in.HistoryOwner == OwnerCaller {
+		// The live batches say what the caller's list already had
+		// compacted: list them first, on every call.
+		var err error
+		if u.live, err = u.listBatches(); err != nil {
+			return err
+		}
+		u.listed = true
+		u.res.History = u.callerView(u.res.History, u.live)
+		u.res.TokensBefore = EstimateMessagesTokens(u.res.History)
+	}
+	hist := u.res.History
+	nothing := func() error {
+		u.res.Kept = Identity(len(hist))
+		u.res.TokensAfter = u.res.TokensBefore
+		return nil // nothing to compress is not a failure, and calls nothing more
+	}
+	if in.OnlyIfDue {
+		if due, _, _ := ShouldCompact(hist, c); !due {
+			return nothing()
+		}
+	}
 	split := Split(hist, c)
 	compress, keep := split.ToCompress, split.ToKeep
 	maxSum, resumSum := c.MaxSummaryTokens, c.MaxSummaryTokens
-	var live []liveBatch
-	listed := false
+	live, listed := u.live, u.listed
 	if c.TargetTokens > 0 {
 		if u.res.TokensBefore <= c.TargetTokens {
 			compress = nil
 		} else if len(compress) > 0 {
 			// The archive this compaction will produce decides how much
 			// fits: list the live batches first.
-			var err error
-			if live, err = u.listBatches(); err != nil {
-				return err
+			if !listed {
+				var err error
+				if live, err = u.listBatches(); err != nil {
+					return err
+				}
+				listed = true
 			}
-			listed = true
 			maxSum, resumSum = u.summaryCaps()
 			compress, keep = u.selectForTarget(split, live, maxSum, resumSum)
 		}
 	}
 	if len(compress) == 0 {
-		u.res.Kept = Identity(len(hist))
-		u.res.TokensAfter = u.res.TokensBefore
-		return nil // nothing to compress is not a failure, and calls nothing
+		return nothing()
 	}
 
 	// Summarize chunk by chunk, folding each summary into the next.
@@ -180,7 +235,7 @@ func (u *run) compress() error {
 	}
 	var created []Batch
 	size, maxTok := c.ChunkSize, c.MaxChunkTokens
-	chunks := Chunk(hist, compress, size, maxTok)
+	chunks := chunkUnits(hist, compress, size, maxTok, &split.units)
 	done := 0 // messages of compress summarized so far
 	// chunk_size may be anything up to MaxInt: never allocate more than
 	// the messages there are.
@@ -199,7 +254,7 @@ func (u *run) compress() error {
 				size, maxTok = u.shrink(size, maxTok, ch)
 				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
 					strconv.Itoa(len(compress)-done)+" messages at half the chunk size")
-				chunks, k = Chunk(hist, compress[done:], size, maxTok), 0
+				chunks, k = chunkUnits(hist, compress[done:], size, maxTok, &split.units), 0
 				continue
 			}
 			return err
@@ -262,15 +317,16 @@ func (u *run) compress() error {
 	}
 	content := BuildClipArchive(shown, c.ClipFirst, c.ClipLast, total)
 	ins := &InsertMessage{
-		ID:             "clip_" + in.OperationID,
 		ConversationID: in.ConversationID,
 		Role:           RoleSystem,
 		Content:        content,
 		CreatedAt:      shown[0].Start,
 	}
+	ins.ID = ClipArchiveID(in.ConversationID, ins)
+	insRaw := AppendClipArchive(nil, in.Shape, ins)
 	chars := runeCount(content)
 	for _, k := range keep {
-		chars += runeCount(hist[k].Content)
+		chars += MessageRunes(&hist[k])
 	}
 	after := ceilDiv4(chars)
 	if after >= u.res.TokensBefore {
@@ -278,7 +334,8 @@ func (u *run) compress() error {
 			" estimated tokens, not below the "+strconv.Itoa(u.res.TokensBefore)+" it is now")
 	}
 
-	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, ArchiveDeletes: deletes, Insert: *ins}
+	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, ArchiveDeletes: deletes, Insert: *ins,
+		InsertRaw: insRaw, HistoryOwner: OwnerStore}
 	for i := range writes {
 		reason := "Archived during context compaction"
 		if writes[i].Depth > 0 {
@@ -288,14 +345,20 @@ func (u *run) compress() error {
 			Label: BatchLabel(in.ConversationID, &writes[i]), Content: FormatBatchBlock(in.ConversationID, &writes[i]),
 			Tier: "archival", Reason: reason})
 	}
-	commit.SearchText = make([]SearchText, 0, len(compress)+1)
-	if split.Prior >= 0 && hist[split.Prior].ID != "" {
-		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[split.Prior].ID)
-		commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[split.Prior].ID}) // superseded: not indexed
-	}
-	for _, k := range compress {
-		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
-		commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchText(&hist[k])})
+	if in.HistoryOwner == OwnerCaller {
+		commit.HistoryOwner = OwnerCaller
+		commit.RemoveMessageIDs = []string{}
+		commit.RecallWrites = u.recallWrites(hist, split.Prior, compress)
+	} else {
+		commit.SearchText = make([]SearchText, 0, len(compress)+1)
+		if split.Prior >= 0 && hist[split.Prior].ID != "" {
+			commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[split.Prior].ID)
+			commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[split.Prior].ID}) // superseded: not indexed
+		}
+		for _, k := range compress {
+			commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
+			commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchText(&hist[k])})
+		}
 	}
 	u.res.Commit = commit
 	if !in.DryRun {
@@ -309,13 +372,97 @@ func (u *run) compress() error {
 			return fail(FailHost, "compaction_commit: "+err.Error())
 		}
 	}
-	u.res.Insert = ins
+	u.res.Insert, u.res.InsertRaw = ins, insRaw
 	u.res.Kept = keep
 	u.res.Batches = writes
 	u.res.BatchesCreated = len(created)
 	u.res.MessagesCompressed = len(compress)
 	u.res.TokensAfter = after
 	return nil
+}
+
+// recallWrites are the messages a caller-owned compaction removes, in
+// history order: the prior clip-archive (not indexed: superseded) and
+// every compressed message.
+func (u *run) recallWrites(hist []Message, prior int, compress []int) []RecallWrite {
+	gone := make([]bool, len(hist))
+	for _, k := range compress {
+		gone[k] = true
+	}
+	if prior >= 0 {
+		gone[prior] = true
+	}
+	out := make([]RecallWrite, 0, len(compress)+1)
+	for k := range hist {
+		if !gone[k] {
+			continue
+		}
+		m := &hist[k]
+		w := RecallWrite{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt, Raw: m.Raw}
+		if k != prior {
+			w.SearchText = MessageSearchText(m)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// callerView is the history a caller-owned compaction works on. A list
+// that starts with a clip-archive is already compacted (the caller
+// replaced its messages with a result's history and appended new ones):
+// it is used as it is. Otherwise the caller sends its whole list every
+// turn, and the view is the current clip-archive, built from the live
+// batches as the commit that wrote them built it, followed by the
+// messages no live batch covers (by id, given or derived), clip-archives
+// left out: what was compacted is never summarized twice, and the same
+// list sent again gives the same view.
+func (u *run) callerView(hist []Message, live []liveBatch) []Message {
+	if len(hist) > 0 && IsClipArchive(&hist[0]) {
+		return hist
+	}
+	covered := map[string]bool{}
+	for i := range live {
+		for _, id := range live[i].SourceMessageIDs {
+			covered[id] = true
+		}
+	}
+	anthropic := u.in.Shape.Shape.Pick() == ShapeAnthropic
+	skip := func(m *Message) bool {
+		return covered[m.ID] || IsClipArchive(m) || (anthropic && IsArchiveTurn(m))
+	}
+	dropped := false
+	for i := range hist {
+		if skip(&hist[i]) {
+			dropped = true
+			break
+		}
+	}
+	if len(live) == 0 && !dropped {
+		return hist
+	}
+	view := make([]Message, 0, len(hist)+1)
+	if len(live) > 0 {
+		shown := make([]liveBatch, len(live))
+		copy(shown, live)
+		slices.SortStableFunc(shown, func(a, b liveBatch) int { return a.Start.Compare(b.Start) })
+		batches := make([]Batch, len(shown))
+		total := 0
+		for i := range shown {
+			batches[i] = shown[i].Batch
+			total += shown[i].MessageCount
+		}
+		ins := InsertMessage{ConversationID: u.in.ConversationID, Role: RoleSystem,
+			Content: BuildClipArchive(batches, u.c.ClipFirst, u.c.ClipLast, total), CreatedAt: batches[0].Start}
+		ins.ID = ClipArchiveID(u.in.ConversationID, &ins)
+		view = append(view, Message{ID: ins.ID, ConversationID: ins.ConversationID, Role: RoleSystem, Content: ins.Content,
+			CreatedAt: ins.CreatedAt, HasCreatedAt: true, Raw: AppendClipArchive(nil, u.in.Shape, &ins)})
+	}
+	for i := range hist {
+		if !skip(&hist[i]) {
+			view = append(view, hist[i])
+		}
+	}
+	return view
 }
 
 // belongsElsewhere reports whether a label under conv's prefix belongs to
@@ -403,20 +550,15 @@ func (u *run) summaryCaps() (chunkCap, resumCap int) {
 // At least one unit is compressed, so a compaction that is due always
 // makes progress.
 func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok int) (compress, keep []int) {
-	c, hist := u.c, u.in.History
+	c, hist := u.c, u.res.History
 	type tunit struct{ lead, from, to, runes int } // members are s.ToCompress[from:to]
 	var units []tunit
 	totalRunes := 0
 	for n := 0; n < len(s.ToCompress); {
-		end := n + 1
-		if m := &hist[s.ToCompress[n]]; m.Role == RoleAssistant && m.HasToolCalls {
-			for end < len(s.ToCompress) && answers(&hist[s.ToCompress[end]], m) {
-				end++
-			}
-		}
+		end := s.units.runEnd(s.ToCompress, n)
 		r := 0
 		for _, k := range s.ToCompress[n:end] {
-			r += runeCount(hist[k].Content)
+			r += MessageRunes(&hist[k])
 		}
 		units = append(units, tunit{lead: s.ToCompress[n], from: n, to: end, runes: r})
 		totalRunes += r
@@ -425,7 +567,7 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 	slices.SortFunc(units, func(a, b tunit) int { return b.lead - a.lead }) // newest first
 	fixed := 0
 	for _, k := range s.ToKeep {
-		fixed += runeCount(hist[k].Content)
+		fixed += MessageRunes(&hist[k])
 	}
 	liveRunes := make([]int, len(live))
 	for i := range live {

@@ -48,10 +48,17 @@ func (r Role) String() string {
 // ToolCall is one call an assistant message makes, reduced to what the
 // summarizer needs to see: the call's id, the function name and its
 // arguments as text (usually a JSON object).
+//
+// In the message shapes that carry tool results as parts of a message
+// (Anthropic tool_result blocks, AI SDK tool-result parts) a result is a
+// ToolCall with Result set: ID is the id of the call it answers, Name the
+// tool's name when the shape gives it, Arguments the result's output as
+// text. A message's calls and results are kept in the order they came in.
 type ToolCall struct {
 	ID        string
 	Name      string
 	Arguments string
+	Result    bool
 }
 
 // Message is one conversation message as core sees it.
@@ -67,19 +74,78 @@ type Message struct {
 	ID             string
 	ConversationID string
 	// Content is the text: a string content as is, or the text parts of a
-	// content-part array joined with "\n".
-	Content    string
-	ToolCalls  []ToolCall
+	// content-part array joined with "\n". When the message carries tool
+	// results as parts (HasResults), their outputs come first, then the
+	// text parts, all joined with "\n" (see Text).
+	Content string
+	// ToolCalls are the message's tool calls and, in the shapes that
+	// carry them as parts, its tool results (ToolCall.Result).
+	ToolCalls []ToolCall
+	// ToolCallID is the call a tool message answers (OpenAI Chat's
+	// tool_call_id, LangChain's, a Responses function_call_output's
+	// call_id): the message's content is that result's output.
 	ToolCallID string
 	CreatedAt  time.Time
 	Raw        []byte
 
-	Role         Role
+	// Role is the message's role as clipfold reads it, whatever the
+	// shape spells: a message made only of tool results is RoleTool (an
+	// Anthropic user turn of tool_result blocks, for example), a
+	// developer message RoleSystem, an Anthropic clip-archive (a first
+	// user turn starting with ClipArchivePrefix) RoleSystem.
+	Role Role
+	// HasToolCalls: the message makes at least one tool call (SPEC:
+	// tool_calls present and non-null/non-empty, or call parts).
 	HasToolCalls bool
+	// HasResults: ToolCalls holds at least one tool result.
+	HasResults   bool
 	HasCreatedAt bool
 	// Pinned is the message's own "pinned": true. See IsPinned for the
 	// effective rule, which also pins system messages.
 	Pinned bool
+	// JoinNext: the next message belongs to this message's tool unit (an
+	// OpenAI Responses reasoning item travels with the item after it).
+	JoinNext bool
+	// Shapes are the message shapes this message fits (0: not known,
+	// any). The decoder sets it; see Shape.
+	Shapes Shape
+}
+
+// Text is the message's own text: Content without the tool-result
+// outputs it starts with. A tool message's Text is "" (its Content is
+// its result).
+func (m *Message) Text() string {
+	if m.Role == RoleTool && !m.HasResults {
+		return ""
+	}
+	if !m.HasResults {
+		return m.Content
+	}
+	off := 0
+	for i := range m.ToolCalls {
+		if tc := &m.ToolCalls[i]; tc.Result {
+			off += len(tc.Arguments) + 1
+		}
+	}
+	if off >= len(m.Content) {
+		return ""
+	}
+	return m.Content[off:]
+}
+
+// MessageRunes is what one message counts for the token estimate, in
+// code points: its Content (text and tool outputs) plus each tool call's
+// name and arguments.
+func MessageRunes(m *Message) int {
+	n := runeCount(m.Content)
+	if len(m.ToolCalls) > 0 {
+		for i := range m.ToolCalls {
+			if tc := &m.ToolCalls[i]; !tc.Result {
+				n += runeCount(tc.Name) + runeCount(tc.Arguments)
+			}
+		}
+	}
+	return n
 }
 
 // ClipArchivePrefix starts the content of every clip-archive message.
@@ -92,11 +158,12 @@ func IsClipArchive(m *Message) bool {
 }
 
 // MessageSearchText is the text a store indexes for m once it is in
-// recall storage: its text, then each tool call's name and arguments on
-// a line of its own (a tool result's text is its content). The plug-in
-// renders it because it knows every message shape; hosts only store it.
+// recall storage: its text (with the outputs of the tool results it
+// carries), then each tool call's name and arguments on a line of its
+// own (a tool result's text is its content). The plug-in renders it
+// because it knows every message shape; hosts only store it.
 func MessageSearchText(m *Message) string {
-	if len(m.ToolCalls) == 0 {
+	if len(m.ToolCalls) == 0 || (m.HasResults && !m.HasToolCalls) {
 		return m.Content
 	}
 	n := len(m.Content)
@@ -107,7 +174,7 @@ func MessageSearchText(m *Message) string {
 	b = append(b, m.Content...)
 	for i := range m.ToolCalls {
 		tc := &m.ToolCalls[i]
-		if tc.Name == "" && tc.Arguments == "" {
+		if tc.Result || (tc.Name == "" && tc.Arguments == "") {
 			continue
 		}
 		if len(b) > 0 {

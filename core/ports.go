@@ -56,6 +56,38 @@ type Commit struct {
 	// (superseded, never a search result). A host that has no entry for
 	// a message indexes its stored content.
 	SearchText []SearchText
+	// HistoryOwner is OwnerStore (the host's store holds the active
+	// history: RemoveMessageIDs move from it to recall storage, Insert
+	// joins it) or OwnerCaller (the caller keeps the messages: the store
+	// writes RecallWrites to recall storage, each once, and keeps no
+	// active history; RemoveMessageIDs is empty and Insert is not stored).
+	HistoryOwner string
+	// RecallWrites are the removed messages themselves (OwnerCaller), in
+	// history order: the prior clip-archive first, with SearchText "".
+	RecallWrites []RecallWrite
+	// InsertRaw is the clip-archive exactly as the compaction's history
+	// returns it, in the history's shape (AppendClipArchive): a host that
+	// stores the active history stores these bytes as its raw JSON.
+	InsertRaw []byte
+}
+
+// Who owns the history (SPEC §4).
+const (
+	OwnerStore  = "store"
+	OwnerCaller = "caller"
+)
+
+// RecallWrite is one message a caller-owned compaction removed: its id
+// (given or derived), role as clipfold reads it, text, time (the
+// compaction's now when the message had none), the text to index, and its
+// exact JSON.
+type RecallWrite struct {
+	ID         string
+	Role       Role
+	Content    string
+	CreatedAt  time.Time
+	SearchText string
+	Raw        []byte
 }
 
 // SearchText is the text to index for one removed message.
@@ -65,7 +97,8 @@ type SearchText struct {
 }
 
 // ErrConflict is returned by a Committer when an id to remove or delete no
-// longer exists: another compaction won, and nothing was changed.
+// longer exists: another compaction won, and nothing was changed. With
+// OwnerCaller only an archive delete can conflict.
 var ErrConflict = &Error{Code: "conflict", Msg: "another compaction changed this conversation first"}
 
 // Committer applies a Commit atomically.

@@ -42,34 +42,72 @@ func systemOrDefault(p string) string {
 // BuildSummarizationRequest builds the request that summarizes msgs
 // (seed 000, compaction-v2.AC1.1–1.5, AC4.3–4.4): the system prompt (the
 // default when empty); the previous summary as one system message when
-// non-empty; user and assistant messages with their roles; tool results as
-// user "[Tool result]: …"; an assistant message with no text but tool
-// calls as "[Tool call]: name(arguments)" lines; system messages skipped;
-// the directive last. Each message's text is middle-truncated to
-// maxMessageChars code points (0 = no limit) so one huge tool output
-// cannot overflow the summarizer.
+// non-empty; then each user, assistant and tool message as one message
+// (RenderForSummary); system messages skipped; the directive last.
 func BuildSummarizationRequest(systemPrompt, previousSummary string, msgs []Message, model string, maxTokens, maxMessageChars int) ModelRequest {
 	out := make([]ModelMessage, 0, len(msgs)+2)
 	if previousSummary != "" {
 		out = append(out, ModelMessage{Role: RoleSystem, Content: PreviousSummaryPrefix + previousSummary})
 	}
 	for i := range msgs {
-		m := &msgs[i]
-		switch m.Role {
-		case RoleUser:
-			out = append(out, ModelMessage{Role: RoleUser, Content: ClampText(m.Content, maxMessageChars)})
-		case RoleAssistant:
-			c := m.Content
-			if c == "" && m.HasToolCalls {
-				c = RenderToolCalls(m.ToolCalls)
-			}
-			out = append(out, ModelMessage{Role: RoleAssistant, Content: ClampText(c, maxMessageChars)})
-		case RoleTool:
-			out = append(out, ModelMessage{Role: RoleUser, Content: ToolResultPrefix + ClampText(m.Content, maxMessageChars)})
+		if role, text, ok := RenderForSummary(&msgs[i], maxMessageChars); ok {
+			out = append(out, ModelMessage{Role: role, Content: text})
 		}
 	}
 	out = append(out, ModelMessage{Role: RoleUser, Content: DefaultDirective})
 	return ModelRequest{System: systemOrDefault(systemPrompt), Messages: out, Model: model, MaxTokens: maxTokens}
+}
+
+// RenderForSummary is how the summarizer sees one message, in any shape:
+// its tool results first, each "[Tool result]: " + output; then its text;
+// then its tool calls, each "[Tool call]: name(arguments)"; joined with
+// "\n". A tool message's content is its result. Each piece (output,
+// text, "name(arguments)") is middle-truncated to maxMessageChars code
+// points (0 = no limit) so one huge tool output cannot overflow the
+// summarizer. Assistant messages stay assistant, user and tool messages
+// are user; system messages are not rendered (ok false).
+func RenderForSummary(m *Message, maxMessageChars int) (role Role, text string, ok bool) {
+	switch m.Role {
+	case RoleSystem, RoleInvalid:
+		return 0, "", false
+	case RoleAssistant:
+		role = RoleAssistant
+	default:
+		role = RoleUser
+	}
+	own := m.Text()
+	if !m.HasResults && !m.HasToolCalls {
+		if m.Role == RoleTool {
+			return role, ToolResultPrefix + ClampText(m.Content, maxMessageChars), true
+		}
+		return role, ClampText(own, maxMessageChars), true
+	}
+	var b strings.Builder
+	piece := func(prefix, s string) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(prefix)
+		b.WriteString(ClampText(s, maxMessageChars))
+	}
+	if m.HasResults {
+		for i := range m.ToolCalls {
+			if tc := &m.ToolCalls[i]; tc.Result {
+				piece(ToolResultPrefix, tc.Arguments)
+			}
+		}
+	} else if m.Role == RoleTool {
+		piece(ToolResultPrefix, m.Content)
+	}
+	if own != "" {
+		piece("", own)
+	}
+	for i := range m.ToolCalls {
+		if tc := &m.ToolCalls[i]; !tc.Result {
+			piece(ToolCallPrefix, tc.Name+"("+tc.Arguments+")")
+		}
+	}
+	return role, b.String(), true
 }
 
 // BuildResummarizationRequest builds the request that folds several batch

@@ -10,6 +10,8 @@ type SplitResult struct {
 	Prior      int
 	ToCompress []int
 	ToKeep     []int
+
+	units unitIndex // the tool units of the history, from Prior+1 on
 }
 
 // Split divides a history for compaction (seeds 001 and 004, SPEC §3):
@@ -35,6 +37,7 @@ func Split(msgs []Message, c *Config) SplitResult {
 		cut = start
 	}
 	units := toolUnits(msgs, start)
+	res.units = units
 	cut = units.settleBoundary(cut, n)
 
 	// Pinned units stay.
@@ -93,68 +96,125 @@ func Split(msgs []Message, c *Config) SplitResult {
 	return res
 }
 
-// unitIndex records which tool unit each message belongs to. A unit is an
-// assistant message with tool calls and the tool messages answering it
-// (matched by tool_call_id, or, lacking one, by directly following the
-// call or another of its results); every other message is a unit of one.
-// lead and next are nil when the history has no tool messages at all, the
-// common case, which then costs nothing.
+// unitIndex records which tool unit each message belongs to. A unit is
+// a tool call and everything answering it, in every shape: the message
+// making the calls (an assistant message with tool_calls or call parts, a
+// Responses function_call) and every message carrying a result of one of
+// its calls (matched by call id: tool_call_id, tool_result's tool_use_id,
+// a tool-result's toolCallId, a function_call_output's call_id; a tool
+// message without an id answers the call it directly follows, or follows
+// with other results of). A message with JoinNext (a Responses reasoning
+// item) takes the next message into its unit. A message answering calls
+// of two units joins them into one. Every other message is a unit of
+// one. lead and next are nil when the history has nothing that links
+// messages, the common case, which then costs nothing.
 type unitIndex struct {
 	start int
-	lead  []int32 // lead[i-start]: index of i's unit leader
+	lead  []int32 // lead[i-start]: index of i's unit leader (its first member)
 	next  []int32 // next member of the same unit, -1 at the end
+	tail  []int32 // tail[l-start]: the last member of the unit led by l
+}
+
+// links reports whether m can link to another message.
+func links(m *Message) bool {
+	return m.Role == RoleTool || m.HasResults || m.JoinNext
 }
 
 func toolUnits(msgs []Message, start int) unitIndex {
 	u := unitIndex{start: start}
-	hasTool := false
+	need := false
 	for i := start; i < len(msgs); i++ {
-		if msgs[i].Role == RoleTool {
-			hasTool = true
+		if links(&msgs[i]) {
+			need = true
 			break
 		}
 	}
-	if !hasTool {
+	if !need {
 		return u
 	}
 	n := len(msgs) - start
 	u.lead = make([]int32, n)
 	u.next = make([]int32, n)
-	tail := make([]int32, n)
-	calls := map[string]int32{}
+	u.tail = make([]int32, n)
+	calls := map[string]int32{} // call id → the message making the call
 	for i := start; i < len(msgs); i++ {
 		k := i - start
-		u.lead[k], u.next[k], tail[k] = int32(i), -1, int32(i)
+		u.lead[k], u.next[k], u.tail[k] = int32(i), -1, int32(i)
 		m := &msgs[i]
-		switch {
-		case m.Role == RoleAssistant && m.HasToolCalls:
-			for _, tc := range m.ToolCalls {
-				if tc.ID != "" {
-					calls[tc.ID] = int32(i)
-				}
-			}
-		case m.Role == RoleTool:
-			l := int32(-1)
+		if i > start && msgs[i-1].JoinNext {
+			u.join(i-1, i)
+		}
+		if m.Role == RoleTool && !m.HasResults {
 			if m.ToolCallID != "" {
 				if c, ok := calls[m.ToolCallID]; ok {
-					l = c
+					u.join(int(c), i)
 				}
 			} else if i > start {
 				p := u.lead[k-1]
-				if pm := &msgs[p]; pm.Role == RoleAssistant && pm.HasToolCalls &&
-					(msgs[i-1].Role == RoleTool || int(p) == i-1) {
-					l = p
+				if pm := &msgs[p]; pm.HasToolCalls && (msgs[i-1].Role == RoleTool || int(p) == i-1) {
+					u.join(int(p), i)
 				}
 			}
-			if l >= 0 {
-				lk := int(l) - start
-				u.lead[k] = l
-				u.next[tail[lk]-int32(start)] = int32(i)
-				tail[lk] = int32(i)
+		}
+		for j := range m.ToolCalls {
+			if tc := &m.ToolCalls[j]; tc.Result && tc.ID != "" {
+				if c, ok := calls[tc.ID]; ok {
+					u.join(int(c), i)
+				}
+			}
+		}
+		if m.HasToolCalls {
+			for j := range m.ToolCalls {
+				if tc := &m.ToolCalls[j]; !tc.Result && tc.ID != "" {
+					calls[tc.ID] = int32(i)
+				}
 			}
 		}
 	}
 	return u
+}
+
+// join puts the units of a and b (a < b) together: the earlier leader
+// leads, members stay in index order. Usually b is a message just read,
+// alone in its unit, and is appended; otherwise the two member lists are
+// merged.
+func (u *unitIndex) join(a, b int) {
+	la, lb := u.lead[a-u.start], u.lead[b-u.start]
+	if la == lb {
+		return
+	}
+	if lb < la {
+		la, lb = lb, la
+	}
+	s := int32(u.start)
+	ta := u.tail[la-s]
+	if u.next[lb-s] == -1 && lb > ta { // lb alone, after every member of la's unit
+		u.next[ta-s] = lb
+		u.tail[la-s] = lb
+		u.lead[lb-s] = la
+		return
+	}
+	// Merge two ascending lists.
+	var members []int32
+	x, y := la, lb
+	for x >= 0 || y >= 0 {
+		if y < 0 || (x >= 0 && x < y) {
+			members = append(members, x)
+			x = u.next[x-s]
+		} else {
+			members = append(members, y)
+			y = u.next[y-s]
+		}
+	}
+	for j, i := range members {
+		u.lead[i-s] = la
+		if j+1 < len(members) {
+			u.next[i-s] = members[j+1]
+		} else {
+			u.next[i-s] = -1
+		}
+	}
+	u.tail[la-s] = members[len(members)-1]
 }
 
 func (u *unitIndex) leader(i int) int {

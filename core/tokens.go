@@ -5,12 +5,13 @@ func EstimateTokens(text string) int {
 	return ceilDiv4(runeCount(text))
 }
 
-// EstimateMessagesTokens is one ceiling over all the messages' contents
-// concatenated (not a sum of per-message ceilings).
+// EstimateMessagesTokens is one ceiling over everything the messages
+// count (MessageRunes: text, tool outputs, tool calls' names and
+// arguments), concatenated: not a sum of per-message ceilings.
 func EstimateMessagesTokens(msgs []Message) int {
 	n := 0
 	for i := range msgs {
-		n += runeCount(msgs[i].Content)
+		n += MessageRunes(&msgs[i])
 	}
 	return ceilDiv4(n)
 }
@@ -19,7 +20,7 @@ func ceilDiv4(n int) int { return (n + 3) / 4 }
 
 // messageTokens is the estimate of one message alone, used to cut chunks
 // by max_chunk_tokens.
-func messageTokens(m *Message) int { return EstimateTokens(m.Content) }
+func messageTokens(m *Message) int { return ceilDiv4(MessageRunes(m)) }
 
 // ShouldCompact reports whether the history's estimate is over
 // context_budget × model_max_tokens (seed AC1.1), with both numbers.

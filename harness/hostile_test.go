@@ -78,8 +78,25 @@ func TestHostileInput(t *testing.T) {
 		{"searchQuery unknown language", "searchQuery", []byte(`{"query":"a","language":"klingon"}`), "invalid_input", "language"},
 		{"searchQuery of 1 MB of syntax", "searchQuery", []byte(`{"query":"` + strings.Repeat(`(\"*:^-' NOT `, 80_000) + `"}`), "", ""},
 		{"compress without conversation_id", "compress", []byte(`{"history":[]}`), "invalid_input", "conversation_id"},
-		{"compress message without id", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a","created_at":"2026-01-01T00:00:00Z"}]}`), "invalid_input", "history[0].id"},
-		{"compress message without created_at", "compress", []byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"a"}]}`), "invalid_input", "history[0].created_at"},
+		// Ids and times are optional since messages come in any shape
+		// (derived ids; undated messages are dated at the compaction's now).
+		{"compress message without id", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a","created_at":"2026-01-01T00:00:00Z"}]}`), "", ""},
+		{"compress message without created_at", "compress", []byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"a"}]}`), "", ""},
+		{"compress history_ids not matching", "compress", []byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"a"}],"history_ids":["b"]}`), "invalid_input", "history_ids[0]"},
+		{"compress history_ids too short", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a"}],"history_ids":[]}`), "invalid_input", "history_ids"},
+		{"compress unknown history_owner", "compress", []byte(`{"conversation_id":"c","history":[],"history_owner":"me"}`), "invalid_input", "history_owner"},
+		{"compress a given id equal to another message's derived one", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a"},{"id":"d_70b405eb662aadc92ec1bd42","role":"user","content":"b"}]}`), "invalid_input", "history[1].id"},
+		// Message shapes (SPEC §2).
+		{"shapes: Anthropic and Chat mixed", "split", []byte(`{"messages":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":"x"}]}]}`), "invalid_input", "messages[1]"},
+		{"shapes: Responses item among LangChain messages", "score", []byte(`{"messages":[{"type":"human","content":"a"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`), "invalid_input", "messages[1]"},
+		{"shapes: tool_result without its tool_use", "split", []byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"gone","content":"x"}]},{"role":"assistant","content":"y"}],"config":{"keep_recent":0}}`), "", ""},
+		{"shapes: unknown block types", "buildSummarizationRequest", []byte(`{"messages":[{"role":"user","content":[{"type":"hologram","data":{"x":[1,2,3]}},{"type":7},{"text":5},{}]}]}`), "", ""},
+		{"shapes: a content part that is not an object", "score", []byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"a"},[1]]}]}`), "invalid_input", "messages[0].content[1]"},
+		{"shapes: deeply nested tool input", "estimateTokens", []byte(`{"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":` + strings.Repeat(`{"a":`, 200) + `1` + strings.Repeat("}", 200) + `}]}]}`), "", ""},
+		{"shapes: nesting past the limit inside a tool result", "split", []byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":` + strings.Repeat(`[`, 5000) + strings.Repeat("]", 5000) + `}]}]}`), "invalid_input", ""},
+		{"shapes: huge tool arguments", "shouldCompact", []byte(`{"messages":[{"type":"function_call","call_id":"c","name":"f","arguments":"` + strings.Repeat("x", 20<<20) + `"}]}`), "", ""},
+		{"shapes: 100k tool results answering one call", "split", many(100_000, `{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","output":{"type":"json","value":[1]}}]}`), "", ""},
+		{"shapes: unknown shape", "chunk", []byte(`{"messages":[],"shape":"gemini"}`), "invalid_input", "shape"},
 		{"compress duplicate ids", "compress", []byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"a","created_at":"2026-01-01T00:00:00Z"},{"id":"a","role":"user","content":"b","created_at":"2026-01-01T00:00:01Z"}]}`), "invalid_input", "history[1].id"},
 	}
 	for _, tc := range cases {

@@ -85,11 +85,11 @@ func TestSchemaMessagesInVectorsAndConversations(t *testing.T) {
 	require.NoError(t, err)
 	n := 0
 	for _, v := range vs {
-		if v.Error != nil || v.InputRaw != nil {
+		if v.Error != nil {
 			continue
 		}
 		for _, key := range []string{"messages", "history"} {
-			gjson.GetBytes(v.Input, key).ForEach(func(_, m gjson.Result) bool {
+			gjson.GetBytes(v.InputBytes(), key).ForEach(func(_, m gjson.Result) bool {
 				validate(t, s, v.Export+"/"+v.Name, []byte(m.Raw))
 				n++
 				return true
@@ -156,6 +156,24 @@ func TestSchemaRealTraffic(t *testing.T) {
 	// Error objects too.
 	validate(t, sc["model-response.schema.json"], "llm error", faultOutput("retryable"))
 	validate(t, sc["compaction-commit.schema.json#/$defs/output"], "conflict", faultOutput("conflict"))
+	// A caller-owned compaction of an Anthropic history: its commit
+	// (recall_writes, insert_raw) and result (the clip-archive as a user
+	// turn).
+	anth := turns("anthropic", 0, 10)
+	rec.calls = nil
+	res := c.compress(t, shapeInput(t, "cs-anthropic", anth, map[string]any{"history_owner": "caller"}))
+	require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+	validate(t, sc["compaction-result.schema.json"], "caller-owned compress result", []byte(res.Raw))
+	commits := 0
+	for _, c := range rec.calls {
+		if string(c[0]) == "compaction_commit" {
+			commits++
+			require.Equal(t, "caller", gjson.GetBytes(c[1], "history_owner").String())
+			require.NotEmpty(t, gjson.GetBytes(c[1], "recall_writes").Array())
+			validate(t, sc["compaction-commit.schema.json#/$defs/input"], "caller-owned compaction_commit input", c[1])
+		}
+	}
+	require.Equal(t, 1, commits)
 	// The request builders' output is a ModelRequest.
 	out, err := newInstance(t).Call(context.Background(), "buildSummarizationRequest", compressInputMessages(hist))
 	require.NoError(t, err)

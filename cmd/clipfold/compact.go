@@ -20,9 +20,13 @@ var compactCmd = &command{
 	args:    "FILE [flags]",
 	summary: "compact a conversation file and archive what was summarized",
 	help: `FILE is a conversation: a JSON array or JSON Lines ('-' reads stdin) of
-messages in clipfold's shape ({id, conversation_id, role, content, tool_calls,
-tool_call_id, created_at}), plain OpenAI chat messages, or Anthropic messages
-with content blocks. Messages without id or created_at get generated ones.
+messages in any shape the plug-in reads (one shape per file): OpenAI Chat
+(clipfold's own {id, conversation_id, role, content, tool_calls, tool_call_id,
+created_at} is one), Anthropic Messages, OpenAI Responses input items, Vercel
+AI SDK messages, LangChain message dicts; or one request body {"system",
+"messages"}. Messages are stored and passed as they are: one without an id is
+stored under an id derived from its content, one without created_at is dated
+when it is compacted ($CLIPFOLD_NOW, an RFC 3339 time, fixes that instant).
 
 The messages are stored in the archive (SQLite ./clipfold.db by default) under
 the conversation id, then the plug-in's compress runs: old messages are
@@ -51,7 +55,8 @@ Exit status: 0 success (also when there was nothing to compact), 1 failure
 
 Environment: CLIPFOLD_DB, CLIPFOLD_POSTGRES (archive), CLIPFOLD_WASM (plug-in),
 CLIPFOLD_CACHE_DIR (compiled plug-in cache), CLIPFOLD_LOCK_TIMEOUT (how long to
-wait for a locked database, default 5s).`,
+wait for a locked database, default 5s), CLIPFOLD_NOW (the instant compactions
+date messages without created_at at; default: now).`,
 }
 
 func init() { compactCmd.run = runCompact }
@@ -65,7 +70,7 @@ func runCompact(e *env, args []string) error {
 	var pf pluginFlags
 	pf.register(fs)
 	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
-	outPath := fs.String("o", "", "write the compacted history to `FILE` in the input's format ('-': stdout, and the report goes to stderr)")
+	outPath := fs.String("o", "", "write the compacted history to `FILE` in the input's format and message shape ('-': stdout, and the report goes to stderr)")
 	dry := fs.Bool("dry-run", false, "compute everything, store nothing (the report shows what would happen)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonOut := fs.Bool("json", false, "print the CompactionResult with a \"report\" object as JSON on stdout")
@@ -75,6 +80,10 @@ func runCompact(e *env, args []string) error {
 	}
 	if *jsonOut && *outPath == "-" {
 		return usagef("--json and -o - both write to stdout: give -o a file name")
+	}
+	now, err := compactionNow(e) // a usage error, before any file is touched
+	if err != nil {
+		return err
 	}
 	mode := openCreate
 	if *dry {
@@ -92,13 +101,14 @@ func runCompact(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	history, err := activeRaw(ctx, a, conv.conversationID)
+	history, ids, err := activeRaw(ctx, a, conv.conversationID)
 	if err != nil {
 		return err
 	}
 	if *dry {
 		for _, m := range fresh {
 			history = append(history, m.Raw)
+			ids = append(ids, m.ID)
 		}
 	}
 
@@ -117,7 +127,7 @@ func runCompact(e *env, args []string) error {
 	pl.stats.reset()
 	prog.begin("compacting "+conv.conversationID, expected)
 	start := time.Now()
-	res, raw, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, s.configJSON(), *dry))
+	res, raw, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, ids, s.configJSON(), *dry, now))
 	took := time.Since(start)
 	prog.end()
 	if err != nil {
@@ -182,32 +192,63 @@ const (
 	openDry                      // --dry-run: never write; an in-memory database if there is none
 )
 
-func activeRaw(ctx context.Context, a *archive, conv string) ([][]byte, error) {
+// activeRaw is the conversation's active history as stored: each
+// message's exact JSON, and the id it is stored under.
+func activeRaw(ctx context.Context, a *archive, conv string) ([][]byte, []string, error) {
 	msgs, err := a.st.ActiveMessages(ctx, conv)
 	if err != nil {
-		return nil, fmt.Errorf("reading conversation %q: %w", conv, err)
+		return nil, nil, fmt.Errorf("reading conversation %q: %w", conv, err)
 	}
 	out := make([][]byte, len(msgs))
+	ids := make([]string, len(msgs))
 	for i, m := range msgs {
-		out[i] = m.Raw
+		out[i], ids[i] = m.Raw, m.ID
 	}
-	return out, nil
+	return out, ids, nil
 }
 
-func compressInput(conv string, history [][]byte, config []byte, dry bool) []byte {
+// compactionNow is $CLIPFOLD_NOW, the instant compactions date messages
+// without created_at at, or "" for now.
+func compactionNow(e *env) (string, error) {
+	s := e.getenv("CLIPFOLD_NOW")
+	if s == "" {
+		return "", nil
+	}
+	if _, err := core.ParseTime(s); err != nil {
+		return "", usagef("CLIPFOLD_NOW: must be an RFC 3339 time like 2026-02-28T10:00:00Z, got %q", s)
+	}
+	return s, nil
+}
+
+// compressInput is compress's input for the stored history: its messages,
+// and the ids the store keeps them under (history_ids: a message without
+// an id of its own is stored under the id derived for it when it was
+// read, which is the one compress must remove).
+func compressInput(conv string, history [][]byte, ids []string, config []byte, dry bool, now string) []byte {
 	n := 64 + len(config)
-	for _, m := range history {
-		n += len(m) + 1
+	for i, m := range history {
+		n += len(m) + len(ids[i]) + 4
 	}
 	b := make([]byte, 0, n)
 	b = append(b, `{"conversation_id":`...)
 	b = strconv.AppendQuote(b, conv)
 	b = append(b, `,"history":`...)
 	b = appendArray(b, history)
-	b = append(b, `,"config":`...)
+	b = append(b, `,"history_ids":[`...)
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, id)
+	}
+	b = append(b, `],"config":`...)
 	b = append(b, config...)
 	if dry {
 		b = append(b, `,"dry_run":true`...)
+	}
+	if now != "" {
+		b = append(b, `,"now":`...)
+		b = strconv.AppendQuote(b, now)
 	}
 	return append(b, '}')
 }

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/clipfold/clipfold"
 	"github.com/clipfold/clipfold/core"
 )
 
@@ -22,19 +24,19 @@ const (
 	formatJSONL = "jsonl" // one message object per line
 )
 
-// conversation is a file read and converted to SPEC messages.
+// conversation is a file read as messages. The messages are passed to
+// the plug-in as they are, in any shape it reads (SPEC §2: OpenAI Chat,
+// Anthropic, OpenAI Responses, AI SDK, LangChain): the command converts
+// nothing, and what it writes back (-o) is in the input's shape.
 type conversation struct {
 	path   string
 	format string // formatArray or formatJSONL
-	// msgs are SPEC Messages, each the exact JSON clipfold stores: the
-	// input bytes when the message already had an id and created_at,
-	// else the input object with the missing fields added (see convert).
+	// msgs are the file's messages, each as the plug-in's decoder reads
+	// it: id (given, or derived from its content), role, text, time, and
+	// its exact JSON, which is what is stored and echoed.
 	msgs []convMessage
 	// conversationID is the conversation the messages are stored under.
 	conversationID string
-	// converted counts messages that needed conversion (OpenAI or
-	// Anthropic shapes, missing id or created_at).
-	converted int
 }
 
 type convMessage struct {
@@ -46,10 +48,6 @@ type convMessage struct {
 	// ConversationID is the message's own conversation_id, "" if none.
 	ConversationID string
 }
-
-// timeBase is where generated created_at values start: fixed, so the
-// same file always converts to the same bytes (and goldens are stable).
-var timeBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // inputError is a problem with the conversation file, located.
 type inputError struct {
@@ -66,10 +64,11 @@ func (e *inputError) Error() string {
 }
 
 // readConversation reads path ("-" is stdin) as a JSON array or JSONL of
-// messages in SPEC's shape, OpenAI chat shape or Anthropic Messages shape,
-// and converts everything to SPEC messages. The conversation id is convID
-// when set; else the conversation_id the messages carry, when they all
-// carry the same; else one derived from the file name.
+// messages in any shape the plug-in reads, or one request body holding
+// "messages" (and "system"), and decodes them with the plug-in's own
+// decoder. The conversation id is convID when set; else the
+// conversation_id the messages carry, when they all carry the same; else
+// one derived from the file name.
 func readConversation(path string, stdin io.Reader, convID string) (*conversation, error) {
 	var data []byte
 	var err error
@@ -151,7 +150,7 @@ func readConversation(path string, stdin io.Reader, convID string) (*conversatio
 		convID = defaultConversationID(path)
 	}
 	c.conversationID = convID
-	if err := c.convert(raws, lines, convID); err != nil {
+	if err := c.decode(raws, lines, convID); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -251,65 +250,6 @@ func lineCol(data []byte, off int) (int, int) {
 	return line, utf8.RuneCount(before[start:]) + 1
 }
 
-// field is one member of a JSON object, in input order.
-type field struct {
-	key string
-	val json.RawMessage
-}
-
-// objectFields reads a JSON object's members in order.
-func objectFields(raw []byte) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	t, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not an object")
-	}
-	var out []field
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, field{k, v})
-	}
-	return out, nil
-}
-
-func get(fs []field, key string) (json.RawMessage, bool) {
-	for _, f := range fs {
-		if f.key == key {
-			return f.val, true
-		}
-	}
-	return nil, false
-}
-
-// buildObject writes fields as one compact JSON object, HTML unescaped.
-func buildObject(fs []field) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, f := range fs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := marshal(f.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(f.val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
 // marshal is json.Marshal without HTML escaping and trailing newline.
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
@@ -329,258 +269,67 @@ func mustMarshal(v any) json.RawMessage {
 	return b
 }
 
-func str(raw json.RawMessage) (string, bool) {
+// systemText reads a request body's "system": a string, or blocks whose
+// text parts are joined with "\n".
+func systemText(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-// block is one Anthropic content block (or OpenAI content part).
-type block struct {
-	Type      string          `json:"type"`
-	Text      *string         `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-// contentBlocks reads an array content as blocks; ok is false for any
-// other content.
-func contentBlocks(raw json.RawMessage) ([]block, bool) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '[' {
-		return nil, false
-	}
-	var bs []block
-	if json.Unmarshal(t, &bs) != nil {
-		return nil, false
-	}
-	return bs, true
-}
-
-// textOf is the text of a content: a string, or text parts joined by
-// "\n" (SPEC §2).
-func textOf(raw json.RawMessage) string {
-	if s, ok := str(raw); ok {
+	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	bs, ok := contentBlocks(raw)
-	if !ok {
+	var blocks []struct {
+		Type string  `json:"type"`
+		Text *string `json:"text"`
+	}
+	if json.Unmarshal(raw, &blocks) != nil {
 		return ""
 	}
 	var parts []string
-	for _, b := range bs {
-		switch {
-		case b.Text != nil && (b.Type == "" || b.Type == "text"):
+	for _, b := range blocks {
+		if b.Text != nil && (b.Type == "" || b.Type == "text") {
 			parts = append(parts, *b.Text)
-		case b.Type == "tool_result":
-			parts = append(parts, textOf(b.Content))
 		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-// systemText reads an Anthropic request's "system": a string or blocks.
-func systemText(raw json.RawMessage) string {
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	return textOf(raw)
-}
+// historyIndex finds "history[N]" in the plug-in decoder's error texts.
+var historyIndex = regexp.MustCompile(`history\[(\d+)\]`)
 
-// isAnthropic reports whether a content carries Anthropic-only blocks that
-// SPEC messages express otherwise (tool_use → tool_calls, tool_result →
-// tool messages, thinking → dropped).
-func isAnthropic(bs []block) bool {
-	for _, b := range bs {
-		switch b.Type {
-		case "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use":
-			return true
-		}
-	}
-	return false
-}
-
-// convert turns raw input messages into SPEC messages.
-func (c *conversation) convert(raws []json.RawMessage, lines []int, convID string) error {
-	var last time.Time
+// decode reads the messages with the plug-in's own decoder (ids derived
+// for messages without one, in convID), so the store holds them under
+// the ids compress gives them. An error names the message by its line
+// (JSONL) or its number.
+func (c *conversation) decode(raws []json.RawMessage, lines []int, convID string) error {
 	where := func(i int) string {
-		if lines != nil {
+		if lines != nil && i < len(lines) {
 			return fmt.Sprintf("%s:%d", c.path, lines[i])
 		}
 		return fmt.Sprintf("%s: message %d", c.path, i+1)
 	}
-	for i, raw := range raws {
-		fs, err := objectFields(raw)
-		if err != nil {
-			return fmt.Errorf("%s: expected a message object, found %s", where(i), describeJSON(raw))
+	msgs, err := clipfold.DecodeHistory(convID, raws)
+	if err != nil {
+		var ce *core.Error
+		if !errors.As(err, &ce) {
+			return err
 		}
-		roleRaw, ok := get(fs, "role")
-		role, isStr := str(roleRaw)
-		if !ok || !isStr {
-			return fmt.Errorf("%s: the message has no \"role\" (expected user, assistant, system or tool)", where(i))
+		text := ce.Field + ": " + ce.Msg
+		if m := historyIndex.FindStringSubmatchIndex(text); m != nil && m[0] == 0 {
+			i, _ := strconv.Atoi(text[m[2]:m[3]])
+			rest := strings.TrimPrefix(text[m[1]:], ".")
+			rest = strings.TrimPrefix(rest, ": ")
+			text = where(i) + ": " + rest
 		}
-		switch role {
-		case "developer":
-			role = "system" // OpenAI's newer name for system instructions
-		case "function":
-			role = "tool" // OpenAI's legacy function results
-		case "user", "assistant", "system", "tool":
-		default:
-			return fmt.Errorf("%s: role %q is not user, assistant, system or tool", where(i), role)
-		}
-		contentRaw, _ := get(fs, "content")
-		if bs, ok := contentBlocks(contentRaw); ok && isAnthropic(bs) {
-			if err := c.convertAnthropic(role, bs, convID, &last); err != nil {
-				return fmt.Errorf("%s: %w", where(i), err)
-			}
-			continue
-		}
-		m := convMessage{Role: role, Content: textOf(contentRaw)}
-		idRaw, hasID := get(fs, "id")
-		m.ID, _ = str(idRaw)
-		if cid, ok := get(fs, "conversation_id"); ok {
-			m.ConversationID, _ = str(cid)
-		}
-		tRaw, hasTime := get(fs, "created_at")
-		if ts, ok := str(tRaw); hasTime && ok {
-			t, err := core.ParseTime(ts)
-			if err != nil {
-				return fmt.Errorf("%s: created_at %q is not an RFC 3339 time like 2026-02-28T10:00:00.000Z", where(i), ts)
-			}
-			m.Created = t
-		}
-		roleChanged := string(roleRaw) != strconv.Quote(role)
-		if hasID && m.ID != "" && !m.Created.IsZero() && !roleChanged {
-			m.Raw = raw // native: stored and echoed byte for byte
-			if last.Before(m.Created) {
-				last = m.Created
-			}
-			c.msgs = append(c.msgs, m)
-			continue
-		}
-		// Add what is missing, keep everything else as it was.
-		c.converted++
-		var out []field
-		if m.ID == "" {
-			m.ID = genID(convID, len(c.msgs))
-			out = append(out, field{"id", mustMarshal(m.ID)})
-		}
-		if m.ConversationID == "" {
-			out = append(out, field{"conversation_id", mustMarshal(convID)})
-		}
-		for _, f := range fs {
-			switch f.key {
-			case "id":
-				if hasID && m.ID != "" {
-					if s, _ := str(f.val); s == m.ID {
-						out = append(out, f)
-					}
-				}
-				continue
-			case "role":
-				f.val = mustMarshal(role)
-			case "created_at":
-				if m.Created.IsZero() {
-					continue
-				}
-			}
-			out = append(out, f)
-		}
-		if m.Created.IsZero() {
-			m.Created = nextTime(&last, len(c.msgs))
-			out = append(out, field{"created_at", mustMarshal(core.FormatTime(m.Created))})
-		} else if last.Before(m.Created) {
-			last = m.Created
-		}
-		m.Raw = buildObject(out)
-		c.msgs = append(c.msgs, m)
+		text = historyIndex.ReplaceAllStringFunc(text, func(h string) string {
+			i, _ := strconv.Atoi(historyIndex.FindStringSubmatch(h)[1])
+			return "message " + strconv.Itoa(i+1)
+		})
+		return errors.New(text)
+	}
+	c.msgs = make([]convMessage, len(msgs))
+	for i, m := range msgs {
+		c.msgs[i] = convMessage{ID: m.ID, Role: m.Role, Content: m.Content, Created: m.CreatedAt, Raw: m.Raw, ConversationID: m.ConversationID}
 	}
 	return nil
-}
-
-// convertAnthropic turns one Anthropic message with content blocks into
-// SPEC messages: tool_use blocks become OpenAI-style tool_calls on the
-// assistant message; tool_result blocks become role "tool" messages with
-// tool_call_id, before the user's own text (which follows them, as in the
-// original turn); thinking blocks are dropped.
-func (c *conversation) convertAnthropic(role string, bs []block, convID string, last *time.Time) error {
-	c.converted++
-	type function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	}
-	type toolCall struct {
-		ID       string   `json:"id"`
-		Type     string   `json:"type"`
-		Function function `json:"function"`
-	}
-	var texts []string
-	var calls []toolCall
-	add := func(role, content string, extra ...field) {
-		id := genID(convID, len(c.msgs))
-		t := nextTime(last, len(c.msgs))
-		out := []field{{"id", mustMarshal(id)}, {"conversation_id", mustMarshal(convID)}}
-		out = append(out, field{"role", mustMarshal(role)}, field{"content", mustMarshal(content)})
-		out = append(out, extra...)
-		out = append(out, field{"created_at", mustMarshal(core.FormatTime(t))})
-		c.msgs = append(c.msgs, convMessage{ID: id, Role: role, Content: content, Created: t, Raw: buildObject(out)})
-	}
-	for _, b := range bs {
-		switch b.Type {
-		case "text":
-			if b.Text != nil && *b.Text != "" {
-				texts = append(texts, *b.Text)
-			}
-		case "tool_use", "server_tool_use":
-			args := "{}"
-			if len(b.Input) > 0 {
-				var buf bytes.Buffer
-				if json.Compact(&buf, b.Input) == nil {
-					args = buf.String()
-				}
-			}
-			calls = append(calls, toolCall{ID: b.ID, Type: "function", Function: function{Name: b.Name, Arguments: args}})
-		case "tool_result":
-			content := textOf(b.Content)
-			if b.IsError {
-				content = "[error] " + content
-			}
-			add("tool", content, field{"tool_call_id", mustMarshal(b.ToolUseID)})
-		case "image":
-			texts = append(texts, "[image]")
-		case "document":
-			texts = append(texts, "[document]")
-		}
-	}
-	text := strings.Join(texts, "\n")
-	if len(calls) > 0 {
-		add(role, text, field{"tool_calls", mustMarshal(calls)})
-	} else if text != "" {
-		add(role, text)
-	}
-	return nil
-}
-
-func nextTime(last *time.Time, i int) time.Time {
-	t := timeBase.Add(time.Duration(i) * time.Second)
-	if !last.IsZero() && !t.After(*last) {
-		t = last.Add(time.Second)
-	}
-	*last = t
-	return t
-}
-
-// genID names the i-th message (0-based) of a conversation whose input
-// had no id: stable for a given file, so re-running on a longer version of
-// the same file recognizes the messages already stored.
-func genID(convID string, i int) string {
-	return fmt.Sprintf("%s-%04d", convID, i+1)
 }
 
 func describeJSON(raw json.RawMessage) string {

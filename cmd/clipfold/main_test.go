@@ -250,7 +250,10 @@ func TestCompactGolden(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			dir := t.TempDir()
-			r := ok(t, dir, "compact", abs(t, filepath.Join(cliData, tc.file)), "--json", "--quiet")
+			// The fixtures carry no created_at: messages are dated at the
+			// compaction's now, fixed here so the batches' times are stable.
+			r := runCLI(t, dir, []string{"CLIPFOLD_NOW=2026-01-01T00:00:00Z"}, "compact", abs(t, filepath.Join(cliData, tc.file)), "--json", "--quiet")
+			require.Equal(t, 0, r.code, r.stderr)
 			require.Empty(t, r.stderr)
 			golden(t, tc.name, normalize(r.stdout, dir))
 		})
@@ -274,7 +277,7 @@ func TestRoundTrip(t *testing.T) {
 	require.Equal(t, "system", hist[0].Get("role").String())
 	require.True(t, strings.HasPrefix(hist[0].Get("content").String(), "[Context Summary — "), hist[0].Raw)
 	text := ok(t, dir, "show", "conv-support-cust-208841").stdout
-	require.Contains(t, text, "#1 system clip_op_")
+	require.Contains(t, text, "#1 system clip_")
 	require.Contains(t, text, "[Context Summary — ")
 
 	// Every planted fact's query is searched; those found must lead back,
@@ -505,44 +508,63 @@ func TestRunTargetShare(t *testing.T) {
 func TestFormats(t *testing.T) {
 	dir := t.TempDir()
 	// Anthropic JSONL in, nothing compacted (keep everything), JSONL out:
-	// the conversion is visible as is.
-	r := ok(t, dir, "compact", abs(t, filepath.Join(cliData, "anthropic.jsonl")), "--keep-recent", "1000", "-o", "all.jsonl", "--quiet")
+	// the messages come back as they went in, in their shape (no
+	// conversion), one per line.
+	anthropic := abs(t, filepath.Join(cliData, "anthropic.jsonl"))
+	in := strings.Split(strings.TrimSpace(readFile(t, anthropic)), "\n")
+	r := ok(t, dir, "compact", anthropic, "--keep-recent", "1000", "-o", "all.jsonl", "--quiet")
 	require.Contains(t, r.stdout, "Nothing to compact")
 	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "all.jsonl"))), "\n")
-	require.Len(t, lines, 36)
-	first := gjson.Parse(lines[0])
-	require.Equal(t, "anthropic-0001", first.Get("id").String())
-	require.Equal(t, "anthropic", first.Get("conversation_id").String())
-	require.Equal(t, "2026-01-01T00:00:00.000Z", first.Get("created_at").String())
-	call := gjson.Parse(lines[1])
-	require.Equal(t, "assistant", call.Get("role").String())
-	require.Equal(t, "Let me look up that order.", call.Get("content").String())
-	require.Equal(t, "toolu_00", call.Get("tool_calls.0.id").String())
-	require.Equal(t, "lookup_order", call.Get("tool_calls.0.function.name").String())
-	require.JSONEq(t, `{"order_id":"A-5000"}`, call.Get("tool_calls.0.function.arguments").String())
-	res := gjson.Parse(lines[2])
-	require.Equal(t, "tool", res.Get("role").String())
-	require.Equal(t, "toolu_00", res.Get("tool_call_id").String())
-	require.Contains(t, res.Get("content").String(), "warehouse Leipzig")
+	require.Len(t, lines, len(in))
 	for i, l := range lines {
-		require.True(t, json.Valid([]byte(l)), "line %d", i+1)
+		require.JSONEq(t, in[i], l, "line %d", i+1)
 	}
+	require.Equal(t, "tool_use", gjson.Get(lines[1], "content.1.type").String())
+	require.Equal(t, "tool_result", gjson.Get(lines[2], "content.0.type").String())
+
+	// Compacted, the history stays Anthropic: the clip-archive is a first
+	// user turn (the Messages API has no system role), and a tool result
+	// never loses its tool_use.
+	dir = t.TempDir()
+	r = ok(t, dir, "compact", anthropic, "--keep-recent", "5", "-o", "out.jsonl", "--quiet")
+	lines = strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "out.jsonl"))), "\n")
+	first := gjson.Parse(lines[0])
+	require.Equal(t, "user", first.Get("role").String())
+	require.True(t, strings.HasPrefix(first.Get("content").String(), "[Context Summary — "), lines[0])
+	require.False(t, first.Get("id").Exists(), "nothing added: %s", lines[0])
+	require.Equal(t, "tool_use", gjson.Get(lines[1], "content.#(type==\"tool_use\").type").String(),
+		"keep_recent 5 would keep a tool_result without its tool_use: the boundary moved back to the call")
+	for _, l := range lines[1:] {
+		found := false
+		for _, x := range in {
+			if gjson.Parse(x).Raw != "" && jsonEqual(x, l) {
+				found = true
+				break
+			}
+		}
+		require.True(t, found, "not an input message: %s", l)
+	}
+	// The output is a valid input: compact it again into a new archive.
+	r = ok(t, t.TempDir(), "compact", filepath.Join(dir, "out.jsonl"), "--keep-recent", "1000", "--json", "--quiet")
+	require.False(t, gjson.Get(r.stdout, "failed").Bool(), r.stdout)
 
 	// OpenAI JSON array in, JSON array out; null content, tool_calls and
-	// tool_call_id kept, ids and times generated.
+	// tool_call_id kept; nothing added.
+	dir = t.TempDir()
 	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--keep-recent", "1000", "-o", "all.json", "--quiet")
 	arr := gjson.Parse(readFile(t, filepath.Join(dir, "all.json"))).Array()
 	require.Len(t, arr, 51)
-	require.Equal(t, "openai-0003", arr[2].Get("id").String())
+	require.False(t, arr[2].Get("id").Exists())
+	require.False(t, arr[2].Get("created_at").Exists())
 	require.Equal(t, "call_001", arr[2].Get("tool_calls.0.id").String())
 	require.Equal(t, "call_001", arr[3].Get("tool_call_id").String())
-	require.Equal(t, "2026-01-01T00:00:03.000Z", arr[3].Get("created_at").String())
 
 	// -o - writes the history on stdout and the report on stderr.
 	dir = t.TempDir()
 	r = ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "-o", "-", "--quiet")
 	require.True(t, json.Valid([]byte(r.stdout)), clip(r.stdout))
 	require.Contains(t, r.stderr, "Compacted openai")
+	require.Equal(t, `{"role":"system","content":`, r.stdout[4:4+len(`{"role":"system","content":`)], "a plain Chat clip-archive")
 
 	// A single request body {"system", "messages"} is a conversation too.
 	body := `{"model":"claude","system":"Be brief.","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]}`
@@ -551,7 +573,36 @@ func TestFormats(t *testing.T) {
 	arr = gjson.Parse(readFile(t, filepath.Join(dir, "req-out.json"))).Array()
 	require.Len(t, arr, 3)
 	require.Equal(t, "system", arr[0].Get("role").String())
-	require.Equal(t, "req-0001", arr[0].Get("id").String())
+	require.Equal(t, "Be brief.", arr[0].Get("content").String())
+	require.False(t, arr[0].Get("id").Exists())
+
+	// Other shapes are read as they are: OpenAI Responses items.
+	var items []string
+	for i := 0; i < 6; i++ {
+		long := strings.Repeat(fmt.Sprintf("Forecast for day %d in Paris: cloudy, light rain in the evening, 14 degrees. ", i), 4)
+		items = append(items, fmt.Sprintf(`{"role":"user","content":"What is the weather on day %d? Should I take an umbrella?"}`, i),
+			fmt.Sprintf(`{"type":"function_call","call_id":"c%d","name":"weather","arguments":"{\"day\":%d}"}`, i, i),
+			fmt.Sprintf(`{"type":"function_call_output","call_id":"c%d","output":%q}`, i, long),
+			fmt.Sprintf(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Day %d: take an umbrella for the evening."}]}`, i))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "items.json"), []byte("["+strings.Join(items, ",")+"]"), 0o644))
+	r = ok(t, dir, "compact", "items.json", "--keep-recent", "2", "-o", "items-out.json", "--quiet")
+	arr = gjson.Parse(readFile(t, filepath.Join(dir, "items-out.json"))).Array()
+	require.Len(t, arr, 4, "keep_recent 2 falls on a function_call_output: its call is kept too")
+	require.Equal(t, "message", arr[0].Get("type").String())
+	require.Equal(t, "system", arr[0].Get("role").String())
+	require.JSONEq(t, items[len(items)-3], arr[1].Raw)
+}
+
+// jsonEqual compares two JSON texts as values.
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return string(xb) == string(yb)
 }
 
 func TestConfigFile(t *testing.T) {
@@ -647,7 +698,10 @@ func TestErrors(t *testing.T) {
 		{"bad JSONL line", nil, []string{"compact", write("bad.jsonl", "{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"user\",\"content\":}\n")}, 1,
 			[]string{"bad.jsonl:3:26: invalid JSON"}},
 		{"not a conversation", nil, []string{"compact", write("num.json", "42\n")}, 1, []string{"num.json:1:1: expected a JSON array of messages or JSON Lines"}},
-		{"bad role", nil, []string{"compact", write("role.json", `[{"role":"robot","content":"x"}]`)}, 1, []string{`role "robot" is not user, assistant, system or tool`}},
+		{"bad role", nil, []string{"compact", write("role.json", `[{"role":"robot","content":"x"}]`)}, 1, []string{`role.json: message 1: role: must be one of user, assistant, system, tool, got "robot"`}},
+		{"mixed shapes", nil, []string{"compact", write("mixed.jsonl", "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}\n{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"c\",\"content\":\"x\"}]}\n")}, 1,
+			[]string{`mixed.jsonl:2: is an Anthropic message, but message 1 is an OpenAI Chat message or a LangChain message: one message shape per call`}},
+		{"bad CLIPFOLD_NOW", []string{"CLIPFOLD_NOW=yesterday"}, []string{"compact", openai}, 2, []string{`CLIPFOLD_NOW: must be an RFC 3339 time`}},
 		{"unknown provider", nil, []string{"compact", openai, "--provider", "gemini"}, 2,
 			[]string{`unknown provider "gemini": valid providers are anthropic, openai, openai-compat, ollama, extractive`}},
 		{"missing API key", nil, []string{"compact", openai, "--provider", "anthropic", "--model", "claude-3-5-haiku-latest"}, 1,
@@ -739,7 +793,19 @@ func TestPostgres(t *testing.T) {
 	require.Greater(t, gjson.Get(r.stdout, "messages_compressed").Int(), int64(0))
 	hits := gjson.Parse(ok(t, dir, "search", "OPS-101", "--postgres", url, "--conversation", conv, "--json").stdout).Get("hits").Array()
 	require.NotEmpty(t, hits)
-	require.Contains(t, ok(t, dir, "recall", conv+"-0002", "--postgres", url).stdout, `"role":"user"`)
+	// A recalled message, by the id derived for it (the file has none).
+	var msgID string
+	for _, h := range hits {
+		if h.Get("kind").String() == "message" {
+			msgID = h.Get("id").String()
+			break
+		}
+	}
+	if msgID == "" {
+		msgID = hits[0].Get("batch.source_message_ids.0").String()
+	}
+	require.Regexp(t, `^d_[0-9a-f]{24}$`, msgID)
+	require.Contains(t, ok(t, dir, "recall", msgID, "--postgres", url).stdout, `"role":`)
 	require.NoFileExists(t, filepath.Join(dir, "clipfold.db"))
 }
 

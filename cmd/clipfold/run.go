@@ -26,7 +26,8 @@ keep_recent instead; an explicit --target-tokens (or target_tokens in the
 config file) wins over the share.
 
 --model-max-tokens makes a modest conversation trigger compactions, for a demo.
-Every compact flag (--provider, --config, --chunk-size, …) applies.
+Every compact flag (--provider, --config, --chunk-size, …) applies, and FILE is
+read as compact reads it (any message shape).
 
 Exit status: 0 when the replay finished (a compaction that could not shrink the
 history, no_gain, leaves it valid and is only reported), 1 when a compaction
@@ -94,6 +95,10 @@ func runRun(e *env, args []string) error {
 	if !(*share >= 0 && *share <= 1) {
 		return usagef("--target-share: must be a number in [0, 1], got %v", *share)
 	}
+	now, err := compactionNow(e) // a usage error, before any file is touched
+	if err != nil {
+		return err
+	}
 	warn := warner(e)
 	s, client, conv, a, err := prepare(e, &cf, &sf, pos[0], *convFlag, openCreate, warn)
 	if err != nil {
@@ -120,7 +125,7 @@ func runRun(e *env, args []string) error {
 		rep.Embeddings = &embeddingsReport{Provider: s.emb.provider, Model: s.emb.model}
 	}
 
-	history, err := activeRaw(ctx, a, conv.conversationID)
+	history, ids, err := activeRaw(ctx, a, conv.conversationID)
 	if err != nil {
 		return err
 	}
@@ -151,6 +156,7 @@ func runRun(e *env, args []string) error {
 			}
 			for _, m := range fresh {
 				history = append(history, m.Raw)
+				ids = append(ids, m.ID)
 				stored[m.ID] = true
 			}
 			rep.MessagesAppended += len(fresh)
@@ -175,7 +181,7 @@ func runRun(e *env, args []string) error {
 			if add {
 				cfg = withKey(cfg, "target_tokens", strconv.AppendInt(nil, target, 10))
 			}
-			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, cfg, false))
+			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, ids, cfg, false, now))
 			if err != nil {
 				prog.end()
 				return err
@@ -201,9 +207,10 @@ func runRun(e *env, args []string) error {
 						rep.DepthReached = d
 					}
 				}
-				history = history[:0]
-				for _, m := range res.Get("history").Array() {
-					history = append(history, []byte(m.Raw))
+				// What the store now holds, with the ids it holds it under.
+				if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
+					prog.end()
+					return err
 				}
 				rep.FinalTokens = res.Get("tokens_estimate_after").Int()
 				if rep.Embeddings != nil {

@@ -308,6 +308,20 @@ type PreparedCommit struct {
 	// it removes (the first entry of an id wins). A removed message
 	// without an entry is indexed by its stored content.
 	SearchText map[string]string
+	// CallerOwned: the caller keeps the history (history_owner
+	// "caller"): write RecallWrites to recall storage, each id once;
+	// remove nothing from and insert nothing into the active history.
+	CallerOwned bool
+	// RecallWrites are the caller-owned commit's removed messages, ids
+	// without repeats (the first wins), with the text to index.
+	RecallWrites []RecallWrite
+}
+
+// RecallWrite is one message a caller-owned commit writes to recall
+// storage (when no message with its id is there yet).
+type RecallWrite struct {
+	Message
+	SearchText string
 }
 
 // PrepareCommit checks what can be checked before a transaction starts —
@@ -332,6 +346,32 @@ func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
 	}
 	p := PreparedCommit{Insert: insert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes),
 		SearchText: make(map[string]string, len(c.SearchText))}
+	if c.HistoryOwner == core.OwnerCaller {
+		if len(p.RemoveIDs) > 0 {
+			return PreparedCommit{}, fmt.Errorf("commit %q: history_owner caller: remove_message_ids must be empty (the store holds no active history of a caller-owned conversation)", c.OperationID)
+		}
+		p.CallerOwned = true
+		seen := make(map[string]bool, len(c.RecallWrites))
+		for i := range c.RecallWrites {
+			w := &c.RecallWrites[i]
+			if w.ID == "" {
+				return PreparedCommit{}, fmt.Errorf("commit %q: recall_writes[%d].id is empty", c.OperationID, i)
+			}
+			if !json.Valid(w.Raw) {
+				return PreparedCommit{}, fmt.Errorf("commit %q: recall_writes[%d] (%q): message is not valid JSON", c.OperationID, i, w.ID)
+			}
+			if seen[w.ID] {
+				continue
+			}
+			seen[w.ID] = true
+			m := Message{ID: w.ID, ConversationID: c.ConversationID, Role: w.Role.String(), Content: w.Content, Raw: json.RawMessage(w.Raw)}
+			if !w.CreatedAt.IsZero() {
+				m.CreatedAt = w.CreatedAt.UTC().Truncate(time.Millisecond)
+			}
+			p.RecallWrites = append(p.RecallWrites, RecallWrite{Message: m, SearchText: w.SearchText})
+		}
+		return p, nil
+	}
 	removed := make(map[string]bool, len(p.RemoveIDs))
 	for _, id := range p.RemoveIDs {
 		removed[id] = true
@@ -346,8 +386,8 @@ func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
 
 // InsertAsMessage turns a commit's clip-archive into the Message to store:
 // the conversation is the commit's, the role "system" unless set, the
-// created_at the insert's (or now, when it has none), and Raw built by
-// MarshalMessage.
+// created_at the insert's (or now, when it has none), and Raw the
+// commit's insert_raw, or built by MarshalMessage when it has none.
 func InsertAsMessage(c *core.Commit, now time.Time) (Message, error) {
 	in := c.Insert
 	if in.ID == "" {
@@ -370,6 +410,15 @@ func InsertAsMessage(c *core.Commit, now time.Time) (Message, error) {
 		created = now
 	}
 	m := Message{ID: in.ID, ConversationID: conv, Role: role, Content: in.Content, CreatedAt: created.UTC().Truncate(time.Millisecond)}
+	if len(c.InsertRaw) > 0 {
+		// The clip-archive as the plug-in returned it, in the history's
+		// shape: the active history gives back what the caller got.
+		if !json.Valid(c.InsertRaw) {
+			return Message{}, fmt.Errorf("commit %q: insert_raw is not valid JSON", c.OperationID)
+		}
+		m.Raw = json.RawMessage(c.InsertRaw)
+		return m, nil
+	}
 	raw, err := MarshalMessage(&m)
 	if err != nil {
 		return Message{}, err
@@ -429,6 +478,17 @@ type DuplicateIDError struct {
 
 func (e *DuplicateIDError) Error() string {
 	return fmt.Sprintf("message id(s) already stored: %q", e.IDs)
+}
+
+// ForeignIDError reports recall writes whose ids recall storage already
+// holds for another conversation: ids are unique across the store.
+type ForeignIDError struct {
+	ConversationID string
+	IDs            []string
+}
+
+func (e *ForeignIDError) Error() string {
+	return fmt.Sprintf("recall_writes: message id(s) %q are already stored for another conversation than %q", e.IDs, e.ConversationID)
 }
 
 // ConflictError wraps core.ErrConflict with what was missing, so the log

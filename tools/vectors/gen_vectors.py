@@ -74,22 +74,325 @@ def cfg(over=None):
     return c
 
 
-def text(m):
-    c = m.get("content")
-    if isinstance(c, list):
-        parts = []
-        for p in c:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict) and isinstance(p.get("text"), str) and p.get("type", "text") == "text":
-                parts.append(p["text"])
-        return "\n".join(parts)
-    return c or ""
+# ---------------------------------------------------------------- message shapes
+# SPEC §2 "Message shapes agents already have", transcribed: every message
+# is read into one normalized form whatever its shape -- role as clipfold
+# reads it, content (tool-result outputs first, then text parts, joined
+# with "\n"), tool entries (calls, and results carried as parts), the
+# call it answers (tool_call_id), whether the next message joins its tool
+# unit -- plus the set of shapes it fits. Arguments and outputs that are
+# JSON values are their text as written in the input: shape vectors are
+# written as input_raw, compact (cj), so that text is cj of the value.
+CHAT, ANTH, RESP, AISDK, LC = "chat", "anthropic", "responses", "ai_sdk", "langchain"
+SHAPE_ORDER = [CHAT, ANTH, RESP, AISDK, LC]
+ALL_SHAPES = frozenset(SHAPE_ORDER)
+PREFIX = "[Context Summary"
 
 
-def has_calls(m):
-    tc = m.get("tool_calls")
-    return tc not in (None, [], {}, "", False)
+def cj(v):
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def args_text(v):
+    """A tool call's arguments: a string as it is, other JSON as written, null/absent ''."""
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else cj(v)
+
+
+def parts_text(parts):
+    out = []
+    for p in parts:
+        if isinstance(p, str):
+            out.append(p)
+        elif isinstance(p, dict):
+            ty = p.get("type")
+            ty = ty if isinstance(ty, str) else ""
+            if ty in ("", "text", "input_text", "output_text"):
+                if isinstance(p.get("text"), str):
+                    out.append(p["text"])
+            elif ty in ("image", "image_url", "input_image"):
+                out.append("[image]")
+            elif ty == "document":
+                out.append("[document]")
+            elif ty in ("file", "input_file"):
+                out.append("[file]")
+            elif ty in ("audio", "input_audio"):
+                out.append("[audio]")
+            elif ty == "media":
+                out.append("[media]")
+    return "\n".join(out)
+
+
+def output_text(v):
+    """A tool result's output: a string, parts' text, other JSON as written."""
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list):
+        return parts_text(v)
+    return cj(v)
+
+
+def ai_sdk_output(p):
+    if "output" not in p:
+        return args_text(p.get("result"))
+    out = p["output"]
+    if isinstance(out, dict):
+        t = out.get("type")
+        if t in ("text", "error-text"):
+            return args_text(out.get("value"))
+        if t in ("json", "error-json"):
+            return cj(out["value"]) if "value" in out else ""
+        if t == "content":
+            return output_text(out.get("value"))
+    return args_text(out)
+
+
+# What a content part fits, and its text: (shapes, kind) by type.
+PART = {
+    "text": ({CHAT, ANTH, AISDK, LC}, "text"), "input_text": ({RESP}, "text"), "output_text": ({RESP}, "text"),
+    "refusal": ({CHAT, RESP}, "refusal"),
+    "image": ({ANTH, AISDK, LC}, "[image]"), "image_url": ({CHAT, LC}, "[image]"), "input_image": ({RESP}, "[image]"),
+    "document": ({ANTH}, "[document]"), "file": ({CHAT, AISDK, LC}, "[file]"), "input_file": ({RESP}, "[file]"),
+    "input_audio": ({CHAT}, "[audio]"), "audio": ({LC}, "[audio]"), "media": ({AISDK}, "[media]"),
+    "thinking": ({ANTH}, None), "redacted_thinking": ({ANTH}, None), "reasoning": ({AISDK, LC}, None),
+    "tool_use": ({ANTH}, "call"), "server_tool_use": ({ANTH}, "call"), "tool_result": ({ANTH}, "result"),
+    "tool-call": ({AISDK}, "call"), "tool-result": ({AISDK}, "result"), "tool_call": ({LC}, "call"),
+}
+
+
+class ShapeError(Exception):
+    def __init__(self, field):
+        self.field = field
+
+
+def gstr(v):
+    return v if isinstance(v, str) else ""
+
+
+def norm(m, i=0):
+    """One message, normalized (see above). Raises ShapeError(field)."""
+    if not isinstance(m, dict):
+        raise ShapeError("messages[%d]" % i)
+    n = {"role": None, "content": "", "entries": [], "tool_call_id": "", "has_calls": False, "has_results": False,
+         "join_next": False, "fits": set(ALL_SHAPES), "pinned": m.get("pinned") is True, "id": gstr(m.get("id")),
+         "has_time": isinstance(m.get("created_at"), str), "conv": gstr(m.get("conversation_id"))}
+    st = {}
+    state = {"parts": None, "texts": [], "outs": []}
+
+    def add(kind, cid, name, arg):
+        if kind == "call":
+            if cid and any(not r and e == cid for e, _, _, r in n["entries"]):
+                n["has_calls"] = True
+                return
+            n["entries"].append((cid, name, arg, False))
+            n["has_calls"] = True
+        else:
+            if cid and any(r and e == cid for e, _, _, r in n["entries"]):
+                return
+            n["entries"].append((cid, name, arg, True))
+            n["has_results"] = True
+            state["outs"].append(arg)
+
+    def part(p):
+        ty = p.get("type")
+        if not isinstance(ty, str):
+            if isinstance(p.get("text"), str):
+                state["texts"].append(p["text"])
+            return
+        if ty not in PART:
+            return  # a provider's own block: kept, not counted
+        fits, kind = PART[ty]
+        n["fits"] &= fits
+        if kind in ("text", "refusal"):
+            if isinstance(p.get(kind), str):
+                state["texts"].append(p[kind])
+        elif kind in ("[image]", "[document]", "[file]", "[audio]", "[media]"):
+            state["texts"].append(kind)
+        elif ty in ("tool_use", "server_tool_use"):
+            add("call", gstr(p.get("id")), gstr(p.get("name")), args_text(p.get("input")))
+        elif ty == "tool_result":
+            add("result", gstr(p.get("tool_use_id")), "", output_text(p.get("content")))
+        elif ty == "tool-call":
+            add("call", gstr(p.get("toolCallId")), gstr(p.get("toolName")), args_text(p["input"] if "input" in p else p.get("args")))
+        elif ty == "tool-result":
+            add("result", gstr(p.get("toolCallId")), gstr(p.get("toolName")), ai_sdk_output(p))
+        elif ty == "tool_call":
+            add("call", gstr(p.get("id")), gstr(p.get("name")), args_text(p.get("args")))
+
+    def tool_call(c):
+        if not isinstance(c, dict):
+            add("call", "", "tool", cj(c))
+            return
+        fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+        name = fn["name"] if "name" in fn else c.get("name")
+        args, has_args = fn.get("arguments"), "arguments" in fn
+        if "function" in c:
+            n["fits"] &= {CHAT, LC}
+        elif "args" in c:
+            n["fits"] &= {LC}
+            args, has_args = c["args"], True
+        if not has_args and "arguments" in c:
+            args, has_args = c["arguments"], True
+        if not has_args:
+            args = c.get("input")
+        add("call", gstr(c.get("id")), gstr(name), args_text(args))
+
+    for k, v in m.items():
+        if k == "role":
+            if not isinstance(v, str):
+                raise ShapeError("messages[%d].role" % i)
+            role = {"developer": "system", "function": "tool"}.get(v, v)
+            if role not in ("user", "assistant", "system", "tool"):
+                raise ShapeError("messages[%d].role" % i)
+            if v == "developer":
+                n["fits"] &= {CHAT, RESP}
+            if v == "function":
+                n["fits"] &= {CHAT}
+            if role == "tool":
+                n["fits"] &= {CHAT, AISDK, LC}
+            n["role"] = role
+        elif k == "content":
+            if isinstance(v, str):
+                n["content"] = v
+            elif v is None:
+                n["content"] = ""
+            elif isinstance(v, list):
+                if state["parts"] is not None:
+                    raise ShapeError("messages[%d].content" % i)
+                state["texts"], state["outs"] = [], []
+                for j, p in enumerate(v):
+                    if isinstance(p, str):
+                        state["texts"].append(p)
+                    elif isinstance(p, dict):
+                        part(p)
+                    else:
+                        raise ShapeError("messages[%d].content[%d]" % (i, j))
+                n["content"] = "\n".join(state["outs"] + state["texts"])
+                state["parts"] = n["content"]
+            else:
+                raise ShapeError("messages[%d].content" % i)
+        elif k == "tool_calls":
+            if isinstance(v, str):
+                n["has_calls"] = n["has_calls"] or v != ""
+            elif isinstance(v, dict):
+                if v:
+                    tool_call(v)
+            elif isinstance(v, list):
+                for c in v:
+                    tool_call(c)
+            elif v is not None and v is not False:
+                n["has_calls"] = True
+        elif k == "tool_call_id":
+            if isinstance(v, str):
+                n["tool_call_id"] = v
+                n["fits"] &= {CHAT, LC}
+        elif k in ("type", "call_id"):
+            if isinstance(v, str):
+                st[k] = v
+            elif v is not None:
+                raise ShapeError("messages[%d].%s" % (i, k))
+        elif k == "name":
+            if isinstance(v, str):
+                st[k] = v
+        elif k in ("arguments", "input", "output"):
+            st[k] = v
+    if state["parts"] is not None and n["content"] != state["parts"]:
+        raise ShapeError("messages[%d].content" % i)
+
+    def item_call(name):
+        args = st["arguments"] if "arguments" in st else st.get("input")
+        add("call", st.get("call_id", ""), name, args_text(args))
+
+    def item_output():
+        n["tool_call_id"] = st.get("call_id", "")
+        n["content"] = output_text(st.get("output"))
+
+    t = st.get("type")
+    if t is not None:
+        if t == "message":
+            n["fits"] &= {RESP}
+        elif t in ("function_call", "custom_tool_call"):
+            n["fits"] &= {RESP}
+            n["role"] = "assistant"
+            item_call(st.get("name", ""))
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            n["fits"] &= {RESP}
+            n["role"] = "tool"
+            item_output()
+        elif t == "reasoning":
+            n["fits"] &= {RESP}
+            n["role"] = "assistant"
+            n["join_next"] = True
+        elif t in ("human", "ai", "system", "tool"):
+            n["fits"] = {LC}  # a LangChain message's content may hold any provider's blocks
+            n["role"] = {"human": "user", "ai": "assistant"}.get(t, t)
+        elif n["role"] is None:  # another Responses item
+            n["fits"] &= {RESP}
+            if t.endswith("_output"):
+                n["role"] = "tool"
+                item_output()
+            else:
+                n["role"] = "assistant"
+                if "call_id" in st:
+                    item_call(st.get("name", t))
+    if n["has_results"] and n["role"] == "user" and own_text(n) == "":
+        n["role"] = "tool"
+    if not n["fits"]:
+        raise ShapeError("messages[%d]" % i)
+    if n["role"] is None:
+        raise ShapeError("messages[%d].role" % i)
+    return n
+
+
+def own_text(n):
+    """A message's own text: its content without the tool-result outputs it starts with."""
+    if n["role"] == "tool" and not n["has_results"]:
+        return ""
+    if not n["has_results"]:
+        return n["content"]
+    off = sum(len(a.encode("utf-8")) + 1 for _, _, a, r in n["entries"] if r)
+    b = n["content"].encode("utf-8")
+    return b[off:].decode("utf-8") if off < len(b) else ""
+
+
+def settle(msgs, forced=None):
+    """Normalize a call's messages: one shape per call (ShapeError naming the
+    first message that fits none of the shapes before it), the Anthropic
+    clip-archive turn. Returns (normalized messages, shape)."""
+    mask = {forced} if forced else set(ALL_SHAPES)
+    out = []
+    for i, m in enumerate(msgs):
+        n = norm(m, i)
+        if not (mask & n["fits"]):
+            raise ShapeError("messages[%d]" % i)
+        mask &= n["fits"]
+        out.append(n)
+    shape = CHAT if CHAT in mask else next(s for s in SHAPE_ORDER if s in mask)
+    if out and ANTH in mask and out[0]["role"] == "user" and not out[0]["has_calls"] and not out[0]["has_results"] \
+            and out[0]["content"].startswith(PREFIX):
+        shape = ANTH
+        out[0]["role"] = "system"
+    return out, shape
+
+
+def nmsgs(msgs):
+    return settle(msgs)[0]
+
+
+def text(n):
+    return n["content"]
+
+
+def has_calls(n):
+    return n["has_calls"]
+
+
+def message_runes(n):
+    """What one message counts for the token estimate: its content plus each call's name and arguments."""
+    return len(n["content"]) + sum(len(nm) + len(a) for _, nm, a, r in n["entries"] if not r)
 
 
 def score(m, index, total, c):
@@ -114,40 +417,59 @@ def score(m, index, total, c):
 
 
 def is_clip(m):
-    return m["role"] == "system" and text(m).startswith("[Context Summary")
+    return m["role"] == "system" and text(m).startswith(PREFIX)
 
 
 def pinned(m, c):
-    return m.get("pinned") is True or (c["pin_system"] and m["role"] == "system" and not is_clip(m))
+    return m["pinned"] or (c["pin_system"] and m["role"] == "system" and not is_clip(m))
 
 
 def leaders(msgs, start):
-    """Unit leader of every message at or after start (SPEC: call + results)."""
-    lead = list(range(len(msgs)))
+    """Unit leader of every message at or after start (SPEC: a tool call and
+    everything answering it, in any shape): results join their call's unit by
+    call id (a tool message without one joins the call it follows), a message
+    with join_next takes the next one in, and a message answering calls of two
+    units joins them, led by the earlier."""
+    n = len(msgs)
+    lead = list(range(n))
+
+    def join(a, b):
+        lo, hi = sorted((lead[a], lead[b]))
+        if lo != hi:
+            for i in range(start, n):
+                if lead[i] == hi:
+                    lead[i] = lo
+
     calls = {}
-    for i in range(start, len(msgs)):
+    for i in range(start, n):
         m = msgs[i]
-        if m["role"] == "assistant" and has_calls(m):
-            for tc in m["tool_calls"]:
-                if tc.get("id"):
-                    calls[tc["id"]] = i
-        elif m["role"] == "tool":
-            tid = m.get("tool_call_id")
+        if i > start and msgs[i - 1]["join_next"]:
+            join(i - 1, i)
+        if m["role"] == "tool" and not m["has_results"]:
+            tid = m["tool_call_id"]
             if tid:
                 if tid in calls:
-                    lead[i] = calls[tid]
+                    join(calls[tid], i)
             elif i > start:
                 p = lead[i - 1]
-                if msgs[p]["role"] == "assistant" and has_calls(msgs[p]) and (msgs[i - 1]["role"] == "tool" or p == i - 1):
-                    lead[i] = p
+                if msgs[p]["has_calls"] and (msgs[i - 1]["role"] == "tool" or p == i - 1):
+                    join(p, i)
+        for cid, _, _, r in m["entries"]:
+            if r and cid and cid in calls:
+                join(calls[cid], i)
+        if m["has_calls"]:
+            for cid, _, _, r in m["entries"]:
+                if not r and cid:
+                    calls[cid] = i
     return lead
 
 
-def split(msgs, c):
+def split(raw, c):
+    msgs = nmsgs(raw)
     n = len(msgs)
     start, prior = 0, None
     if n and is_clip(msgs[0]):
-        prior, start = msgs[0], 1
+        prior, start = raw[0], 1
     cut = max(start, n - c["keep_recent"])
     lead = leaders(msgs, start)
     while True:
@@ -172,35 +494,34 @@ def split(msgs, c):
     for u in order:
         comp += [i for i in range(start, cut) if lead[i] == u]
     keep = [i for i in range(start, cut) if lead[i] in pin_lead] + list(range(cut, n))
-    return {"to_compress": [msgs[i] for i in comp], "to_keep": [msgs[i] for i in keep], "prior_summary": prior}
+    return {"to_compress": [raw[i] for i in comp], "to_keep": [raw[i] for i in keep], "prior_summary": prior}
 
 
-def answers(m, call_msg):
-    if m["role"] != "tool":
-        return False
-    tid = m.get("tool_call_id")
-    return not tid or any(tc.get("id") == tid for tc in call_msg["tool_calls"])
-
-
-def chunk(msgs, c):
+def chunk(raw, c):
+    """Chunks of the messages in order: a run of messages of one tool unit is never cut."""
+    msgs = nmsgs(raw)
+    lead = leaders(msgs, 0)
     size, max_tok = max(1, c["chunk_size"]), c["max_chunk_tokens"]
     chunks, cur, cur_tok, k = [], [], 0, 0
     while k < len(msgs):
         end = k + 1
-        if msgs[k]["role"] == "assistant" and has_calls(msgs[k]):
-            while end < len(msgs) and answers(msgs[end], msgs[k]):
-                end += 1
-        unit = msgs[k:end]
-        unit_tok = sum(math.ceil(len(text(m)) / 4) for m in unit)
+        while end < len(msgs) and lead[end] == lead[k]:
+            end += 1
+        unit = list(range(k, end))
+        unit_tok = sum(math.ceil(message_runes(msgs[i]) / 4) for i in unit)
         if cur and ((max_tok and cur_tok + unit_tok > max_tok) or (not max_tok and len(cur) + len(unit) > size)):
             chunks.append(cur)
             cur, cur_tok = [], 0
-        cur += unit
+        cur += [raw[i] for i in unit]
         cur_tok += unit_tok
         k = end
     if cur:
         chunks.append(cur)
     return chunks
+
+
+def estimate(raw):
+    return math.ceil(sum(message_runes(m) for m in nmsgs(raw)) / 4)
 
 
 def fmt_time(s):
@@ -247,21 +568,37 @@ def clamp(s, mx):
     return s[:head] + "[… %d characters omitted …]" % (len(s) - mx) + s[len(s) - tail:]
 
 
+def render(m, mx):
+    """How the summarizer sees one message (None: not shown): its tool results
+    ("[Tool result]: " + output), its text, its calls ("[Tool call]: name(args)"),
+    each piece middle-truncated, joined with "\n"."""
+    if m["role"] == "system":
+        return None
+    role = "assistant" if m["role"] == "assistant" else "user"
+    own = own_text(m)
+    if not m["has_results"] and not m["has_calls"]:
+        if m["role"] == "tool":
+            return role, "[Tool result]: " + clamp(m["content"], mx)
+        return role, clamp(own, mx)
+    pieces = []
+    if m["has_results"]:
+        pieces += ["[Tool result]: " + clamp(a, mx) for _, _, a, r in m["entries"] if r]
+    elif m["role"] == "tool":
+        pieces.append("[Tool result]: " + clamp(m["content"], mx))
+    if own:
+        pieces.append(clamp(own, mx))
+    pieces += ["[Tool call]: " + clamp("%s(%s)" % (nm, a), mx) for _, nm, a, r in m["entries"] if not r]
+    return role, "\n".join(pieces)
+
+
 def summ_request(system_prompt, previous, msgs, model, max_tokens, max_chars=20000):
     out = []
     if previous:
         out.append({"role": "system", "content": "Previous summary of conversation:\n" + previous})
-    for m in msgs:
-        t = text(m)
-        if m["role"] == "user":
-            out.append({"role": "user", "content": clamp(t, max_chars)})
-        elif m["role"] == "assistant":
-            if t == "" and has_calls(m):
-                t = "\n".join("[Tool call]: %s(%s)" % (tc["function"]["name"], tc["function"]["arguments"])
-                              for tc in m["tool_calls"])
-            out.append({"role": "assistant", "content": clamp(t, max_chars)})
-        elif m["role"] == "tool":
-            out.append({"role": "user", "content": "[Tool result]: " + clamp(t, max_chars)})
+    for m in nmsgs(msgs):
+        r = render(m, max_chars)
+        if r:
+            out.append({"role": r[0], "content": r[1]})
     out.append({"role": "user", "content": DEFAULT_DIRECTIVE})
     return {"system": system_prompt or DEFAULT_SYSTEM_PROMPT, "messages": out, "model": model,
             "max_tokens": max_tokens, "temperature": 0}
@@ -302,7 +639,7 @@ def score_vec(name, proves, msgs, over=None):
     inp = {"messages": msgs}
     if over:
         inp["config"] = over
-    vec("score", name, proves, inp, {"scores": [score(m, i, len(msgs), c) for i, m in enumerate(msgs)]})
+    vec("score", name, proves, inp, {"scores": [score(m, i, len(msgs), c) for i, m in enumerate(nmsgs(msgs))]})
 
 
 for role in ["system", "user", "assistant", "tool"]:
@@ -705,6 +1042,214 @@ ex_vec("tool results and calls are labelled", [
     "Tool: order ORD-5523109: delivered by DHL on 2026-02-27")
 ex_vec("only filler: the best sentence, never an empty summary", [
     {"role": "user", "content": "Thanks!"}], "User: Thanks!")
+
+
+# ---------------------------------------------------------------- message shapes
+# Histories in each shape of SPEC §2. Their inputs are input_raw, compact
+# (cj), so a tool input that is a JSON object counts as the text cj writes.
+def raw_vec(export, name, proves, inp, expected=None, error=None):
+    vec(export, name, proves, input_raw=cj(inp), expected=expected, error=error)
+
+
+def shape_vecs(label, msgs, keeps=(), chunk_size=2, summarize=True, extra=None):
+    """split (per keep_recent), score, chunk, estimateTokens, shouldCompact
+    and buildSummarizationRequest on one history."""
+    extra = extra or {}
+    for k in keeps:
+        over = {"keep_recent": k}
+        raw_vec("split", "%s: keep_recent %d keeps every tool call with its results" % (label, k), ["SPEC §2 shapes"],
+                dict({"messages": msgs, "config": over}, **extra), split(msgs, cfg(over)))
+    c = cfg()
+    raw_vec("score", "%s: text, tool inputs and outputs as the shape has them" % label, ["SPEC §2 shapes"],
+            dict({"messages": msgs}, **extra), {"scores": [score(m, i, len(msgs), c) for i, m in enumerate(nmsgs(msgs))]})
+    over = {"chunk_size": chunk_size}
+    raw_vec("chunk", "%s: chunk_size %d never cuts a tool unit" % (label, chunk_size), ["SPEC §2 shapes"],
+            dict({"messages": msgs, "config": over}, **extra), {"chunks": chunk(msgs, cfg(over))})
+    raw_vec("estimateTokens", "%s: text, tool inputs and tool outputs count" % label, ["SPEC §2 shapes"],
+            dict({"messages": msgs}, **extra), {"tokens": estimate(msgs)})
+    tok = estimate(msgs)
+    over = {"model_max_tokens": tok, "context_budget": 0.5}
+    raw_vec("shouldCompact", "%s: due over the budget" % label, ["SPEC §2 shapes"],
+            dict({"messages": msgs, "config": over}, **extra), {"due": tok > int(0.5 * tok), "tokens": tok, "limit": int(0.5 * tok)})
+    if summarize:
+        raw_vec("buildSummarizationRequest", "%s: tool inputs and outputs rendered for the summarizer" % label, ["SPEC §2 shapes"],
+                dict({"messages": msgs, "model": "m", "max_tokens": 256, "config": {"max_message_chars": 60}}, **extra),
+                summ_request(None, None, msgs, "m", 256, max_chars=60))
+
+
+# Anthropic Messages (issue 19): tool_use in assistant turns, tool_result
+# blocks in the user turns after them (a parallel pair in one turn, text
+# beside a result, a result whose call is gone), images and documents as
+# placeholders, thinking counted as nothing. With keep_recent 3 and 5 the
+# boundary falls on a result: it moves back to the call.
+anthropic = [
+    {"role": "user", "content": "Where is my order A-5000? It has not arrived after ten days."},
+    {"role": "assistant", "content": [{"type": "thinking", "thinking": "I should look it up.", "signature": "sig"},
+                                      {"type": "text", "text": "Let me look up that order."},
+                                      {"type": "tool_use", "id": "toolu_01", "name": "lookup_order", "input": {"order_id": "A-5000"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+                                  "content": [{"type": "text", "text": "order A-5000: label created Monday, carrier DHL, warehouse Leipzig"}]}]},
+    {"role": "user", "content": [{"type": "text", "text": "Here is the label they sent me, is that a bug?"},
+                                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "Checking the carrier and the warehouse."},
+                                      {"type": "tool_use", "id": "toolu_02", "name": "track", "input": {"carrier": "DHL", "ref": "A-5000"}},
+                                      {"type": "tool_use", "id": "toolu_03", "name": "warehouse_status", "input": {"site": "Leipzig"}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": "no scan since Monday"},
+                                 {"type": "tool_result", "tool_use_id": "toolu_03", "content": "error: parcel never left the dock", "is_error": True}]},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_04", "name": "reship", "input": {"order_id": "A-5000", "express": True}}]},
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_04", "content": "reshipped, tracking JD0001"},
+                                 {"type": "text", "text": "Thanks! Can I get a refund if it is lost?"}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "Yes: if it is not delivered in five days you get a full refund."},
+                                      {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "policy"}}]},
+    {"role": "user", "content": "OK, thank you."},
+]
+shape_vecs("anthropic", anthropic, keeps=(3, 5, 0, 20))
+clip_turn = {"role": "user", "content": "[Context Summary — 9 messages compressed across 1 compaction cycle]\n[Batch 1 — depth 0, 2026-02-28T10:00:00.000Z to 2026-02-28T10:09:00.000Z]\nThe order A-4999 was refunded."}
+raw_vec("split", "anthropic: a leading clip-archive user turn is the prior summary", ["SPEC §2 shapes", "context-compaction.AC1.6"],
+        {"messages": [clip_turn] + anthropic[:6], "config": {"keep_recent": 2}}, split([clip_turn] + anthropic[:6], cfg({"keep_recent": 2})))
+raw_vec("split", "anthropic: a clip-archive user turn that is not first is the user's", ["SPEC §2 shapes"],
+        {"messages": anthropic[:2] + [clip_turn], "config": {"keep_recent": 1}}, split(anthropic[:2] + [clip_turn], cfg({"keep_recent": 1})))
+raw_vec("split", "anthropic text turns: the shape input makes a leading clip-archive turn the prior summary", ["SPEC §2 shapes"],
+        {"messages": [clip_turn, {"role": "assistant", "content": "ok"}], "shape": "anthropic", "config": {"keep_recent": 1}},
+        split([clip_turn, {"role": "assistant", "content": "ok"}], cfg({"keep_recent": 1})))
+# One user turn answering the calls of two assistant turns joins them into one unit.
+joined = [{"role": "user", "content": "start"},
+          {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]},
+          {"role": "user", "content": "interrupting text"},
+          {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "b", "input": {}}]},
+          {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "A"},
+                                       {"type": "tool_result", "tool_use_id": "t2", "content": "B"}]},
+          {"role": "assistant", "content": "done"}, {"role": "user", "content": "bye"}]
+for k in (1, 3):
+    raw_vec("split", "anthropic: a turn answering two calls joins their units (keep_recent %d)" % k, ["SPEC §2 shapes"],
+            {"messages": joined, "config": {"keep_recent": k}}, split(joined, cfg({"keep_recent": k})))
+raw_vec("chunk", "anthropic: joined units stay one run", ["SPEC §2 shapes"],
+        {"messages": joined, "config": {"chunk_size": 2}}, {"chunks": chunk(joined, cfg({"chunk_size": 2}))})
+
+# OpenAI Responses input items: reasoning travels with the call after it.
+responses = [
+    {"role": "user", "content": "What is the weather in Paris, and should I take an umbrella?"},
+    {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Answer in celsius."}]},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Need the forecast."}], "encrypted_content": "gAAAA"},
+    {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"},
+    {"type": "function_call_output", "call_id": "call_1", "output": "{\"temp_c\":18,\"rain\":0.7}"},
+    {"type": "message", "role": "assistant", "id": "msg_1", "content": [{"type": "output_text", "text": "18 C with a 70% chance of rain: take an umbrella."}]},
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "And tomorrow?"}, {"type": "input_image", "image_url": "https://x/y.png"}]},
+    {"type": "reasoning", "id": "rs_2", "summary": []},
+    {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "get_weather", "arguments": "{\"city\":\"Paris\",\"day\":1}"},
+    {"type": "function_call_output", "call_id": "call_2", "output": [{"type": "input_text", "text": "{\"temp_c\":15}"}]},
+    {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+    {"role": "assistant", "content": "15 C tomorrow."},
+]
+shape_vecs("responses", responses, keeps=(3, 4, 9))
+
+# Vercel AI SDK ModelMessages: tool-call and tool-result parts.
+aisdk = [
+    {"role": "system", "content": "You are a calculator."},
+    {"role": "user", "content": [{"type": "text", "text": "What is 12 * 7 and 3 + 4?"}]},
+    {"role": "assistant", "content": [{"type": "reasoning", "text": "Two calls."},
+                                      {"type": "tool-call", "toolCallId": "tc_1", "toolName": "multiply", "input": {"a": 12, "b": 7}},
+                                      {"type": "tool-call", "toolCallId": "tc_2", "toolName": "add", "args": {"a": 3, "b": 4}}]},
+    {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "tc_1", "toolName": "multiply", "output": {"type": "json", "value": {"result": 84}}},
+                                 {"type": "tool-result", "toolCallId": "tc_2", "toolName": "add", "result": 7}]},
+    {"role": "assistant", "content": [{"type": "text", "text": "12 * 7 = 84 and 3 + 4 = 7."}]},
+    {"role": "user", "content": [{"type": "text", "text": "Now read this file"}, {"type": "file", "data": "…", "mediaType": "application/pdf"}]},
+    {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "tc_3", "toolName": "read_pdf", "input": {"page": 1}}]},
+    {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "tc_3", "toolName": "read_pdf",
+                                  "output": {"type": "content", "value": [{"type": "text", "text": "Invoice 2026-17: 1,240 EUR"}, {"type": "media", "data": "…", "mediaType": "image/png"}]}}]},
+    {"role": "assistant", "content": "The invoice total is 1,240 EUR."},
+]
+shape_vecs("ai sdk", aisdk, keeps=(2, 5))
+
+# LangChain message dicts: type human/ai/system/tool, tool_calls [{name, args, id}].
+langchain = [
+    {"type": "system", "content": "You are a research assistant.", "id": None},
+    {"type": "human", "content": "Find the 2025 revenue of Acme.", "id": "h1", "additional_kwargs": {}, "response_metadata": {}},
+    {"type": "ai", "content": "", "id": "a1", "tool_calls": [{"name": "search", "args": {"query": "Acme 2025 revenue"}, "id": "call_a", "type": "tool_call"}],
+     "invalid_tool_calls": []},
+    {"type": "tool", "content": "Acme reported revenue of 4.2B in 2025.", "tool_call_id": "call_a", "name": "search", "id": "t1"},
+    {"type": "ai", "content": [{"type": "text", "text": "Let me confirm."}, {"type": "tool_use", "id": "call_b", "name": "search", "input": {"query": "Acme annual report"}}],
+     "tool_calls": [{"name": "search", "args": {"query": "Acme annual report"}, "id": "call_b"}], "id": "a2"},
+    {"type": "tool", "content": [{"type": "text", "text": "Annual report: revenue 4.2B, up 8%."}], "tool_call_id": "call_b", "id": "t2"},
+    {"type": "ai", "content": "Acme's 2025 revenue was 4.2B (up 8%).", "id": "a3", "tool_calls": []},
+    {"type": "human", "content": "Thanks!", "id": "h2"},
+]
+shape_vecs("langchain", langchain, keeps=(3, 4))
+
+# OpenAI Chat: tool inputs count and are rendered beside the text.
+chat = [msg(0, "user", "Deploy the fix?"),
+        call(1, "call_d", name="deploy", args='{"env":"staging","version":"v2.13.2"}', content="Deploying to staging first."),
+        result(2, "call_d", "deployed v2.13.2 to staging"),
+        msg(3, "assistant", [{"type": "text", "text": "Staging is green."}, {"type": "refusal", "refusal": "I will not deploy to production myself."}]),
+        msg(4, "user", [{"type": "text", "text": "ok"}, {"type": "input_audio", "input_audio": {"data": "…", "format": "wav"}}]),
+        msg(5, "developer", "Always confirm before production.")]
+shape_vecs("chat", chat, keeps=(4,))
+
+# Shape errors: one shape per call, naming the message.
+vec("split", "mixed shapes: an Anthropic turn after an OpenAI Chat tool call", ["SPEC §2 shapes"],
+    {"messages": [chat[1], anthropic[2]]}, error=err("invalid_input", "messages[1]"))
+vec("score", "mixed shapes: a Responses item among AI SDK messages", ["SPEC §2 shapes"],
+    {"messages": [aisdk[2], aisdk[3], responses[3]]}, error=err("invalid_input", "messages[2]"))
+vec("chunk", "the shape input must match every message", ["SPEC §2 shapes"],
+    {"messages": [{"role": "user", "content": "a"}, chat[2]], "shape": "anthropic"}, error=err("invalid_input", "messages[1]"))
+vec("estimateTokens", "an unknown shape is refused", ["SPEC §2 shapes"], {"messages": [], "shape": "gemini"},
+    error=err("invalid_input", "shape"))
+vec("shouldCompact", "a Responses message item needs a role", ["SPEC §2 shapes"],
+    {"messages": [{"type": "message", "content": "x"}]}, error=err("invalid_input", "messages[0].role"))
+vec("buildSummarizationRequest", "a message mixing parts of two shapes", ["SPEC §2 shapes"],
+    {"messages": [{"role": "user", "content": [{"type": "input_text", "text": "a"}, {"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]},
+    error=err("invalid_input", "messages[0]"))
+vec("split", "a tool_result without its tool_use is its own unit", ["SPEC §2 shapes"],
+    {"messages": [anthropic[0], anthropic[2], anthropic[3]], "config": {"keep_recent": 1}},
+    split([anthropic[0], anthropic[2], anthropic[3]], cfg({"keep_recent": 1})))
+unknown = [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "some_future_block", "x": {"deep": [1, 2]}}]},
+           {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}]
+raw_vec("estimateTokens", "unknown block types are kept and counted as nothing", ["SPEC §2 shapes"], {"messages": unknown},
+        {"tokens": estimate(unknown)})
+
+
+# Derived ids (SPEC §2: an input without ids gets stable ids): FNV-1a 128
+# over the normalized content, then over that digest and the occurrence
+# among identical messages; "d_" (or "clip_" for a clip-archive) and 24 hex
+# digits. Checked by api's TestDerivedIDsFromPython (not an export).
+def fnv128(data):
+    h = 0x6c62272e07bb014262b821756295c58d
+    for b in data:
+        h ^= b
+        h = (h * 0x0000000001000000000000000000013b) & ((1 << 128) - 1)
+    return h.to_bytes(16, "big")
+
+
+def derived_ids(conv, raw):
+    msgs, _ = settle(raw)
+    seen, out = {}, []
+    for m in msgs:
+        if m["id"]:
+            out.append(m["id"])
+            continue
+        s = conv + "\0" + m["role"] + "\0" + m["content"]
+        for cid, name, a, r in m["entries"]:
+            s += "\0" + ("r" if r else "c") + "\0" + cid + "\0" + name + "\0" + a
+        if m["tool_call_id"]:
+            s += "\0t\0" + m["tool_call_id"]
+        d = fnv128(s.encode("utf-8"))
+        k = seen.get(d, 0)
+        seen[d] = k + 1
+        out.append(("clip_" if is_clip(m) else "d_") + fnv128(d + str(k).encode()).hex()[:24])
+    return out
+
+
+id_cases = []
+for label, conv, hist in [("anthropic", "c1", [clip_turn] + anthropic), ("responses", "c1", responses), ("ai sdk", "c2", aisdk),
+                          ("langchain", "c1", langchain),
+                          ("identical messages, told apart by occurrence", "c1",
+                           [{"role": "user", "content": "ok"}, {"role": "assistant", "content": "sure"}, {"role": "user", "content": "ok"},
+                            {"role": "user", "content": "ok", "id": "given"}, {"role": "user", "content": "ok"}])]:
+    id_cases.append({"name": label, "conversation_id": conv, "history_raw": cj(hist), "ids": derived_ids(conv, hist)})
+os.makedirs(os.path.join(OUT, "..", "shapes"), exist_ok=True)
+with open(os.path.join(OUT, "..", "shapes", "derived-ids.json"), "w", encoding="utf-8") as f:
+    json.dump({"about": "derived message ids computed by tools/vectors/gen_vectors.py", "cases": id_cases}, f, ensure_ascii=False, indent=1)
+    f.write("\n")
 
 
 # ---------------------------------------------------------------- searchQuery

@@ -344,6 +344,9 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 		if err := lockConversation(ctx, tx, c.ConversationID); err != nil {
 			return err
 		}
+		if p.CallerOwned {
+			return commitCaller(ctx, tx, c, &p, nowText)
+		}
 		found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE`,
 			c.ConversationID, removeIDs)
 		if err != nil {
@@ -387,24 +390,8 @@ WHERE m.conversation_id = $1 AND m.id = ANY($2) ORDER BY m.seq`, c.ConversationI
 				return fmt.Errorf("removing messages: %w", err)
 			}
 		}
-		if len(deleteIDs) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE id = ANY($1)`, deleteIDs); err != nil {
-				return fmt.Errorf("deleting archive blocks: %w", err)
-			}
-		}
-		for i, w := range c.ArchiveWrites {
-			tier := w.Tier
-			if tier == "" {
-				tier = "archival"
-			}
-			id, err := store.NewID("blk_")
-			if err != nil {
-				return fmt.Errorf("archive_writes[%d]: %w", i, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, w.Content, nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
-				return fmt.Errorf("archive_writes[%d] (%q): %w", i, w.Label, err)
-			}
+		if err := writeBlocks(ctx, tx, c, deleteIDs, nowText); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
@@ -419,6 +406,74 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, w.Content, nowText,
 		return fmt.Errorf("commit %q to %q: %w", c.OperationID, c.ConversationID, err)
 	}
 	return nil
+}
+
+// writeBlocks deletes the commit's archive_deletes and inserts its
+// archive_writes (steps 5 and 6 of SCHEMA.md).
+func writeBlocks(ctx context.Context, tx pgx.Tx, c *core.Commit, deleteIDs []string, nowText string) error {
+	if len(deleteIDs) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE id = ANY($1)`, deleteIDs); err != nil {
+			return fmt.Errorf("deleting archive blocks: %w", err)
+		}
+	}
+	for i, w := range c.ArchiveWrites {
+		tier := w.Tier
+		if tier == "" {
+			tier = "archival"
+		}
+		id, err := store.NewID("blk_")
+		if err != nil {
+			return fmt.Errorf("archive_writes[%d]: %w", i, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, w.Content, nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
+			return fmt.Errorf("archive_writes[%d] (%q): %w", i, w.Label, err)
+		}
+	}
+	return nil
+}
+
+// pgText makes text PostgreSQL can hold: no NUL, valid UTF-8. For the
+// text a recall row is indexed and shown by; the raw JSON holds the
+// message exactly (a NUL in it is escaped).
+func pgText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", " ")
+}
+
+// commitCaller applies a caller-owned commit (history_owner "caller"):
+// only archive_deletes can conflict; each recall write is written once
+// (ON CONFLICT (id) DO NOTHING), and one whose id recall holds for
+// another conversation fails the commit; the active history is not
+// touched.
+func commitCaller(ctx context.Context, tx pgx.Tx, c *core.Commit, p *store.PreparedCommit, nowText string) error {
+	found, err := queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, p.DeleteIDs)
+	if err != nil {
+		return fmt.Errorf("checking archive_deletes: %w", err)
+	}
+	if missing := store.Minus(p.DeleteIDs, found); len(missing) > 0 {
+		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
+	}
+	if len(p.RecallWrites) > 0 {
+		ids := make([]string, len(p.RecallWrites))
+		for i := range p.RecallWrites {
+			w := &p.RecallWrites[i]
+			ids[i] = w.ID
+			if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
+VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM recall WHERE conversation_id = $2), $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (id) DO NOTHING`, w.ID, c.ConversationID, w.Role, pgText(w.Content), store.FormatTime(w.CreatedAt), string(w.Raw),
+				nowText, c.OperationID, pgText(w.SearchText)); err != nil {
+				return fmt.Errorf("recall_writes: writing message %q: %w", w.ID, err)
+			}
+		}
+		foreign, err := queryStrings(ctx, tx, `SELECT id FROM recall WHERE id = ANY($1) AND conversation_id <> $2 ORDER BY id`, ids, c.ConversationID)
+		if err != nil {
+			return fmt.Errorf("recall_writes: checking ids: %w", err)
+		}
+		if len(foreign) > 0 {
+			return &store.ForeignIDError{ConversationID: c.ConversationID, IDs: foreign}
+		}
+	}
+	return writeBlocks(ctx, tx, c, p.DeleteIDs, nowText)
 }
 
 // Recall implements store.Store.

@@ -87,4 +87,5 @@ var (
 	embeddingsMissingSQL = query("embeddings_missing")
 	embeddingsPutSQL     = query("embeddings_put")
 	searchByRefSQL       = query("search_by_ref")
+	writeRecallSQL       = query("write_recall")
 )

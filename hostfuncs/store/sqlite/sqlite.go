@@ -327,6 +327,9 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	}
 	defer func() { _ = tx.Rollback() }()
 
+	if p.CallerOwned {
+		return s.commitCaller(ctx, tx, c, &p, core.FormatTime(now), deleteJSON, fail)
+	}
 	found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
 		c.ConversationID, removeJSON)
 	if err != nil {
@@ -371,6 +374,32 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 			return fail("removing messages", err)
 		}
 	}
+	if err := writeBlocks(ctx, tx, c, deleteIDs, deleteJSON, nowText, fail); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
+		return fail(fmt.Sprintf("inserting message %q", insert.ID), err)
+	}
+	return s.commitTx(tx, fail)
+}
+
+// commitTx commits tx and, once it has, tells the vector cache the
+// archive changed.
+func (s *Store) commitTx(tx *sql.Tx, fail func(string, error) error) error {
+	if err := tx.Commit(); err != nil {
+		if isBusy(err) {
+			return fail("commit (database busy)", err)
+		}
+		return fail("commit", err)
+	}
+	s.wrote()
+	return nil
+}
+
+// writeBlocks deletes the commit's archive_deletes and inserts its
+// archive_writes (steps 5 and 6 of SCHEMA.md).
+func writeBlocks(ctx context.Context, tx *sql.Tx, c *core.Commit, deleteIDs []string, deleteJSON, nowText string, fail func(string, error) error) error {
 	if len(deleteIDs) > 0 {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON); err != nil {
 			return fail("deleting archive blocks", err)
@@ -390,18 +419,53 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, tier, w.Label, w.Content, nowText, c.Conve
 			return fail(fmt.Sprintf("archive_writes[%d] (%q)", i, w.Label), err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
-		return fail(fmt.Sprintf("inserting message %q", insert.ID), err)
-	}
-	if err := tx.Commit(); err != nil {
-		if isBusy(err) {
-			return fail("commit (database busy)", err)
-		}
-		return fail("commit", err)
-	}
-	s.wrote()
 	return nil
+}
+
+// commitCaller applies a caller-owned commit (history_owner "caller"):
+// only archive_deletes can conflict; each recall write is written once
+// (queries/write_recall.sql), and one whose id recall holds for another
+// conversation fails the commit; the active history is not touched.
+func (s *Store) commitCaller(ctx context.Context, tx *sql.Tx, c *core.Commit, p *store.PreparedCommit, nowText, deleteJSON string, fail func(string, error) error) error {
+	found, err := queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
+	if err != nil {
+		return fail("checking archive_deletes", err)
+	}
+	if missing := store.Minus(p.DeleteIDs, found); len(missing) > 0 {
+		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
+	}
+	if len(p.RecallWrites) > 0 {
+		stmt, err := tx.PrepareContext(ctx, writeRecallSQL)
+		if err != nil {
+			return fail("recall_writes", err)
+		}
+		defer stmt.Close()
+		ids := make([]string, len(p.RecallWrites))
+		for i := range p.RecallWrites {
+			w := &p.RecallWrites[i]
+			ids[i] = w.ID
+			if _, err := stmt.ExecContext(ctx, w.ID, c.ConversationID, w.Role, w.Content, store.FormatTime(w.CreatedAt), string(w.Raw),
+				nowText, c.OperationID, w.SearchText); err != nil {
+				return fail(fmt.Sprintf("recall_writes: writing message %q", w.ID), err)
+			}
+		}
+		idsJSON, err := jsonArray(ids)
+		if err != nil {
+			return fail("recall_writes", err)
+		}
+		foreign, err := queryStrings(ctx, tx, `SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) AND conversation_id <> ?2 ORDER BY id`,
+			idsJSON, c.ConversationID)
+		if err != nil {
+			return fail("recall_writes: checking ids", err)
+		}
+		if len(foreign) > 0 {
+			return fail("recall_writes", &store.ForeignIDError{ConversationID: c.ConversationID, IDs: foreign})
+		}
+	}
+	if err := writeBlocks(ctx, tx, c, p.DeleteIDs, deleteJSON, nowText, fail); err != nil {
+		return err
+	}
+	return s.commitTx(tx, fail)
 }
 
 func isBusy(err error) bool {

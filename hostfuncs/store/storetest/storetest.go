@@ -44,6 +44,9 @@ func Run(t *testing.T, open Opener) {
 		{"CommitConflictChangesNothing", testCommitConflictChangesNothing},
 		{"CommitDuplicateInsertID", testCommitDuplicateInsertID},
 		{"CommitMalformedRefused", testCommitMalformedRefused},
+		{"CommitInsertRaw", testCommitInsertRaw},
+		{"CallerOwnedCommit", testCallerOwnedCommit},
+		{"CallerOwnedRefusals", testCallerOwnedRefusals},
 		{"ListBlocksLiteralPrefix", testListBlocksLiteralPrefix},
 		{"RecallExactRaw", testRecallExactRaw},
 		{"SearchRanking", testSearchRanking},
@@ -381,6 +384,140 @@ func testCommitMalformedRefused(t *testing.T, open Opener) {
 			assert.False(t, errors.Is(err, core.ErrConflict), "a malformed commit is a caller error, not a conflict")
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, before, dump(t, s), "a refused commit must change nothing")
+		})
+	}
+}
+
+// testCommitInsertRaw: the clip-archive is stored as the plug-in returned
+// it (insert_raw, in the history's shape), so the active history gives
+// back the bytes the caller got.
+func testCommitInsertRaw(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c1", 3)
+	ins := clipArchive("c1", "clip_1")
+	raw := `{"role":"user","content":"[Context Summary — 2 messages compressed across 1 compaction cycle(s)]"}`
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"},
+		Insert: ins, InsertRaw: []byte(raw)}))
+	active, err := s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"clip_1", "c1-m2", "c1-m3"}, ids(active))
+	assert.Equal(t, raw, string(active[0].Raw))
+	assert.Equal(t, "system", active[0].Role, "the role column is clipfold's reading: a clip-archive is a system message")
+	before := dump(t, s)
+	err = s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op2", RemoveMessageIDs: []string{"c1-m2"},
+		Insert: clipArchive("c1", "clip_2"), InsertRaw: []byte(`{"role":`)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "insert_raw is not valid JSON")
+	assert.Equal(t, before, dump(t, s))
+}
+
+// recallWrite is a caller-owned commit's entry for m.
+func recallWrite(m store.Message, searchText string) core.RecallWrite {
+	r, _ := core.ParseRole(m.Role)
+	return core.RecallWrite{ID: m.ID, Role: r, Content: m.Content, CreatedAt: m.CreatedAt, SearchText: searchText, Raw: m.Raw}
+}
+
+// testCallerOwnedCommit: with history_owner "caller" the store holds no
+// active history; a commit writes the removed messages to recall, each
+// id once, however often the caller's list brings them back, and never
+// conflicts over messages it never held.
+func testCallerOwnedCommit(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "other", 2) // a store-owned conversation beside it
+	m1 := msg("c1", "d_1", "user", "the invoice total was 1,240 euros", 1)
+	m2 := msg("c1", "d_2", "assistant", "", 2)
+	prior := store.Message{ID: "clip_0", ConversationID: "c1", Role: "system", Content: "[Context Summary — 9 messages compressed]",
+		Raw: json.RawMessage(`{"role":"system","content":"[Context Summary — 9 messages compressed]"}`)}
+	label := core.BatchLabelPrefix("c1") + "2026-02-28T10:02:00.000Z"
+	commit := &core.Commit{
+		ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller, RemoveMessageIDs: []string{},
+		ArchiveWrites: []core.ArchiveWrite{{Label: label, Content: batchContent("c1", "op1", "invoice summary", "d_1", "d_2"), Tier: "archival"}},
+		RecallWrites: []core.RecallWrite{recallWrite(prior, ""), recallWrite(m1, m1.Content),
+			recallWrite(m2, "lookup_invoice {\"number\":\"INV-77\"}"), recallWrite(m1, "a repeat: the first entry wins")},
+		Insert: clipArchive("c1", "clip_1"), InsertRaw: []byte(`{"role":"system","content":"x"}`),
+	}
+	require.NoError(t, s.Commit(ctx, commit))
+	active, err := s.ActiveMessages(ctx, "c1")
+	require.NoError(t, err)
+	assert.Empty(t, active, "a caller-owned conversation has no active history in the store")
+	other, err := s.ActiveMessages(ctx, "other")
+	require.NoError(t, err)
+	assert.Len(t, other, 2)
+	for _, m := range []store.Message{prior, m1, m2} {
+		r, err := s.Recall(ctx, m.ID)
+		require.NoError(t, err, m.ID)
+		assert.Equal(t, string(m.Raw), string(r.Raw), "recall keeps the exact JSON")
+		assert.Equal(t, "c1", r.ConversationID)
+		assert.Equal(t, m.Role, r.Role)
+	}
+	blocks, err := s.ListBlocks(ctx, "archival", core.BatchLabelPrefix("c1"))
+	require.NoError(t, err)
+	require.Len(t, blocks, 1)
+	hits, err := s.Search(ctx, "INV-77 invoice", store.SearchOptions{ConversationID: "c1"})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Contains(t, hitIDs(hits), "d_2", "a recall write is indexed by its search text")
+	assert.NotContains(t, hitIDs(hits), "clip_0", "a superseded clip-archive is never a hit")
+
+	// The caller sends the same list again: the same messages are written
+	// again, and nothing changes — no duplicate, no conflict.
+	before := dump(t, s)
+	again := *commit
+	again.OperationID, again.ArchiveWrites = "op2", nil
+	require.NoError(t, s.Commit(ctx, &again))
+	assert.Equal(t, before, dump(t, s), "recall writes are idempotent")
+
+	// Messages the store never held never conflict; a missing block does.
+	m3 := msg("c1", "d_3", "user", "three", 3)
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op3", HistoryOwner: core.OwnerCaller,
+		RecallWrites: []core.RecallWrite{recallWrite(m1, m1.Content), recallWrite(m3, "three")}, Insert: clipArchive("c1", "clip_2"),
+		ArchiveDeletes: []string{blocks[0].ID}}))
+	_, err = s.Recall(ctx, "d_3")
+	require.NoError(t, err)
+	before = dump(t, s)
+	m4 := msg("c1", "d_4", "user", "four", 4)
+	err = s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op4", HistoryOwner: core.OwnerCaller,
+		RecallWrites: []core.RecallWrite{recallWrite(m4, "four")}, Insert: clipArchive("c1", "clip_3"), ArchiveDeletes: []string{blocks[0].ID}})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, core.ErrConflict), "a deleted block is the one conflict of a caller-owned commit: %v", err)
+	assert.Equal(t, before, dump(t, s))
+}
+
+// testCallerOwnedRefusals: what a caller-owned commit may not do, and
+// that a refusal changes nothing.
+func testCallerOwnedRefusals(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	seed(t, s, "c2", 2)
+	// c2-m1 is active in c2; d_x goes to c2's recall.
+	x := msg("c2", "d_x", "user", "x", 1)
+	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c2", OperationID: "op0", HistoryOwner: core.OwnerCaller,
+		RecallWrites: []core.RecallWrite{recallWrite(x, "x")}, Insert: clipArchive("c2", "clip_0")}))
+	mine := msg("c1", "d_x", "user", "x", 1)
+	cases := []struct {
+		name string
+		c    *core.Commit
+		want string
+	}{
+		{"an id another conversation holds in recall", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
+			RecallWrites: []core.RecallWrite{recallWrite(mine, "x")}, Insert: clipArchive("c1", "clip_1")}, "another conversation"},
+		{"remove ids", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
+			RemoveMessageIDs: []string{"c2-m1"}, Insert: clipArchive("c1", "clip_1")}, "remove_message_ids must be empty"},
+		{"no id", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
+			RecallWrites: []core.RecallWrite{{Role: core.RoleUser, Raw: []byte(`{}`)}}, Insert: clipArchive("c1", "clip_1")}, "recall_writes[0].id is empty"},
+		{"raw that is not JSON", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
+			RecallWrites: []core.RecallWrite{{ID: "d_y", Role: core.RoleUser, Raw: []byte(`{"a":`)}}, Insert: clipArchive("c1", "clip_1")}, "not valid JSON"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := dump(t, s)
+			err := s.Commit(ctx, tc.c)
+			require.Error(t, err)
+			assert.False(t, errors.Is(err, core.ErrConflict), "%v", err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, before, dump(t, s))
 		})
 	}
 }

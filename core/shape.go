@@ -1,0 +1,173 @@
+package core
+
+import "strings"
+
+// Shape is a set of message shapes (SPEC §2 "Message shapes agents
+// already have"): the formats in which agents keep their messages. The
+// decoder reads each message as the shapes it fits (a plain
+// {"role":"user","content":"hi"} fits them all) and a call's messages
+// must share one. The shape decides only how clipfold writes the one
+// message it makes, the clip-archive; every message a caller sent comes
+// back byte for byte.
+type Shape uint8
+
+const (
+	// ShapeChat: OpenAI Chat Completions messages (clipfold's native
+	// Message is one): role, content string or parts, tool_calls with
+	// function {name, arguments}, tool messages with tool_call_id.
+	ShapeChat Shape = 1 << iota
+	// ShapeAnthropic: Anthropic Messages: content blocks text, tool_use,
+	// tool_result, image, document; no system role in messages.
+	ShapeAnthropic
+	// ShapeResponses: OpenAI Responses input items: type message,
+	// function_call, function_call_output, reasoning, …
+	ShapeResponses
+	// ShapeAISDK: Vercel AI SDK ModelMessage: parts text, tool-call,
+	// tool-result.
+	ShapeAISDK
+	// ShapeLangChain: LangChain message dicts: type human/ai/system/tool,
+	// tool_calls [{name, args, id}], tool_call_id.
+	ShapeLangChain
+
+	// AnyShape is every shape: what a message fits when nothing in it is
+	// particular to one.
+	AnyShape = ShapeChat | ShapeAnthropic | ShapeResponses | ShapeAISDK | ShapeLangChain
+)
+
+// shapeNames are the wire names of the single shapes, in bit order.
+var shapeNames = [...]string{"chat", "anthropic", "responses", "ai_sdk", "langchain"}
+
+// shapeTitles name the shapes in error messages, in bit order.
+var shapeTitles = [...]string{"an OpenAI Chat message", "an Anthropic message", "an OpenAI Responses item",
+	"an AI SDK message", "a LangChain message"}
+
+// ParseShape reads a single shape's wire name (the "shape" input).
+func ParseShape(s string) (Shape, bool) {
+	for i, n := range shapeNames {
+		if s == n {
+			return Shape(1) << i, true
+		}
+	}
+	return 0, false
+}
+
+// ShapeNames lists the wire names, for error messages.
+func ShapeNames() string { return strings.Join(shapeNames[:], ", ") }
+
+// String is the shape's wire name; a set of several is joined with "|".
+func (s Shape) String() string {
+	var parts []string
+	for i, n := range shapeNames {
+		if s&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "|")
+}
+
+// Describe says what a message of these shapes is, for error messages:
+// "an Anthropic message", "an OpenAI Chat message or a LangChain message".
+func (s Shape) Describe() string {
+	var parts []string
+	for i, t := range shapeTitles {
+		if s&(1<<i) != 0 {
+			parts = append(parts, t)
+		}
+	}
+	if len(parts) == 0 || s == AnyShape {
+		return "a message of any shape"
+	}
+	return strings.Join(parts, " or ")
+}
+
+// Pick is the one shape a call whose messages all fit s is written in:
+// Chat when it fits (its clip-archive is also valid Responses, AI SDK and
+// LangChain input), else the first of Anthropic, Responses, AI SDK,
+// LangChain. 0 (nothing known) is Chat.
+func (s Shape) Pick() Shape {
+	if s == 0 || s&ShapeChat != 0 {
+		return ShapeChat
+	}
+	return s & -s
+}
+
+// HistoryShape is what the decoder learned about a call's messages: the
+// shape they are written in and whether they carry clipfold's own
+// bookkeeping fields (created_at or conversation_id: SPEC's native
+// Message), which decides how a Chat clip-archive is written.
+type HistoryShape struct {
+	Shape  Shape
+	Native bool
+}
+
+// AppendClipArchive writes the clip-archive message in the history's
+// shape, with only what the shape needs (SPEC §2): Chat and AI SDK
+// {"role":"system","content":…}; Anthropic, which has no system role in
+// messages, a user turn {"role":"user","content":…}; Responses
+// {"type":"message","role":"system","content":…}; LangChain
+// {"type":"system","content":…}. A native history (its messages carry
+// created_at or conversation_id, SPEC's Message) gets the SPEC Message
+// {id, conversation_id, role, content, created_at}: what hosts that own
+// the history store.
+func AppendClipArchive(b []byte, h HistoryShape, m *InsertMessage) []byte {
+	switch h.Shape.Pick() {
+	case ShapeAnthropic:
+		b = append(b, `{"role":"user","content":`...)
+	case ShapeResponses:
+		b = append(b, `{"type":"message","role":"system","content":`...)
+	case ShapeLangChain:
+		b = append(b, `{"type":"system","content":`...)
+	default:
+		if h.Native {
+			return AppendInsertMessage(b, m)
+		}
+		b = append(b, `{"role":"system","content":`...)
+	}
+	b = AppendJSONString(b, m.Content)
+	return append(b, '}')
+}
+
+// AppendInsertMessage writes the clip-archive as a SPEC Message: the
+// insert_message of a commit, and the clip-archive of a native history.
+func AppendInsertMessage(b []byte, m *InsertMessage) []byte {
+	b = append(b, `{"id":`...)
+	b = AppendJSONString(b, m.ID)
+	b = append(b, `,"conversation_id":`...)
+	b = AppendJSONString(b, m.ConversationID)
+	b = append(b, `,"role":"system","content":`...)
+	b = AppendJSONString(b, m.Content)
+	b = append(b, `,"created_at":`...)
+	b = AppendJSONString(b, FormatTime(m.CreatedAt))
+	return append(b, '}')
+}
+
+// IsArchiveTurn reports whether m reads as a clip-archive written in the
+// Anthropic shape: a user turn of text alone starting with
+// ClipArchivePrefix. Only a history's first message is read so.
+func IsArchiveTurn(m *Message) bool {
+	return m.Role == RoleUser && !m.HasToolCalls && !m.HasResults && strings.HasPrefix(m.Content, ClipArchivePrefix)
+}
+
+// SettleShape decides a call's shape from fits, the intersection of its
+// messages' shapes, and applies what the shape implies to msgs: in the
+// Anthropic shape a first user turn that is a clip-archive (IsArchiveTurn)
+// is the prior clip-archive, read as a system message. A history that may
+// be Anthropic and starts with such a turn is Anthropic: only clipfold
+// writes one, and only for Anthropic.
+func SettleShape(msgs []Message, fits Shape) HistoryShape {
+	h := HistoryShape{Shape: fits.Pick()}
+	if len(msgs) > 0 && fits&ShapeAnthropic != 0 && IsArchiveTurn(&msgs[0]) {
+		h.Shape = ShapeAnthropic
+		msgs[0].Role = RoleSystem
+	}
+	for i := range msgs {
+		if msgs[i].HasCreatedAt || msgs[i].ConversationID != "" {
+			h.Native = true
+			break
+		}
+	}
+	return h
+}
