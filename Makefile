@@ -90,8 +90,8 @@ $(CLI): $(shell find . -name '*.go' -not -name '*_test.go' -not -path './binding
 	@mkdir -p build
 	$(GO) build -trimpath -o $@ ./cmd/clipfold
 
-## demo: the README's first command — compact a bundled 884-message session offline, then search it
+## demo: the README's first command — compact a bundled 884-message session offline, then ask it a plain question
 demo: cli
 	@rm -f build/demo.db build/demo.db-*
 	$(CLI) compact testdata/conversations/debugging-session.json --db build/demo.db
-	$(CLI) search "ErrInsufficientStock rollback" --db build/demo.db --limit 3
+	$(CLI) search "what was the root cause of the incident?" --db build/demo.db --limit 3
