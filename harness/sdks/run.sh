@@ -43,6 +43,12 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 now() { echo "$EPOCHREALTIME"; }
+# indent FILE [PREFIX]: a program's or tool's output, indented, without
+# colour codes (Maven writes some even with -q), every line ended, long
+# lines cut (a dying Node worker prints its whole bundled source).
+indent() {
+	awk -v p="${2:-}" '{ gsub(/\033\[[0-9;]*m/, ""); if (length($0) > 400) $0 = substr($0, 1, 400) " …"; if (length($0)) print "    " p $0 }' "$1"
+}
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1fs", b - a }'; }
 
 # The extism crate 1.41.0 builds Wasmtime 49, whose rust-version is 1.96.
@@ -116,11 +122,11 @@ for sdk in "${sdks[@]}"; do
 			printf 'FAIL %-9s %-48s %-22s setup failed\n' "$sdk" "?" "${w#"$root"/}"
 			failed=$((failed + 1))
 		done
-		sed 's/^/    /' "$work/$sdk.prep" | tail -40
+		indent "$work/$sdk.prep" | tail -40
 		continue
 	fi
 	printf '  .. %-9s setup %s\n' "$sdk" "$(secs "$t0" "$(now)")"
-	[ "$verbose" = 1 ] && sed 's/^/    /' "$work/$sdk.prep"
+	[ "$verbose" = 1 ] && indent "$work/$sdk.prep"
 	for w in "${wasms[@]}"; do
 		t0="$(now)"
 		"${cmd[@]}" "$cases" "$w" >"$work/out" 2>"$work/err"
@@ -139,8 +145,8 @@ for sdk in "${sdks[@]}"; do
 		printf '%-4s %-9s %-48s %-22s %s/%s cases  %s\n' "$status" "$sdk" "${version:-?}" "${w#"$root"/}" \
 			"$oks" "$((oks + fails))" "$t"
 		if [ "$status" = FAIL ] || [ "$verbose" = 1 ]; then
-			sed 's/^/    /' "$work/out"
-			[ -s "$work/err" ] && sed 's/^/    stderr: /' "$work/err" | tail -40
+			indent "$work/out"
+			indent "$work/err" "stderr: " | tail -40
 		fi
 	done
 done
