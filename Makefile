@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo check-32bit bench fidelity demo vectors clean
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo test-sdks check-32bit bench fidelity demo vectors clean
 
 all: build cli
 
@@ -42,7 +42,7 @@ vectors:
 	python3 tools/vectors/gen_vectors.py
 
 ## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build
-test: build test-go test-node test-python test-tinygo
+test: build test-go test-node test-python test-tinygo test-sdks
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
@@ -65,6 +65,11 @@ test-tinygo: $(WASM_TINY)
 	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
 	cd bindings/node && npm ci --no-audit --no-fund && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) npm test
 	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash bindings/python/run_tests.sh
+
+## test-sdks: every stable Extism SDK (Go, JavaScript, Python, Rust, Java) loads
+## embed/clipfold.wasm and build/clipfold.wasm with no shim (harness/sdks/README.md)
+test-sdks: build
+	bash harness/sdks/run.sh embed/clipfold.wasm $(WASM)
 
 ## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
 check-32bit:

@@ -3,8 +3,10 @@
 # machine. Idempotent: a second run installs nothing.
 #  - PostgreSQL server (the PostgreSQL store suite runs against a real one)
 #  - python3-venv (the Python host's suite builds its own virtualenv)
+#  - maven, when missing (harness/sdks/java)
 # Go, Node.js and Python are expected on the machine (the project's kind
-# provides them). TinyGo and its LLVM come from scripts/install-tinygo.sh,
+# provides them), and so are cargo, Java and Maven for harness/sdks (make
+# test-sdks). TinyGo and its LLVM come from scripts/install-tinygo.sh,
 # called by `make build-tinygo`.
 set -euo pipefail
 
@@ -14,13 +16,14 @@ have_pg() {
 }
 have_pg || need+=(postgresql)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+command -v mvn >/dev/null 2>&1 || need+=(maven) # harness/sdks/java (brings a JDK too)
 if ((${#need[@]})); then
   echo "ci-setup: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-for tool in go node npm python3; do
+for tool in go node npm python3 cargo java mvn; do
   command -v "$tool" >/dev/null 2>&1 || { echo "ci-setup: $tool is required but not installed" >&2; exit 1; }
 done
 echo "ci-setup: ok ($(go version | cut -d' ' -f3), node $(node --version), $(python3 --version))" >&2
