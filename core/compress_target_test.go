@@ -237,6 +237,58 @@ func TestTargetCapsSummaries(t *testing.T) {
 	})
 }
 
+// The chunks whose batches this compaction re-summarizes right away get
+// the re-summary's room (the fold chooses what stays); only the batches
+// that stay shown as they are (the last clip_last by start time) keep the
+// smaller cap, so the archive still fits the target.
+func TestTargetFoldedChunksGetRoom(t *testing.T) {
+	r := newRig()
+	c := targetConfig(2000)
+	c.ChunkSize = 5
+	hist := plainHistory(120)
+	res := r.compress(t, "c", hist, c)
+	require.False(t, res.Failed, res.FailureMessage)
+	require.LessOrEqual(t, res.TokensAfter, 2000)
+	cc, rc := (&run{c: &c}).summaryCaps()
+	require.Less(t, cc, rc)
+	var chunkCaps []int
+	resum := 0
+	for _, req := range r.llm.reqs {
+		if strings.HasPrefix(req.Messages[0].Content, SummaryBatchPrefix) {
+			resum++
+			assert.Equal(t, rc, req.MaxTokens)
+			continue
+		}
+		chunkCaps = append(chunkCaps, req.MaxTokens)
+	}
+	require.Equal(t, 1, resum, "the new batches outgrew the clip window at once")
+	require.Greater(t, len(chunkCaps), c.ClipFirst+c.ClipLast+2)
+	small := 0
+	for _, n := range chunkCaps {
+		if n == cc {
+			small++
+		} else {
+			assert.Equal(t, rc, n)
+		}
+	}
+	assert.Equal(t, c.ClipLast, small, "the batches shown as they are keep the small cap")
+	require.Len(t, res.Batches, 1+c.ClipLast)
+	for _, b := range res.Batches[1:] {
+		assert.LessOrEqual(t, EstimateTokens(b.Content), cc)
+	}
+
+	t.Run("no re-summarization: every chunk keeps the small cap", func(t *testing.T) {
+		r := newRig()
+		c := targetConfig(2000)
+		res := r.compress(t, "c", plainHistory(30), c)
+		require.False(t, res.Failed, res.FailureMessage)
+		require.NotEmpty(t, r.llm.reqs)
+		for _, req := range r.llm.reqs {
+			assert.Equal(t, cc, req.MaxTokens)
+		}
+	})
+}
+
 // A tool call and its results are kept or compressed together; pinned
 // messages and the last keep_recent are always kept.
 func TestTargetToolUnitsPinnedKeepRecent(t *testing.T) {
