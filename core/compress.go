@@ -303,7 +303,7 @@ func (u *run) compress() error {
 	}
 	for _, k := range compress {
 		commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
-		commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchText(&hist[k])})
+		commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchTextAt(hist, k)})
 	}
 	u.res.Commit = commit
 	if !in.DryRun {

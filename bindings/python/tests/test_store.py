@@ -59,7 +59,7 @@ def test_migrate_is_idempotent(tmp_path: Path) -> None:
     p = str(tmp_path / "a.db")
     with SQLiteStore(p) as s:
         assert s.migrate() == 0
-        assert s.connection.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall() == [(1,), (2,)]
+        assert s.connection.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall() == [(1,), (2,), (3,)]
     with SQLiteStore(p) as s:
         assert s.migrate() == 0
 
