@@ -451,11 +451,11 @@ func TestSummarizerExtractive(t *testing.T) {
 	})
 }
 
-// The sample conversations replayed turn by turn, compacting to half of a
-// 4,000-token limit whenever shouldCompact says so: never no_gain (nor any
-// other failure), and every compaction lands under its target — with the
-// extractive summarizer, and with an "LLM" whose summaries always use
-// their whole max_tokens.
+// The sample conversations replayed turn by turn, compacting to half (and
+// to 0.8, the command's default share) of a 4,000-token limit whenever
+// shouldCompact says so: never no_gain (nor any other failure), and
+// compactions land under their target — with the extractive summarizer,
+// and with an "LLM" whose summaries always use their whole max_tokens.
 func TestTargetReplayConversations(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "conversations", "*.json"))
 	require.NoError(t, err)
@@ -466,14 +466,18 @@ func TestTargetReplayConversations(t *testing.T) {
 		}
 		n++
 		msgs := loadConversation(t, f)
-		for _, summarizer := range []string{SummarizerExtractive, SummarizerLLM} {
-			t.Run(filepath.Base(f)+"/"+summarizer, func(t *testing.T) {
+		for _, run := range []struct {
+			summarizer string
+			share      int // percent of the limit
+		}{{SummarizerExtractive, 50}, {SummarizerLLM, 50}, {SummarizerExtractive, 80}, {SummarizerLLM, 80}} {
+			summarizer := run.summarizer
+			t.Run(filepath.Base(f)+"/"+summarizer+"/"+strconv.Itoa(run.share), func(t *testing.T) {
 				c := DefaultConfig()
 				c.ModelMaxTokens = 5000
 				c.Summarizer = summarizer
 				_, _, limit := ShouldCompact(nil, &c)
 				require.Equal(t, 4000, limit)
-				c.TargetTokens = limit / 2
+				c.TargetTokens = limit * run.share / 100
 				r := newRig()
 				var hist []Message
 				compactions, over := 0, 0
