@@ -54,8 +54,9 @@ import (
 //     order, labelled ("User: …", "Assistant: …", "Tool: …",
 //     "Tool call: …") and, when the message has a created_at, dated with
 //     its UTC day: "[2023-05-08] User: …". A re-summarization keeps each
-//     line's date and label, and keeps a sentence said in several batches
-//     once.
+//     line's date and label, keeps a sentence said in several batches
+//     once, and covers its whole span: the best sentence of every day is
+//     chosen first, so a busy day cannot push a quiet one out of the fold.
 //
 // Length: the result's EstimateTokens is at most the max_tokens given
 // (1024 when ≤ 0). New messages are cut to about a third of their text
@@ -1003,8 +1004,11 @@ func (ex *extractor) selectSentences(budget int) {
 	slices.SortFunc(order, func(a, b int32) int { return ex.cmp(a, b) })
 	opened := make([]bool, len(ex.srcs))
 	used := 0
-	for _, k := range order {
+	take := func(k int32) {
 		s := &ex.sents[k]
+		if s.chosen {
+			return
+		}
 		c := int(s.cost)
 		if !opened[s.src] {
 			c += ex.sourceCost(s.src)
@@ -1014,6 +1018,22 @@ func (ex *extractor) selectSentences(budget int) {
 			s.chosen = true
 			opened[s.src] = true
 		}
+	}
+	if ex.newRunes == 0 {
+		// A re-summarization covers its whole time span: first the best
+		// sentence of every day, best days first, then the rest.
+		days := map[string]bool{}
+		for _, k := range order {
+			d := ex.srcs[ex.sents[k].src].date
+			if d == "" || days[d] || ex.sents[k].score <= 0 {
+				continue
+			}
+			days[d] = true
+			take(k)
+		}
+	}
+	for _, k := range order {
+		take(k)
 	}
 }
 

@@ -397,3 +397,25 @@ func TestExtractiveInformationOverBoilerplate(t *testing.T) {
 		assert.NotContains(t, out, "Tool: ")
 	})
 }
+
+// A re-summarization covers its whole time span: the best sentence of
+// every day first (best days first), then the best of the rest, so a busy
+// day full of strong lines cannot push a quiet day out of the fold.
+func TestExtractiveResummarizeCoversEveryDay(t *testing.T) {
+	busy := []string{
+		"[2023-05-08] User: We decided to move billing-api to PostgreSQL 16 on db-7.example.com before the 2023-06-01 deadline.",
+		"[2023-05-08] Assistant: Decision recorded: Kafka on Amazon MSK, topic orders.v1 keyed by tenant, chosen over RabbitMQ for replay.",
+		"[2023-05-08] User: The hard budget cap is $18,000/month for infrastructure, with $60,000 once for contractors (INV-2231).",
+		"[2023-05-08] Assistant: Constraint recorded: EU data stays in eu-central-1, never replicated to us-east-1 (GDPR, ticket SEC-118).",
+		"[2023-05-08] User: We agreed that Marco Rossi owns the backend and Aiko Tanaka the mobile SDK until release v2.4.0 ships.",
+	}
+	quiet := []string{
+		"[2023-05-20] Assistant: Maya adopted a grey tabby cat called Pickle from the shelter on the hill, three years old and very shy.",
+		"[2023-06-02] User: The new flat is in Stockbridge, top floor with a tiny kitchen and an enormous window over the water of Leith.",
+	}
+	out := ExtractiveResummarize([]string{strings.Join(busy, "\n"), strings.Join(quiet, "\n")}, 100)
+	assert.LessOrEqual(t, EstimateTokens(out), 100)
+	assert.Contains(t, out, "Pickle")
+	assert.Contains(t, out, "Stockbridge")
+	assert.Contains(t, out, "[2023-05-08] User: We decided", "the busy day keeps its best")
+}
