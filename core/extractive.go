@@ -614,7 +614,7 @@ func (f *exFeatures) isFiller() bool {
 const (
 	wToolBase     = -1.0 // tool output counts through its errors and identifiers
 	wToolCallBase = -1.2
-	wToolGain     = 0.6 // what tool output and arguments show counts this much
+	wToolGain     = 0.5 // what tool output and arguments show counts this much
 	wRecur        = 1.0 // penalty per further line a collapsed line of tool output stands for, …
 	wRecurMax     = 3.0 // … capped
 	wContent      = 0.5 // per content word, …
@@ -642,7 +642,7 @@ const (
 	wNear         = 1.5 // penalty per earlier near-duplicate, …
 	wNearMax      = 4.5 // … capped
 	wShort        = 1.5 // penalty for fewer than three words and no identifier
-	wLengthDiv    = 100 // penalty of one point per this many code points
+	wLengthDiv    = 80  // penalty of one point per this many code points
 )
 
 // score computes every sentence's features, hash and score, marks
@@ -806,8 +806,8 @@ func (ex *extractor) score() {
 		}
 		cut := min(int(s.runes), extractiveSentenceMax)
 		s.cost = int32(cut + 3) // and its separator, " " or " | "
-		// Long sentences cost more of the budget: a 300-character line
-		// must carry 3 points more than a short one (at /300 a log line
+		// Long sentences cost more of the budget: a 320-character line
+		// must carry 4 points more than a short one (at /300 a log line
 		// that maxed out every capped feature beat any short fact).
 		v -= float64(cut) / wLengthDiv
 		v -= min(float64(nearCount)*wNear, wNearMax)
