@@ -240,13 +240,20 @@ func (u *run) compress() error {
 	// chunk_size may be anything up to MaxInt: never allocate more than
 	// the messages there are.
 	msgs := make([]Message, 0, min(size, len(compress)))
+	folded := u.foldedChunks(hist, chunks, live, listed)
 	for k := 0; k < len(chunks); {
 		ch := chunks[k]
 		msgs = msgs[:0]
 		for _, i := range ch {
 			msgs = append(msgs, hist[i])
 		}
-		text, method, err := u.summarizeChunk(prev, msgs, maxSum, u.canShrink(size, maxTok, ch))
+		capTok := maxSum
+		if folded[k] {
+			// Re-summarized in this very compaction: the fold chooses
+			// what stays, so it gets the room to choose from.
+			capTok = max(maxSum, resumSum)
+		}
+		text, method, err := u.summarizeChunk(prev, msgs, capTok, u.canShrink(size, maxTok, ch))
 		if err != nil {
 			if f, ok := err.(*failure); ok && f.code == FailLLMTimeout && u.canShrink(size, maxTok, ch) {
 				// Timeout: re-chunk the remaining work at half the size.
@@ -255,6 +262,7 @@ func (u *run) compress() error {
 				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
 					strconv.Itoa(len(compress)-done)+" messages at half the chunk size")
 				chunks, k = chunkUnits(hist, compress[done:], size, maxTok, &split.units), 0
+				folded = u.foldedChunks(hist, chunks, append(live[:len(live):len(live)], batchesAsLive(created)...), listed)
 				continue
 			}
 			return err
@@ -357,7 +365,7 @@ func (u *run) compress() error {
 		}
 		for _, k := range compress {
 			commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
-			commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchText(&hist[k])})
+			commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchTextAt(hist, k)})
 		}
 	}
 	u.res.Commit = commit
@@ -400,9 +408,57 @@ func (u *run) recallWrites(hist []Message, prior int, compress []int) []RecallWr
 		m := &hist[k]
 		w := RecallWrite{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt, Raw: m.Raw}
 		if k != prior {
-			w.SearchText = MessageSearchText(m)
+			w.SearchText = MessageSearchTextAt(hist, k)
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// foldedChunks reports which chunks' batches this compaction will
+// re-summarize right away (when it is known: the live batches were
+// listed first, as a target_tokens compaction does): every new batch
+// but those among the last clip_last by start time, once the batches
+// outgrow clip_first + clip_last + 2. A batch whose start ties the
+// last shown one's counts as shown.
+func (u *run) foldedChunks(hist []Message, chunks [][]int, live []liveBatch, listed bool) []bool {
+	folded := make([]bool, len(chunks))
+	c := u.c
+	if !listed {
+		return folded
+	}
+	n := len(live) + len(chunks) - 2
+	if n <= c.ClipFirst || n-c.ClipFirst <= c.ClipLast {
+		return folded
+	}
+	starts := make([]time.Time, 0, len(live)+len(chunks))
+	for i := range live {
+		starts = append(starts, live[i].Start)
+	}
+	chunkStart := make([]time.Time, len(chunks))
+	for k, ch := range chunks {
+		for j, i := range ch {
+			if t := hist[i].CreatedAt; j == 0 || t.Before(chunkStart[k]) {
+				chunkStart[k] = t
+			}
+		}
+		starts = append(starts, chunkStart[k])
+	}
+	if c.ClipLast == 0 {
+		return slices.Repeat([]bool{true}, len(chunks))
+	}
+	slices.SortFunc(starts, func(a, b time.Time) int { return b.Compare(a) }) // latest first
+	shown := starts[min(c.ClipLast, len(starts))-1]
+	for k := range chunks {
+		folded[k] = chunkStart[k].Before(shown)
+	}
+	return folded
+}
+
+func batchesAsLive(bs []Batch) []liveBatch {
+	out := make([]liveBatch, len(bs))
+	for i := range bs {
+		out[i] = liveBatch{Batch: bs[i]}
 	}
 	return out
 }

@@ -237,6 +237,58 @@ func TestTargetCapsSummaries(t *testing.T) {
 	})
 }
 
+// The chunks whose batches this compaction re-summarizes right away get
+// the re-summary's room (the fold chooses what stays); only the batches
+// that stay shown as they are (the last clip_last by start time) keep the
+// smaller cap, so the archive still fits the target.
+func TestTargetFoldedChunksGetRoom(t *testing.T) {
+	r := newRig()
+	c := targetConfig(2000)
+	c.ChunkSize = 5
+	hist := plainHistory(120)
+	res := r.compress(t, "c", hist, c)
+	require.False(t, res.Failed, res.FailureMessage)
+	require.LessOrEqual(t, res.TokensAfter, 2000)
+	cc, rc := (&run{c: &c}).summaryCaps()
+	require.Less(t, cc, rc)
+	var chunkCaps []int
+	resum := 0
+	for _, req := range r.llm.reqs {
+		if strings.HasPrefix(req.Messages[0].Content, SummaryBatchPrefix) {
+			resum++
+			assert.Equal(t, rc, req.MaxTokens)
+			continue
+		}
+		chunkCaps = append(chunkCaps, req.MaxTokens)
+	}
+	require.Equal(t, 1, resum, "the new batches outgrew the clip window at once")
+	require.Greater(t, len(chunkCaps), c.ClipFirst+c.ClipLast+2)
+	small := 0
+	for _, n := range chunkCaps {
+		if n == cc {
+			small++
+		} else {
+			assert.Equal(t, rc, n)
+		}
+	}
+	assert.Equal(t, c.ClipLast, small, "the batches shown as they are keep the small cap")
+	require.Len(t, res.Batches, 1+c.ClipLast)
+	for _, b := range res.Batches[1:] {
+		assert.LessOrEqual(t, EstimateTokens(b.Content), cc)
+	}
+
+	t.Run("no re-summarization: every chunk keeps the small cap", func(t *testing.T) {
+		r := newRig()
+		c := targetConfig(2000)
+		res := r.compress(t, "c", plainHistory(30), c)
+		require.False(t, res.Failed, res.FailureMessage)
+		require.NotEmpty(t, r.llm.reqs)
+		for _, req := range r.llm.reqs {
+			assert.Equal(t, cc, req.MaxTokens)
+		}
+	})
+}
+
 // A tool call and its results are kept or compressed together; pinned
 // messages and the last keep_recent are always kept.
 func TestTargetToolUnitsPinnedKeepRecent(t *testing.T) {
@@ -399,11 +451,11 @@ func TestSummarizerExtractive(t *testing.T) {
 	})
 }
 
-// The sample conversations replayed turn by turn, compacting to half of a
-// 4,000-token limit whenever shouldCompact says so: never no_gain (nor any
-// other failure), and every compaction lands under its target — with the
-// extractive summarizer, and with an "LLM" whose summaries always use
-// their whole max_tokens.
+// The sample conversations replayed turn by turn, compacting to half (and
+// to 0.8, the command's default share) of a 4,000-token limit whenever
+// shouldCompact says so: never no_gain (nor any other failure), and
+// compactions land under their target — with the extractive summarizer,
+// and with an "LLM" whose summaries always use their whole max_tokens.
 func TestTargetReplayConversations(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "conversations", "*.json"))
 	require.NoError(t, err)
@@ -414,14 +466,18 @@ func TestTargetReplayConversations(t *testing.T) {
 		}
 		n++
 		msgs := loadConversation(t, f)
-		for _, summarizer := range []string{SummarizerExtractive, SummarizerLLM} {
-			t.Run(filepath.Base(f)+"/"+summarizer, func(t *testing.T) {
+		for _, run := range []struct {
+			summarizer string
+			share      int // percent of the limit
+		}{{SummarizerExtractive, 50}, {SummarizerLLM, 50}, {SummarizerExtractive, 80}, {SummarizerLLM, 80}} {
+			summarizer := run.summarizer
+			t.Run(filepath.Base(f)+"/"+summarizer+"/"+strconv.Itoa(run.share), func(t *testing.T) {
 				c := DefaultConfig()
 				c.ModelMaxTokens = 5000
 				c.Summarizer = summarizer
 				_, _, limit := ShouldCompact(nil, &c)
 				require.Equal(t, 4000, limit)
-				c.TargetTokens = limit / 2
+				c.TargetTokens = limit * run.share / 100
 				r := newRig()
 				var hist []Message
 				compactions, over := 0, 0

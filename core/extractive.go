@@ -1,7 +1,9 @@
 package core
 
 import (
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -31,19 +33,30 @@ import (
 //     content words, names, numbers and identifiers, dates and times,
 //     decisions, preferences, plans, constraints, errors and fixes. User
 //     and assistant weigh the same (a fixed user bonus made summaries 3:1
-//     user); tool output and tool-call arguments weigh less and count
-//     through their errors and identifiers.
+//     user); tool output and tool-call arguments weigh less (a share of
+//     what they show, wToolGain).
+//   - Words, names and identifiers count by how rare they are in what is
+//     being summarized (1/√n for one found in n sources): the paths,
+//     acronyms and words a log repeats on every line say less than a fact
+//     said once. Length costs: the summary's budget is in characters.
+//   - Tool output and calls that repeat one shape (the same text but for
+//     numbers, times and ids: log lines, health checks) collapse into
+//     their first line, written "… (×12, to 2025-09-19)" and marked down
+//     as routine; a re-summarization adds the counts up. Speech is never
+//     collapsed: "$4,000" then "$5,000" is an update, not a repeat.
 //   - Greetings, thanks, acknowledgements and content-free questions ("How
 //     have you been?", "What about you?") are dropped outright. Lines of
-//     source code, restatements of the previous message, near-duplicates
+//     source code, restatements of the previous message (or, when prose
+//     says what a tool result shows, the raw result), near-duplicates
 //     that differ only in numbers, and every further sentence of the same
 //     message are marked down, so one long message cannot fill the summary.
 //   - The chosen sentences come out one line per message, in chronological
 //     order, labelled ("User: …", "Assistant: …", "Tool: …",
 //     "Tool call: …") and, when the message has a created_at, dated with
 //     its UTC day: "[2023-05-08] User: …". A re-summarization keeps each
-//     line's date and label, and keeps a sentence said in several batches
-//     once.
+//     line's date and label, keeps a sentence said in several batches
+//     once, and covers its whole span: the best sentence of every day is
+//     chosen first, so a busy day cannot push a quiet one out of the fold.
 //
 // Length: the result's EstimateTokens is at most the max_tokens given
 // (1024 when ≤ 0). New messages are cut to about a third of their text
@@ -184,6 +197,12 @@ type exSent struct {
 	repeats  uint8
 	hash     uint64
 	features exFeatures
+	// count is how many lines of tool output this sentence stands for
+	// (itself and the near-duplicates collapsed into it; 0 means 1), and
+	// last the latest date among them ("" when undated): it is written
+	// " (×count, to last)".
+	count int32
+	last  string
 }
 
 type extractor struct {
@@ -202,6 +221,7 @@ type extractor struct {
 	// prevWords and curWords those of the previous and the current source
 	// (bounded), for restatement detection.
 	words, prevWords, curWords []uint64
+	toks                       []exTok // the identifier tokens of the sentence scan just read
 	wordsSrc                   int32
 	lowerBuf                   [32]byte
 }
@@ -438,14 +458,77 @@ func (ex *extractor) addGuide(c string) {
 }
 
 func (ex *extractor) addSentence(s string, src int32) {
+	var count int32
+	var last string
+	mark := 0
+	if ex.srcs[src].kind == exLine {
+		full := len(s)
+		s, count, last = cutRepeatMark(s)
+		if len(s) < full {
+			mark = repeatMarkRunes(count, last, ex.srcs[src].date)
+		}
+	}
 	n := collapsedRunes(s)
 	if ex.srcs[src].kind == exLine {
-		ex.lineRunes += n
+		ex.lineRunes += n + mark // a fold of a fold must have room for the marks again
 	} else {
 		ex.newRunes += n
 	}
 	ex.overhead += 3 // its separator
-	ex.sents = append(ex.sents, exSent{text: s, src: src, runes: int32(min(n, 1<<30))})
+	ex.sents = append(ex.sents, exSent{text: s, src: src, runes: int32(min(n, 1<<30)), count: count, last: last})
+}
+
+// repeatMark is what a collapsed line of tool output says of the lines it
+// stands for: " (×12)" or " (×12, to 2025-09-19)".
+func repeatMark(b *strings.Builder, count int32, last, date string) {
+	b.WriteString(" (×")
+	b.WriteString(strconv.Itoa(int(count)))
+	if last != "" && last != date {
+		b.WriteString(", to ")
+		b.WriteString(last)
+	}
+	b.WriteByte(')')
+}
+
+// repeatMarkRunes is the length of repeatMark's text in code points.
+func repeatMarkRunes(count int32, last, date string) int {
+	n := 4 + len(strconv.Itoa(int(count)))
+	if last != "" && last != date {
+		n += 5 + len(last)
+	}
+	return n
+}
+
+// cutRepeatMark reads a repeat mark at the end of a summary line's
+// sentence: the sentence without it, the count, and the last date.
+func cutRepeatMark(s string) (string, int32, string) {
+	if !strings.HasSuffix(s, ")") {
+		return s, 0, ""
+	}
+	i := strings.LastIndex(s, " (×")
+	if i < 0 {
+		return s, 0, ""
+	}
+	body := s[i+len(" (×") : len(s)-1]
+	last := ""
+	if j := strings.Index(body, ", to "); j >= 0 {
+		last = body[j+len(", to "):]
+		body = body[:j]
+		if !isDatePrefix("[" + last + "]") {
+			return s, 0, ""
+		}
+	}
+	n := 0
+	for k := 0; k < len(body); k++ {
+		if !isDigit(body[k]) || n > 1<<24 {
+			return s, 0, ""
+		}
+		n = n*10 + int(body[k]-'0')
+	}
+	if len(body) == 0 || n < 2 {
+		return s, 0, ""
+	}
+	return strings.TrimSpace(s[:i]), int32(n), last
 }
 
 // summarize scores, chooses and renders within maxTokens.
@@ -531,6 +614,9 @@ func (f *exFeatures) isFiller() bool {
 const (
 	wToolBase     = -1.0 // tool output counts through its errors and identifiers
 	wToolCallBase = -1.2
+	wToolGain     = 0.5 // what tool output and arguments show counts this much
+	wRecur        = 1.0 // penalty per further line a collapsed line of tool output stands for, …
+	wRecurMax     = 3.0 // … capped
 	wContent      = 0.5 // per content word, …
 	wContentMax   = 6.0 // … capped
 	wDecision     = 3.0
@@ -556,6 +642,7 @@ const (
 	wNear         = 1.5 // penalty per earlier near-duplicate, …
 	wNearMax      = 4.5 // … capped
 	wShort        = 1.5 // penalty for fewer than three words and no identifier
+	wLengthDiv    = 80  // penalty of one point per this many code points
 )
 
 // score computes every sentence's features, hash and score, marks
@@ -564,15 +651,57 @@ const (
 func (ex *extractor) score() {
 	seen := make(map[uint64]int32, len(ex.sents))
 	near := make(map[uint64]int32, len(ex.sents))
+	machine := map[uint64]int32{}
+	restated := make([]bool, len(ex.srcs)) // tool results that prose after them restates
+	// Pass 1: every sentence's features, hashes and content words, and in
+	// how many sources each content word occurs.
+	shapes := make([]uint64, len(ex.sents))
+	wordsAt := make([]int32, len(ex.sents)+1)
+	var words []uint64
+	df := map[uint64]int32{}
+	dfSrc := map[uint64]int32{} // the last source counted for a word
+	count := func(w uint64, src int32) {
+		if last, ok := dfSrc[w]; !ok || last != src+1 {
+			dfSrc[w] = src + 1
+			df[w]++
+		}
+	}
+	toksAt := make([]int32, len(ex.sents)+1)
+	var toks []exTok
 	for i := range ex.sents {
 		s := &ex.sents[i]
-		var hl uint64
-		s.features, s.hash, hl = ex.scan(s.text)
+		s.features, s.hash, shapes[i] = ex.scan(s.text)
+		wordsAt[i], toksAt[i] = int32(len(words)), int32(len(toks))
+		words = append(words, ex.words...)
+		toks = append(toks, ex.toks...)
+		for _, w := range ex.words {
+			count(w, s.src)
+		}
+		for _, t := range ex.toks {
+			count(t.hash, s.src)
+		}
+	}
+	wordsAt[len(ex.sents)], toksAt[len(ex.sents)] = int32(len(words)), int32(len(toks))
+	for i := range ex.sents {
+		s := &ex.sents[i]
+		hl := shapes[i]
+		ex.words = words[wordsAt[i]:wordsAt[i+1]]
 		f := &s.features
 		src := &ex.srcs[s.src]
 		if _, ok := ex.guideHash[s.hash]; ok {
 			s.dup = true // the previous summary says it already
 			continue
+		}
+		if (src.speaker == spTool || src.speaker == spToolCall) && hl != noShape {
+			// Tool output and calls that repeat one shape (log lines,
+			// health checks, retries: the same text but for numbers,
+			// times and ids) collapse into the first, which says how many
+			// lines it stands for and until when.
+			if j, ok := machine[hl]; ok {
+				ex.absorb(j, int32(i))
+				continue
+			}
+			machine[hl] = int32(i)
 		}
 		if j, ok := seen[s.hash]; ok {
 			// Said again: keep the first, which gains a bounded bonus.
@@ -610,52 +739,124 @@ func (ex *extractor) score() {
 		}
 		s.filler = f.isFiller() && src.speaker != spToolCall
 		if ex.restates(s.src) {
-			// Echoing what the other side just said adds nothing the first
-			// statement does not have.
-			v -= wRestate
+			if ex.srcs[s.src-1].speaker == spTool {
+				// Prose that says what a tool result shows says it better
+				// than the raw output: the output is the redundant one.
+				restated[s.src-1] = true
+			} else {
+				// Echoing what the other side just said adds nothing the
+				// first statement does not have.
+				v -= wRestate
+			}
 		}
 		if ex.seenBefore() {
 			v -= wSeen
 		}
-		v += min(float64(f.content)*wContent, wContentMax)
+		gain := 0.0
+		// Content words count by how much they say here: a word most
+		// sources repeat (the shop, the server, the backup) says little.
+		info := 0.0
+		for _, w := range ex.words {
+			info += infoWeight(df[w])
+		}
+		info += float64(f.content - len(ex.words)) // CJK runs count more than once
+		gain += min(info*wContent, wContentMax)
 		if f.decision {
-			v += wDecision
+			gain += wDecision
 		}
 		if f.errorish {
-			v += wError
+			gain += wError
 		}
 		if f.constraint {
-			v += wConstraint
+			gain += wConstraint
 		}
 		if f.pref {
-			v += wPref
+			gain += wPref
 		}
 		if f.action {
-			v += wAction
+			gain += wAction
 		}
 		if f.time {
-			v += wTime
+			gain += wTime
 		}
 		if f.rationale {
-			v += wRationale
+			gain += wRationale
 		}
 		if f.question {
-			v += wQuestion
+			gain += wQuestion
 		}
-		v += min(float64(f.idents)*wIdent, wIdentMax)
-		v += min(float64(f.weak)*wWeak, wWeakMax)
+		// Identifiers and names count by how rare they are here too: a
+		// path or an acronym on every line of a log is not news.
+		idents, weak := float64(f.idents), float64(f.weak)
+		for _, t := range toks[toksAt[i]:toksAt[i+1]] {
+			iw := infoWeight(df[t.hash])
+			idents -= float64(t.points) * (1 - iw)
+			weak -= float64(t.weak) * (1 - iw)
+		}
+		gain += min(idents*wIdent, wIdentMax)
+		gain += min(weak*wWeak, wWeakMax)
+		if src.speaker == spTool || src.speaker == spToolCall {
+			// Raw output and arguments are data: what they show counts,
+			// but less than the same said in words.
+			gain *= wToolGain
+		}
+		v += gain
 		if f.words < 3 && f.idents == 0 {
 			v -= wShort
 		}
 		cut := min(int(s.runes), extractiveSentenceMax)
 		s.cost = int32(cut + 3) // and its separator, " " or " | "
-		// Long sentences cost more of the budget: a mild penalty.
-		v -= float64(cut) / 300
+		// Long sentences cost more of the budget: a 320-character line
+		// must carry 4 points more than a short one (at /300 a log line
+		// that maxed out every capped feature beat any short fact).
+		v -= float64(cut) / wLengthDiv
 		v -= min(float64(nearCount)*wNear, wNearMax)
 		s.score = v
 	}
+	for i := range ex.sents {
+		s := &ex.sents[i]
+		if s.dup {
+			continue
+		}
+		if s.count > 1 {
+			s.cost += int32(repeatMarkRunes(s.count, s.last, ex.srcs[s.src].date))
+		}
+		if restated[s.src] {
+			s.score -= wRestate
+		}
+		if s.count > 1 {
+			// Output that recurs is routine: one line of it says so.
+			s.score -= min(float64(s.count-1), wRecurMax) * wRecur
+		}
+	}
 	ex.recency()
 	ex.rankPenalty()
+}
+
+// infoWeight is what a content word found in n sources adds, 1/√n.
+func infoWeight(n int32) float64 {
+	if n <= 1 {
+		return 1
+	}
+	return 1 / math.Sqrt(float64(n))
+}
+
+// noShape is scan's shape hash of a sentence without a digit-free token.
+const noShape = 14695981039346656037
+
+// absorb collapses sentence i into the earlier sentence j of the same
+// shape: j stands for both, until the later of their dates.
+func (ex *extractor) absorb(j, i int32) {
+	d, s := &ex.sents[j], &ex.sents[i]
+	s.dup = true
+	d.count = max(d.count, 1) + max(s.count, 1)
+	last := s.last
+	if last == "" {
+		last = ex.srcs[s.src].date
+	}
+	if last > d.last {
+		d.last = last
+	}
 }
 
 // seenBefore reports whether the sentence just scanned (its content words
@@ -803,8 +1004,11 @@ func (ex *extractor) selectSentences(budget int) {
 	slices.SortFunc(order, func(a, b int32) int { return ex.cmp(a, b) })
 	opened := make([]bool, len(ex.srcs))
 	used := 0
-	for _, k := range order {
+	take := func(k int32) {
 		s := &ex.sents[k]
+		if s.chosen {
+			return
+		}
 		c := int(s.cost)
 		if !opened[s.src] {
 			c += ex.sourceCost(s.src)
@@ -814,6 +1018,22 @@ func (ex *extractor) selectSentences(budget int) {
 			s.chosen = true
 			opened[s.src] = true
 		}
+	}
+	if ex.newRunes == 0 {
+		// A re-summarization covers its whole time span: first the best
+		// sentence of every day, best days first, then the rest.
+		days := map[string]bool{}
+		for _, k := range order {
+			d := ex.srcs[ex.sents[k].src].date
+			if d == "" || days[d] || ex.sents[k].score <= 0 {
+				continue
+			}
+			days[d] = true
+			take(k)
+		}
+	}
+	for _, k := range order {
+		take(k)
 	}
 }
 
@@ -846,14 +1066,18 @@ func (ex *extractor) render(budget int) string {
 				b.WriteString(src.label)
 				b.WriteString(": ")
 			}
-		} else if endsSentence(ex.sents[prev].text) {
+		} else if endsSentence(ex.sents[prev].text) && ex.sents[prev].count <= 1 {
 			b.WriteByte(' ')
 		} else {
-			// Lines of a tool output or a list have no full stop: keep
-			// them apart, so a later fold can cut them again.
+			// Lines of a tool output or a list have no full stop, and a
+			// repeat mark ends its sentence: keep them apart, so a later
+			// fold can cut them again.
 			b.WriteString(" | ")
 		}
 		writeCollapsed(&b, s.text, extractiveSentenceMax)
+		if s.count > 1 {
+			repeatMark(&b, s.count, s.last, ex.srcs[s.src].date)
+		}
 		prev = i
 	}
 	if b.Len() > 0 {
@@ -896,13 +1120,23 @@ func (ex *extractor) render(budget int) string {
 // will", "should not", "sounds good", "going to"); words beyond ASCII are
 // content words; whitespace-separated tokens are checked for identifiers.
 // The content words' hashes are left in ex.words. The hash h, for
-// duplicate detection, covers the lower-cased letters and digits only; hl
-// covers the letters only, to spot near-duplicates that differ in numbers
-// ("attempt 1", "attempt 2").
+// duplicate detection, covers the lower-cased letters and digits only; hl,
+// the sentence's shape, covers the letters of the whitespace-separated
+// tokens that hold no digit, to spot near-duplicates that differ only in
+// numbers, times, dates and ids ("attempt 1", "attempt 2"; "[03-Mar-2025
+// 23:45:21 UTC] PHP Notice: …", "[16-Mar-2025 14:17:53 UTC] PHP Notice:
+// …").
 func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 	const prime, offset = 1099511628211, 14695981039346656037
-	ex.words = ex.words[:0]
+	ex.words, ex.toks = ex.words[:0], ex.toks[:0]
 	h, hl = offset, offset
+	th, tdig := uint64(offset), false // the current token's letters, and whether it has a digit
+	endTok := func() {
+		if !tdig && th != offset {
+			hl = (hl ^ th) * prime
+		}
+		th, tdig = offset, false
+	}
 	var prev uint32 // class of the previous word
 	tokStart, wordStart := -1, -1
 	wordASCII, wordRunes, wh := true, 0, uint64(offset)
@@ -930,7 +1164,11 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 			case unicode.IsLetter(r) || unicode.IsDigit(r):
 				lr := uint64(unicode.ToLower(r))
 				h = (h ^ lr) * prime
-				hl = (hl ^ lr) * prime
+				if unicode.IsDigit(r) {
+					tdig = true
+				} else {
+					th = (th ^ lr) * prime
+				}
 				startWord(i)
 				wordASCII = false
 				wordRunes++
@@ -953,7 +1191,7 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 		if k&bcLetter != 0 { // the common case
 			lc := uint64(c | 0x20)
 			h = (h ^ lc) * prime
-			hl = (hl ^ lc) * prime
+			th = (th ^ lc) * prime
 			startWord(i)
 			wordRunes++
 			wh = (wh ^ lc) * prime
@@ -962,6 +1200,7 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 		}
 		if k&bcDigit != 0 {
 			h = (h ^ uint64(c)) * prime
+			tdig = true
 		}
 		if c == '\'' && wordStart >= 0 && i+1 < len(s) && isASCIILetter(s[i+1]) {
 			i++ // an apostrophe inside a word: "let's", "can't"
@@ -969,8 +1208,9 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 		}
 		endWord(i)
 		if k&bcSpace != 0 {
+			endTok()
 			if tokStart >= 0 {
-				checkToken(s[tokStart:i], firstTok, &f)
+				ex.token(s[tokStart:i], firstTok, &f)
 				firstTok = false
 				tokStart = -1
 			}
@@ -991,14 +1231,40 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 		i++
 	}
 	endWord(len(s))
+	endTok()
 	if tokStart >= 0 {
-		checkToken(s[tokStart:], firstTok, &f)
+		ex.token(s[tokStart:], firstTok, &f)
 	}
 	if quotes >= 2 {
 		f.idents++
 	}
 	f.code = codePunct >= 3 && codePunct*25 >= len(s) || strings.Contains(s, ":=")
 	return f, h, hl
+}
+
+// token checks one whitespace-separated token for identifiers and
+// records the ones it finds in ex.toks, by their lower-cased hash.
+func (ex *extractor) token(t string, first bool, f *exFeatures) {
+	t, points, weak := checkToken(t, first, f)
+	if points == 0 && weak == 0 {
+		return
+	}
+	const prime, offset = 1099511628211, 14695981039346656037
+	h := uint64(offset) ^ tokenSalt
+	for i := 0; i < len(t); i++ {
+		h = (h ^ uint64(t[i]|0x20*b2u(isUpper(t[i])))) * prime
+	}
+	ex.toks = append(ex.toks, exTok{hash: h, points: int8(points), weak: int8(weak)})
+}
+
+// tokenSalt keeps identifier hashes apart from content-word hashes in
+// the document-frequency table.
+const tokenSalt = 0x9e3779b97f4a7c15
+
+// exTok is an identifier token of a sentence.
+type exTok struct {
+	hash         uint64
+	points, weak int8
 }
 
 // word classifies one word of a sentence: it updates f, records a content

@@ -311,3 +311,111 @@ func FuzzExtractive(f *testing.F) {
 			{Role: RoleSystem, Content: SummaryBatchPrefix + b}}}), false)
 	})
 }
+
+// Tool output that repeats one shape — the same text but for numbers,
+// times and ids — collapses into its first line, which says how many
+// lines it stands for and until when; a re-summarization adds the counts
+// up. Said by people, a near-duplicate is kept as said.
+func TestExtractiveCollapsesRepeatedToolOutput(t *testing.T) {
+	var pairs []string
+	for d := 0; d < 6; d++ {
+		day := may8.AddDate(0, 0, 7*d)
+		pairs = append(pairs, "call:run_shell", `{"host":"web-01","command":"tail -n `+strconv.Itoa(40+d)+` /var/log/php/error.log"}`,
+			"tool", "["+day.Format("02-Jan-2006")+" 0"+strconv.Itoa(d)+":45:21 UTC] PHP Notice: Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 214")
+	}
+	pairs = append(pairs, "user", "By the way, DNS is managed by my cousin Farah Haddad, she has the Cloudflare login.")
+	msgs := datedMsgs(may8, 7*24*time.Hour, pairs...)
+	out := ExtractiveSummarizeMessages("", msgs, 1024, 20000)
+	first, last := dayOf(msgs[1].CreatedAt), dayOf(msgs[11].CreatedAt)
+	assert.Equal(t, 1, strings.Count(out, "PHP Notice"), out)
+	assert.Contains(t, out, "["+first+"] Tool: [08-May-2023 00:45:21 UTC] PHP Notice: Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 214 (×6, to "+last+")")
+	assert.Contains(t, out, `tail -n 40 /var/log/php/error.log"}) (×6, to `, "calls that differ in numbers too")
+	assert.Contains(t, out, "Farah Haddad")
+
+	t.Run("a re-summarization adds the counts up", func(t *testing.T) {
+		later := "[2023-08-03] Tool: [03-Aug-2023 11:02:09 UTC] PHP Notice: Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 215 (×3, to 2023-08-20)"
+		got := ExtractiveResummarize([]string{out, later}, 1024)
+		assert.Equal(t, 1, strings.Count(got, "PHP Notice"), got)
+		assert.Contains(t, got, "on line 214 (×9, to 2023-08-20)")
+		assert.Contains(t, got, "Farah Haddad")
+		again := ExtractiveResummarize([]string{got}, 1024)
+		assert.Equal(t, got, again, "folding a fold changes nothing")
+	})
+	t.Run("speech is kept as said", func(t *testing.T) {
+		got := ExtractiveSummarizeMessages("", datedMsgs(may8, 24*time.Hour,
+			"user", "The budget for the cluster is $4,000 per month.",
+			"user", "The budget for the cluster is $5,000 per month."), 1024, 20000)
+		assert.Contains(t, got, "$4,000")
+		assert.Contains(t, got, "$5,000")
+		assert.NotContains(t, got, "×")
+	})
+	t.Run("the mark stays with its sentence", func(t *testing.T) {
+		var got []string
+		forEachSentence("Disk full. (×3, to 2023-05-09) | Next one. Done.", func(s string) { got = append(got, s) })
+		assert.Equal(t, []string{"Disk full. (×3, to 2023-05-09)", "Next one.", "Done."}, got)
+		for in, want := range map[string][3]string{
+			"Disk full. (×3, to 2023-05-09)": {"Disk full.", "3", "2023-05-09"},
+			"Disk full (×12)":                {"Disk full", "12", ""},
+			"Disk full (×1)":                 {"Disk full (×1)", "0", ""},
+			"Disk full (×3, to May 9)":       {"Disk full (×3, to May 9)", "0", ""},
+			"Disk full (×x)":                 {"Disk full (×x)", "0", ""},
+			"Disk full (×)":                  {"Disk full (×)", "0", ""},
+		} {
+			s, n, last := cutRepeatMark(in)
+			assert.Equal(t, want, [3]string{s, strconv.Itoa(int(n)), last}, in)
+		}
+	})
+}
+
+// What a sentence carries counts by how rare it is in what is being
+// summarized: the paths, acronyms and words of a log that fills every
+// source say less than a fact said once, and prose that says what a
+// tool result shows is kept over the raw output.
+func TestExtractiveInformationOverBoilerplate(t *testing.T) {
+	var batches []string
+	for d := 0; d < 12; d++ {
+		day := may8.AddDate(0, 0, d).Format("2006-01-02")
+		batches = append(batches, "["+day+"] Tool: SELECT p.id, p.name, p.price FROM products p JOIN categories c ON c.id = p.category_id WHERE c.slug = 'cat-"+
+			strings.Repeat("x", d+1)+"' ORDER BY p.sort LIMIT 48;")
+	}
+	batches = append(batches,
+		"[2023-05-09] Assistant: db-01 is a Hetzner AX52 in their Falkenstein data centre, running Debian 12 with MariaDB 10.11.",
+		"[2023-05-10] User: By the way, DNS is managed by my cousin Farah Haddad, she has the Cloudflare login.")
+	out := ExtractiveResummarize(batches, 120)
+	assert.LessOrEqual(t, EstimateTokens(out), 120)
+	assert.Contains(t, out, "Falkenstein")
+	assert.Contains(t, out, "Farah Haddad")
+
+	t.Run("prose over the output it restates", func(t *testing.T) {
+		msgs := datedMsgs(may8, time.Minute,
+			"user", "When does the backup run?",
+			"call:run_shell", `{"host":"db-01","command":"crontab -l"}`,
+			"tool", "# m h dom mon dow command\n30 2 * * * /usr/local/bin/backup.sh >> /var/log/backup.log 2>&1",
+			"assistant", "The backup job runs every night at 02:30 via /usr/local/bin/backup.sh, logging to /var/log/backup.log.")
+		out := ExtractiveSummarizeMessages("", msgs, 40, 20000)
+		assert.Contains(t, out, "Assistant: The backup job runs every night at 02:30")
+		assert.NotContains(t, out, "Tool: ")
+	})
+}
+
+// A re-summarization covers its whole time span: the best sentence of
+// every day first (best days first), then the best of the rest, so a busy
+// day full of strong lines cannot push a quiet day out of the fold.
+func TestExtractiveResummarizeCoversEveryDay(t *testing.T) {
+	busy := []string{
+		"[2023-05-08] User: We decided to move billing-api to PostgreSQL 16 on db-7.example.com before the 2023-06-01 deadline.",
+		"[2023-05-08] Assistant: Decision recorded: Kafka on Amazon MSK, topic orders.v1 keyed by tenant, chosen over RabbitMQ for replay.",
+		"[2023-05-08] User: The hard budget cap is $18,000/month for infrastructure, with $60,000 once for contractors (INV-2231).",
+		"[2023-05-08] Assistant: Constraint recorded: EU data stays in eu-central-1, never replicated to us-east-1 (GDPR, ticket SEC-118).",
+		"[2023-05-08] User: We agreed that Marco Rossi owns the backend and Aiko Tanaka the mobile SDK until release v2.4.0 ships.",
+	}
+	quiet := []string{
+		"[2023-05-20] Assistant: Maya adopted a grey tabby cat called Pickle from the shelter on the hill, three years old and very shy.",
+		"[2023-06-02] User: The new flat is in Stockbridge, top floor with a tiny kitchen and an enormous window over the water of Leith.",
+	}
+	out := ExtractiveResummarize([]string{strings.Join(busy, "\n"), strings.Join(quiet, "\n")}, 100)
+	assert.LessOrEqual(t, EstimateTokens(out), 100)
+	assert.Contains(t, out, "Pickle")
+	assert.Contains(t, out, "Stockbridge")
+	assert.Contains(t, out, "[2023-05-08] User: We decided", "the busy day keeps its best")
+}

@@ -66,7 +66,8 @@ func forEachSentence(line string, f func(string)) {
 			for j < len(line) && (line[j] == '.' || line[j] == '!' || line[j] == '?' || line[j] == '"' || line[j] == '\'' || line[j] == ')' || line[j] == ']') {
 				j++
 			}
-			if j < len(line) && (line[j] == ' ' || line[j] == '\t') && !(c == '.' && isAbbrevBefore(line[start:i])) {
+			if j < len(line) && (line[j] == ' ' || line[j] == '\t') && !(c == '.' && isAbbrevBefore(line[start:i])) &&
+				!strings.HasPrefix(line[j+1:], "(×") { // a repeat mark stays with its sentence
 				emit(j)
 				start = j
 			}
@@ -280,7 +281,10 @@ func b2u(b bool) byte {
 // error codes and ticket ids (anything with a digit), CamelCase and
 // snake_case names. All-caps words and capitalised words not at the start
 // of the sentence (acronyms, names) count as weak identifiers.
-func checkToken(t string, first bool, f *exFeatures) {
+//
+// It returns the token as trimmed and its identifier points (strong
+// ones count 2) and weak points, also added to f.
+func checkToken(t string, first bool, f *exFeatures) (tok string, points, weak int) {
 	// Trim surrounding punctuation.
 	for len(t) > 0 && strings.IndexByte("\"'`([{<*_,;:", t[0]) >= 0 {
 		t = t[1:]
@@ -289,7 +293,7 @@ func checkToken(t string, first bool, f *exFeatures) {
 		t = t[:len(t)-1]
 	}
 	if len(t) < 2 || t[0] == 'I' && (t[1] == '\'' || strings.HasPrefix(t[1:], "’")) {
-		return // too short, or "I'm", "I’ve": not a name
+		return t, 0, 0 // too short, or "I'm", "I’ve": not a name
 	}
 	var digits, letters, uppers, lowers int
 	var lowerUpper, snake, slash, dotExt, at, url bool
@@ -331,18 +335,21 @@ func checkToken(t string, first bool, f *exFeatures) {
 	// for later; medium ones (1 point) are names and numbers.
 	switch {
 	case url, at:
-		f.idents += 2
+		points = 2
 	case digits > 0 && uppers > 0 && len(t) >= 4 && (digits >= 3 || strings.IndexByte(t, '-') > 0 || t[0] == '#'):
-		f.idents += 2 // codes and ids: E1234, ABC-123, ACC-778812, #A-99812
+		points = 2 // codes and ids: E1234, ABC-123, ACC-778812, #A-99812
 	case slash && letters > 0 && (t[0] == '/' || t[0] == '.' || t[0] == '~' || strings.Count(t, "/") >= 2 || dotExt):
-		f.idents += 2 // paths
+		points = 2 // paths
 	case snake, lowerUpper, dotExt:
-		f.idents++
+		points = 1
 	case digits > 0 && (len(t) >= 2 || letters > 0):
-		f.idents++
+		points = 1
 	case letters >= 2 && uppers == letters && letters >= 3:
-		f.weak++
+		weak = 1
 	case !first && uppers == 1 && isUpper(t[0]) && lowers > 0:
-		f.weak++
+		weak = 1
 	}
+	f.idents += points
+	f.weak += weak
+	return t, points, weak
 }

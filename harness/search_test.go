@@ -126,6 +126,11 @@ func TestSearchAfterCompaction(t *testing.T) {
 					}
 					// Top 5, not first: PostgreSQL's parser reads "v2.13.2..v2.14.0"
 					// as its own kind of token, so other git commands outrank it there.
+					if hit == nil {
+						for _, h := range hits {
+							t.Logf("hit %s %s %.4f %q", h.Kind, h.ID, h.Score, h.Text[:min(len(h.Text), 200)])
+						}
+					}
 					require.NotNil(t, hit, "the call's own name and arguments find it in the top 5: %s", args)
 					assert.Contains(t, hit.Text, call.Get("tool_calls.0.function.name").String())
 					assert.Contains(t, hit.Text, args)
@@ -163,8 +168,8 @@ func coversAny(hits []store.Hit, ids []string) bool {
 
 // TestCommitSearchText: the commit tells the host what to index for every
 // message it removes — text, each tool call's name and arguments, a tool
-// result's output, "" for the clip-archive it replaces — natively and
-// through the .wasm alike.
+// result's output, then the words of its exchange; "" for the clip-archive
+// it replaces — natively and through the .wasm alike.
 func TestCommitSearchText(t *testing.T) {
 	msg := func(id, role, content string, minute int, extra string) json.RawMessage {
 		c, _ := json.Marshal(content)
@@ -202,10 +207,13 @@ func TestCommitSearchText(t *testing.T) {
 		assert.Equal(t, removed, keys, "one entry per removed message, in the same order")
 		assert.Equal(t, "", st.Get("ca0").String(), "the replaced clip-archive is not to be indexed")
 		assert.True(t, st.Get("ca0").Exists())
-		assert.Equal(t, "Why is the build red?", st.Get("u1").String())
-		assert.Equal(t, "run_tests {\"pkg\":\"./orders\"}\ngrep {\"pattern\":\"ErrStock\"}", st.Get("a2").String())
-		assert.Equal(t, "FAIL orders TestReserve: ErrInsufficientStock", st.Get("t3").String())
-		assert.Equal(t, "Let me look.\nread_file {\"path\":\"orders/service.go\"}", st.Get("a5").String())
+		// Each message's own text, then its exchange after
+		// core.SearchContextSep: the call a result answers, the request
+		// that opened the turn, the message after it.
+		assert.Equal(t, "Why is the build red?\n\n» run_tests {\"pkg\":\"./orders\"} grep {\"pattern\":\"ErrStock\"}", st.Get("u1").String())
+		assert.Equal(t, "run_tests {\"pkg\":\"./orders\"}\ngrep {\"pattern\":\"ErrStock\"}\n\n» Why is the build red?\n» FAIL orders TestReserve: ErrInsufficientStock", st.Get("a2").String())
+		assert.Equal(t, "FAIL orders TestReserve: ErrInsufficientStock\n\n» run_tests {\"pkg\":\"./orders\"}\n» Why is the build red?\n» orders/service.go:88: return ErrStock", st.Get("t3").String())
+		assert.Equal(t, "Let me look.\nread_file {\"path\":\"orders/service.go\"}\n\n» Why is the build red?\n» package orders", st.Get("a5").String())
 	}
 	assert.Equal(t, commits[0], commits[1], "the native and the .wasm commit are the same bytes")
 }

@@ -452,8 +452,8 @@ func TestRunTurns(t *testing.T) {
 	// Offline: the plug-in summarizes itself, no LLM call.
 	require.Equal(t, int64(0), rep.Get("llm_calls").Int())
 	require.Equal(t, int64(0), rep.Get("compactions_failed").Int())
-	// Compactions go to the target: half the limit by default.
-	require.Equal(t, int64(8000), rep.Get("target_tokens").Int())
+	// Compactions go to the target: 0.8 of the limit by default.
+	require.Equal(t, int64(12800), rep.Get("target_tokens").Int())
 
 	// --turns caps the replay; the human report says what happened.
 	dir = t.TempDir()
@@ -477,11 +477,16 @@ func TestRunTargetShare(t *testing.T) {
 		require.Equal(t, rep.Get("final_messages").Int(), gjson.Get(show.stdout, "#").Int())
 		return rep
 	}
-	half := run("--model-max-tokens", "5000")
-	require.Equal(t, int64(4000), half.Get("limit").Int())
+	def := run("--model-max-tokens", "5000")
+	require.Equal(t, int64(4000), def.Get("limit").Int())
+	require.Equal(t, int64(3200), def.Get("target_tokens").Int())
+	require.Greater(t, def.Get("compactions").Int(), int64(5))
+	require.Empty(t, def.Get("failure_codes").Map(), "no no_gain at a 4,000-token budget")
+
+	half := run("--model-max-tokens", "5000", "--target-share", "0.5")
 	require.Equal(t, int64(2000), half.Get("target_tokens").Int())
-	require.Greater(t, half.Get("compactions").Int(), int64(5))
-	require.Empty(t, half.Get("failure_codes").Map(), "no no_gain at a 4,000-token budget")
+	require.Empty(t, half.Get("failure_codes").Map())
+	require.Greater(t, def.Get("compactions").Int(), half.Get("compactions").Int(), "a higher target is due more often")
 
 	more := run("--model-max-tokens", "5000", "--target-share", "0.3")
 	require.Equal(t, int64(1200), more.Get("target_tokens").Int())
@@ -490,8 +495,8 @@ func TestRunTargetShare(t *testing.T) {
 	floor := run("--model-max-tokens", "20000", "--target-share", "0")
 	require.Equal(t, int64(0), floor.Get("target_tokens").Int())
 	target := run("--model-max-tokens", "20000")
-	require.Equal(t, int64(8000), target.Get("target_tokens").Int())
-	// To the target, each compaction leaves about half the limit (the
+	require.Equal(t, int64(12800), target.Get("target_tokens").Int())
+	// To the target, each compaction leaves most of the limit (the
 	// newest messages verbatim) instead of the archive and keep_recent:
 	// more compacted messages stay in the context, so it is due more often.
 	require.Greater(t, target.Get("compactions").Int(), floor.Get("compactions").Int())
@@ -502,7 +507,7 @@ func TestRunTargetShare(t *testing.T) {
 	// The human report names the target.
 	dir := t.TempDir()
 	r := ok(t, dir, "run", file, "--model-max-tokens", "5000", "--turns", "20", "--quiet")
-	require.Contains(t, r.stdout, "compacted to ~2,000")
+	require.Contains(t, r.stdout, "compacted to ~3,200")
 }
 
 func TestFormats(t *testing.T) {

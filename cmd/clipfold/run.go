@@ -19,7 +19,7 @@ then asking the plug-in's shouldCompact whether the history is over
 context_budget × model_max_tokens, and compacting when it says so.
 
 Each compaction compacts to a target, as an agent loop should: the history
-ends near --target-share of the limit (default 0.5), with as many of the newest
+ends near --target-share of the limit (default 0.8), with as many of the newest
 messages as fit kept verbatim and only the older rest summarized (the plug-in's
 target_tokens; keep_recent is the floor). --target-share 0 compacts to
 keep_recent instead; an explicit --target-tokens (or target_tokens in the
@@ -82,7 +82,7 @@ func runRun(e *env, args []string) error {
 	pf.register(fs)
 	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
 	turns := fs.Int("turns", 0, "replay at most `N` turns (default: all)")
-	share := fs.Float64("target-share", 0.5, "compact to this `fraction` of the limit, keeping the newest messages that fit (0: to keep_recent)")
+	share := fs.Float64("target-share", 0.8, "compact to this `fraction` of the limit, keeping the newest messages that fit (0: to keep_recent)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout")
 	pos, err := parse(e, runCmd, fs, args, 1, 1)

@@ -312,9 +312,23 @@ func fuse(ctx context.Context, vi VectorIndex, lex []Hit, near []Neighbor) ([]Hi
 		}
 		return a.ID > b.ID
 	})
-	out := make([]Hit, len(order))
-	for i, h := range order {
-		out[i] = *h
+	// A message whose own words repeat a better message hit's of the same
+	// conversation is folded into it, as the lexical search folds it
+	// (queries/search.sql): the vector ranking must not bring back a copy
+	// the lexical one left out.
+	type words struct{ conv, own string }
+	seen := make(map[words]bool, len(order))
+	out := make([]Hit, 0, len(order))
+	for _, h := range order {
+		if h.Kind == HitMessage {
+			own, _, _ := strings.Cut(h.Text, core.SearchContextSep)
+			k := words{h.ConversationID, own}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out = append(out, *h)
 	}
 	return out, nil
 }

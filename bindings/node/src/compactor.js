@@ -68,7 +68,7 @@ export function manifestConfig(config) {
 /**
  * @typedef {CompressOptions & {targetShare?: number}} CompactIfDueOptions
  * `targetShare`: compact to this fraction of shouldCompact's limit (default
- * 0.5), keeping the newest messages that fit; 0 compacts to keep_recent. An
+ * 0.8), keeping the newest messages that fit; 0 compacts to keep_recent. An
  * explicit `target_tokens` in the config wins.
  */
 
@@ -79,7 +79,7 @@ export function manifestConfig(config) {
  */
 
 /** The default target of compactIfDue, as a share of shouldCompact's limit. */
-export const DEFAULT_TARGET_SHARE = 0.5;
+export const DEFAULT_TARGET_SHARE = 0.8;
 
 /**
  * Loads the plug-in and binds the host functions.
@@ -210,7 +210,7 @@ export async function createCompactor(opts = {}) {
     /**
      * The agent loop's helper: compacts when shouldCompact says the
      * history is due, and then to a target, not to keep_recent — the
-     * history ends near `targetShare` of the limit (default 0.5), with as
+     * history ends near `targetShare` of the limit (default 0.8), with as
      * many of the newest messages as fit kept verbatim (contiguous, tool
      * calls with their results, pinned messages always) and only the
      * older rest summarized. Returns null when not due, else the

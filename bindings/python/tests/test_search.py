@@ -150,12 +150,35 @@ def test_compress_indexes_tool_calls_end_to_end(pure: Compactor) -> None:
 
 
 def test_ties_go_to_the_more_recent(store: SQLiteStore) -> None:
+    # The same words in another order score alike but are not the same
+    # text (a repeated text is folded into the better hit); two messages
+    # apart, so neither is the other's neighbour.
     text = "the narwhal plan"
-    recall_as(store, "c1", "op1", [msg("old", text, 0), msg("new", text, 30)],
+    recall_as(store, "c1", "op1", [msg("old", text, 0), msg("mid", "unrelated words", 15, role="assistant"),
+                                   msg("new", "the plan narwhal", 30)],
               writes=[batch("c1", text, 0, 10, ["old"]), batch("c1", text, 40, 50, ["new"])])
     hits = store.search("narwhal")
     assert len({round(h["score"], 9) for h in hits}) == 1
     assert [h["end_time"] for h in hits] == [BASE % 50, BASE % 30, BASE % 10, BASE % 0]
+
+
+def test_repeats_and_context_only_neighbours_fold(store: SQLiteStore) -> None:
+    # The same rule as the Go stores (storetest's SearchFoldsRepeats): a
+    # message whose own words repeat a better hit's is folded into it, and
+    # so is one found only through its context (after "\n\n» ") right next
+    # to a better hit; own words outrank the same words as context.
+    sep = "\n\n\u00bb "
+    texts = [("q1", "user", "Did last night's backup work?", "Yes, it ran cleanly."),
+             ("a1", "assistant", "Yes, it ran cleanly.", "Did last night's backup work?"),
+             ("q2", "user", "Did last night's backup work?", "Yes, it ran cleanly."),
+             ("a2", "assistant", "Yes, it ran cleanly.", "Did last night's backup work?"),
+             ("y1", "user", "Unrelated small talk.", "More small talk."),
+             ("y2", "assistant", "More small talk.", "the nightly backup is fine")]
+    msgs = [msg(i, own, n if n < 4 else n + 6, role=role) for n, (i, role, own, _) in enumerate(texts)]
+    recall_as(store, "c1", "op1", msgs, search_text={i: own + sep + ctx for i, _, own, ctx in texts})
+    hits = store.search("backup")
+    assert [h["id"] for h in hits] == ["q2", "y2"]
+    assert hits[0]["score"] > hits[1]["score"]
 
 
 def test_read_any_record_by_id(store: SQLiteStore) -> None:
@@ -228,7 +251,7 @@ def test_upgrade_from_version_1(tmp_path: Path, pure: Compactor) -> None:
     db.execute("COMMIT")
     db.close()
     with SQLiteStore(p, query_analyzer=pure.search_query) as s:
-        assert s.connection.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] >= 2
+        assert s.connection.execute("SELECT max(version) FROM schema_migrations").fetchone() == (4,)
         assert sorted(ids(s.search("walrus"))) == ["blk_a", "m1"]
         names = {r[0] for r in s.connection.execute("SELECT name FROM sqlite_master")}
         assert not names & {"recall_fts", "blocks_fts"}

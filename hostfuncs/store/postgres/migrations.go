@@ -162,4 +162,31 @@ BEGIN
 	END;
 END $pgvector$;
 `},
+	{4, "a message's context weighs half in the search index", `
+-- A recalled message's search text is its own words, then, after the
+-- first E'\n\n» ' (core.SearchContextSep), context lines: the request
+-- that opened its turn, the call a tool result answers, the message after
+-- it. Own words and context get a tsvector each, each ranked (and
+-- length-normalized) on its own, as SQLite's FTS5 columns are: the search
+-- adds half the context's rank to the own words' (one vector would let a
+-- long context drown a short message's own match).
+ALTER TABLE recall DROP COLUMN fts;
+ALTER TABLE recall ADD COLUMN fts tsvector GENERATED ALWAYS AS (
+	CASE WHEN role = 'system' AND starts_with(content, '[Context Summary') THEN NULL
+	ELSE to_tsvector('clipfold_english', regexp_replace(` + ownWords + `, '[[:punct:]]+', ' ', 'g')) END) STORED;
+ALTER TABLE recall ADD COLUMN fts_context tsvector GENERATED ALWAYS AS (
+	CASE WHEN role = 'system' AND starts_with(content, '[Context Summary') THEN NULL
+	ELSE to_tsvector('clipfold_english', regexp_replace(` + contextWords + `, '[[:punct:]]+', ' ', 'g')) END) STORED;
+CREATE INDEX recall_fts ON recall USING gin (fts);
+CREATE INDEX recall_fts_context ON recall USING gin (fts_context);
+`},
 }
+
+// ownWords and contextWords split a recalled message's search text at the
+// first core.SearchContextSep ("\n\n» ", four characters).
+const (
+	ownWords     = `split_part(COALESCE(search_text, content), E'\n\n» ', 1)`
+	contextWords = `(CASE WHEN strpos(COALESCE(search_text, content), E'\n\n» ') > 0
+		THEN substr(COALESCE(search_text, content), strpos(COALESCE(search_text, content), E'\n\n» ') + 4)
+		ELSE '' END)`
+)

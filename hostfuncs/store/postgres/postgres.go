@@ -523,27 +523,51 @@ const headlineOptions = `StartSel=[, StopSel=], MaxWords=24, MinWords=8, MaxFrag
 // the ranks of messages and batches are comparable in one list.
 const rankNormalization = 1
 
+// contextWeight is what a match in a message's context counts against a
+// match in its own words (SQLite: bm25(search_fts, 1.0, 0.5)).
+const contextWeight = 0.5
+
 // searchSQL ranks recalled messages and archived blocks in one ordered
-// query: ts_rank_cd over the any-term tsquery, ties to the more recent;
-// headlines are made for the returned rows only.
+// query: ts_rank_cd over the any-term tsquery (a message's context
+// counts half its own words, migration 3), ties to the more recent;
+// headlines are made for the returned rows only. As in SQLite's
+// queries/search.sql, a message whose own words repeat a better hit's of
+// the same conversation, and a message found only through its context
+// right next to a better hit, are folded into that hit, among the
+// $3 + $3/2 + 8 best candidates.
 var searchSQL = `WITH q AS (SELECT to_tsquery('clipfold_english', $1) AS q),
-top AS (
+candidates AS (
 	SELECT 'message' AS kind, r.pos, r.id, r.conversation_id, r.role, '' AS label, r.created_at, r.operation_id,
 		COALESCE(r.search_text, r.content) AS text, COALESCE(r.search_text, r.content) AS body,
-		ts_rank_cd(r.fts, q.q, ` + fmt.Sprint(rankNormalization) + `) AS score, r.created_at AS at
-	FROM recall r, q WHERE r.fts @@ q.q AND ($2 = '' OR r.conversation_id = $2)
+		ts_rank_cd(r.fts, q.q, ` + fmt.Sprint(rankNormalization) + `) +
+			` + fmt.Sprint(contextWeight) + ` * ts_rank_cd(r.fts_context, q.q, ` + fmt.Sprint(rankNormalization) + `) AS score,
+		ts_rank_cd(r.fts, q.q, ` + fmt.Sprint(rankNormalization) + `) AS own,
+		r.created_at AS at, r.seq, ` + ownWords + ` AS words
+	FROM recall r, q WHERE (r.fts @@ q.q OR r.fts_context @@ q.q) AND ($2 = '' OR r.conversation_id = $2)
 	UNION ALL
 	SELECT 'batch', b.pos, b.id, COALESCE(b.conversation_id, ''), '', b.label, b.created_at, COALESCE(b.operation_id, ''),
 		b.content, ` + blockBody + `,
-		ts_rank_cd(b.fts, q.q, ` + fmt.Sprint(rankNormalization) + `), b.at
+		ts_rank_cd(b.fts, q.q, ` + fmt.Sprint(rankNormalization) + `), 1, b.at, NULL, NULL
 	FROM blocks b, q WHERE b.fts @@ q.q AND ($2 = '' OR b.conversation_id = $2)
 	ORDER BY score DESC, at DESC, pos DESC, kind
+	LIMIT $3 + $3 / 2 + 8
+), ranked AS (
+	SELECT *, ROW_NUMBER() OVER (ORDER BY score DESC, at DESC, pos DESC, kind) AS n FROM candidates
+), marked AS (
+	SELECT *, ROW_NUMBER() OVER (PARTITION BY kind, conversation_id, words ORDER BY n) AS copy,
+		LAG(n) OVER w AS pn, LAG(seq) OVER w AS ps, LEAD(n) OVER w AS nn, LEAD(seq) OVER w AS ns
+	FROM ranked WINDOW w AS (PARTITION BY kind, conversation_id ORDER BY seq)
+), top AS (
+	SELECT * FROM marked
+	WHERE kind = 'batch' OR (copy = 1 AND (own > 0
+		OR NOT COALESCE(ps = seq - 1 AND pn < n, false) AND NOT COALESCE(ns = seq + 1 AND nn < n, false)))
+	ORDER BY n
 	LIMIT $3
 )
 SELECT kind, id, conversation_id, role, label, created_at, operation_id, text, score::float8,
 	ts_headline('clipfold_english', body, q.q, $4)
 FROM top, q
-ORDER BY score DESC, at DESC, pos DESC, kind`
+ORDER BY n`
 
 // Search implements store.Store: ts_rank_cd over recalled messages and
 // archived blocks in one ranked list, fused with a vector ranking when

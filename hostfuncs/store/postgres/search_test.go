@@ -26,6 +26,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		1: "0f5347bb00441f9fc6294be0e68b9d4a76a63c013b144435c791faed3e489f52",
 		2: "ed614a47ab880afe9b061fc3564a8634baf1cb1f783aafb5367f2a902b40db5b",
 		3: "cfe7e0f2f398bbb63258b7027b430124dd80352ea8dc5af67685bba17d57579e",
+		4: "7e3db8194e7dec9bd6c5d3c2c4d01399b073ce08fd392debe6132da8d505f4d8",
 	}
 	steps := postgres.MigrationSQL()
 	for v, want := range released {
@@ -142,4 +143,31 @@ VALUES ('blk_a', 'archival', 'compaction-batch-c1-x', $1, '2026-03-01T00:00:00.0
 	at, err := s.QueryInt(ctx, `SELECT count(*) FROM blocks WHERE at = '2026-02-28T10:30:00.000Z'`)
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, at, "a batch's at is its end")
+}
+
+// TestUpgradeFromVersion2: search texts written before context had its
+// own weight are re-indexed by migration 4: own words outrank the same
+// words as context (see the SQLite store's test of the same name).
+func TestUpgradeFromVersion2(t *testing.T) {
+	ctx := context.Background()
+	u := freshSchema(t)
+	old, err := postgres.OpenAt(ctx, u, 2)
+	require.NoError(t, err)
+	sep := core.SearchContextSep
+	require.NoError(t, old.Exec(ctx, `
+INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text) VALUES
+	('m1', 'c1', 1, 'user', 'any news?', '2026-02-28T10:00:00.000Z', '{}', '2026-03-01T00:00:00.000Z', 'op1', 'any news?' || $1 || 'we adopted a walrus'),
+	('m2', 'c1', 2, 'user', 'we adopted a walrus', '2026-02-28T10:01:00.000Z', '{}', '2026-03-01T00:00:00.000Z', 'op1', 'we adopted a walrus' || $1 || 'any news?'),
+	('m3', 'c1', 9, 'assistant', 'later', '2026-02-28T10:09:00.000Z', '{}', '2026-03-01T00:00:00.000Z', 'op1', 'later' || $1 || 'the walrus again')`, sep))
+	require.NoError(t, old.Close())
+
+	s := openOrFail(t, u)
+	hits, err := s.Search(ctx, "walrus", store.SearchOptions{})
+	require.NoError(t, err)
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	assert.Equal(t, []string{"m2", "m3"}, got, "m1 is m2's context only, next to it; m3 has no better neighbour")
+	assert.Greater(t, hits[0].Score, hits[1].Score)
 }

@@ -25,6 +25,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		1: "e8268954aa0a8470c8b4826e3d02c9c5d0f3684023964277748e1ed9308dcc68",
 		2: "9f7f8b629c240342487eb134af33a9559edf57260d37c5fd4ddcd1628efcdb66",
 		3: "8fa4958e7c9018d97d3e0687113e4dcf7acb4a68ff05f36e6e20d9a599bc675c",
+		4: "2b47c6e6603810d00ab51320b83ab639b3d9a549e0d8b1e5ce1108a911df89db",
 	}
 	steps := sqlite.MigrationSQL()
 	for v, want := range released {
@@ -91,6 +92,34 @@ WHERE name LIKE '%fts%' AND type IN ('table', 'trigger') AND name NOT LIKE 'sear
 	require.NoError(t, err)
 	require.NotEmpty(t, hits)
 	assert.Equal(t, "m3", hits[0].ID)
+}
+
+// TestUpgradeFromVersion2: search texts written before context had its
+// own column are split at core.SearchContextSep when the index is
+// rebuilt: own words outrank the same words as context, and a hit found
+// only through its context next to a better hit is folded into it.
+func TestUpgradeFromVersion2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v2.db")
+	old, err := sqlite.OpenAt(path, 2)
+	require.NoError(t, err)
+	sep := core.SearchContextSep
+	_, err = old.DB().ExecContext(ctx, `
+INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text) VALUES
+	('m1', 'c1', 1, 'user', 'any news?', '2026-02-28T10:00:00.000Z', '{}', '2026-03-01T00:00:00.000Z', 'op1', 'any news?' || ?1 || 'we adopted a walrus'),
+	('m2', 'c1', 2, 'user', 'we adopted a walrus', '2026-02-28T10:01:00.000Z', '{}', '2026-03-01T00:00:00.000Z', 'op1', 'we adopted a walrus' || ?1 || 'any news?'),
+	('m3', 'c1', 9, 'assistant', 'later', '2026-02-28T10:09:00.000Z', '{}', '2026-03-01T00:00:00.000Z', 'op1', 'later' || ?1 || 'the walrus again');`, sep)
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+
+	s, err := sqlite.Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	hits, err := s.Search(ctx, "walrus", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"m2", "m3"}, ids(hits), "m1 is m2's context only, next to it; m3 has no better neighbour")
+	assert.Greater(t, hits[0].Score, hits[1].Score)
+	assert.Equal(t, "we adopted a walrus"+sep+"any news?", hits[0].Text, "the hit's text is what was indexed")
 }
 
 func ids(hits []store.Hit) []string {

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Opener) {
 		{"SearchInterleavesKinds", testSearchInterleavesKinds},
 		{"SearchToolText", testSearchToolText},
 		{"SearchTiesToMoreRecent", testSearchTiesToMoreRecent},
+		{"SearchFoldsRepeats", testSearchFoldsRepeats},
 		{"ReadByID", testReadByID},
 		{"ConcurrentCommits", testConcurrentCommits},
 		{"MigrateIsIdempotent", testMigrateIsIdempotent},
@@ -943,7 +944,11 @@ func testSearchTiesToMoreRecent(t *testing.T, open Opener) {
 	ctx := context.Background()
 	s := open(t)
 	text := "the narwhal plan"
-	recallAs(t, s, "c1", "op1", []store.Message{msg("c1", "old", "user", text, 0), msg("c1", "new", "user", text, 30)}, nil,
+	// The same words in another order score alike but are not the same
+	// text (a repeated text is folded, see testSearchFoldsRepeats); two
+	// messages apart, so neither is the other's neighbour.
+	recallAs(t, s, "c1", "op1", []store.Message{msg("c1", "old", "user", text, 0), msg("c1", "mid", "assistant", "unrelated words", 15),
+		msg("c1", "new", "user", "the plan narwhal", 30)}, nil,
 		batchWrite("c1", "op1", text, base, base.Add(10*time.Minute), "old"),
 		batchWrite("c1", "op1", text, base.Add(40*time.Minute), base.Add(50*time.Minute), "new"))
 	hits, err := s.Search(ctx, "narwhal", store.SearchOptions{})
@@ -956,6 +961,53 @@ func testSearchTiesToMoreRecent(t *testing.T, open Opener) {
 	for i, h := range hits {
 		assert.True(t, want[i].Equal(h.End), "hit %d (%s %s) ends %v, want %v", i, h.Kind, h.ID, h.End, want[i])
 	}
+}
+
+// testSearchFoldsRepeats: five hits are five places, not one place five
+// times. A message whose own words repeat a better hit's of the same
+// conversation is folded into it (the more recent of equals stays), and
+// so is a message found only through its context (the words of its
+// exchange, after core.SearchContextSep) right next to a better hit; a
+// neighbour that matches by its own words stays, and so does a
+// context-only hit with no better neighbour. Own words outrank the same
+// words as context.
+func testSearchFoldsRepeats(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	sep := core.SearchContextSep
+	msgs := []store.Message{
+		msg("c1", "q1", "user", "Did last night's backup work?", 0),
+		msg("c1", "a1", "assistant", "Yes, it ran cleanly.", 1),
+		msg("c1", "q2", "user", "Did last night's backup work?", 2),
+		msg("c1", "a2", "assistant", "Yes, it ran cleanly.", 3),
+		msg("c1", "x1", "user", "Any news?", 4),
+		msg("c1", "x2", "user", "We adopted a cat called Pickle.", 5),
+		msg("c1", "x3", "assistant", "A cat! Photos please.", 6),
+		msg("c1", "y1", "user", "Unrelated small talk.", 10),
+		msg("c1", "y2", "assistant", "More small talk.", 11),
+	}
+	st := []core.SearchText{
+		{MessageID: "q1", Text: "Did last night's backup work?" + sep + "Yes, it ran cleanly."},
+		{MessageID: "a1", Text: "Yes, it ran cleanly." + sep + "Did last night's backup work?"},
+		{MessageID: "q2", Text: "Did last night's backup work?" + sep + "Yes, it ran cleanly."},
+		{MessageID: "a2", Text: "Yes, it ran cleanly." + sep + "Did last night's backup work?"},
+		{MessageID: "x1", Text: "Any news?" + sep + "We adopted a cat called Pickle."},
+		{MessageID: "x2", Text: "We adopted a cat called Pickle." + sep + "A cat! Photos please."},
+		{MessageID: "x3", Text: "A cat! Photos please." + sep + "We adopted a cat called Pickle."},
+		{MessageID: "y1", Text: "Unrelated small talk." + sep + "More small talk."},
+		{MessageID: "y2", Text: "More small talk." + sep + "the nightly backup is fine"},
+	}
+	recallAs(t, s, "c1", "op1", msgs, st)
+
+	hits, err := s.Search(ctx, "backup", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"q2", "y2"}, hitIDs(hits),
+		"q1 repeats q2's words; a1, a2 are found through their context next to a better hit; y2 has no better neighbour")
+	assert.Greater(t, hits[0].Score, hits[1].Score, "own words outrank context")
+
+	hits, err = s.Search(ctx, "cat pickle", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x2", "x3"}, hitIDs(hits), "x3 says cat itself and stays; x1 is only x2's context")
 }
 
 // testReadByID: any recalled message or archived block is read in full

@@ -81,7 +81,7 @@ class _ExportCaller:
                 self._plugin = None
 
 
-DEFAULT_TARGET_SHARE = 0.5
+DEFAULT_TARGET_SHARE = 0.8
 """The default target of :meth:`Compactor.compact_if_due`, a share of should_compact's limit."""
 
 
@@ -387,7 +387,7 @@ class Compactor:
                        **compress_options: Any) -> Optional[CompactionResult]:
         """The agent loop's helper: compacts when ``should_compact`` says the
         history is due, and then to a target, not to ``keep_recent``: the
-        history ends near ``target_share`` of the limit (default 0.5), with
+        history ends near ``target_share`` of the limit (default 0.8), with
         as many of the newest messages as fit kept verbatim (contiguous, tool
         calls with their results, pinned messages always) and only the older
         rest summarized — ``target_tokens`` = ⌊target_share × limit⌋. An

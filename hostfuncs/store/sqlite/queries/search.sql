@@ -2,24 +2,44 @@
 -- (SCHEMA.md, "Full-text search"). ?1: an FTS5 MATCH expression (the
 -- searchQuery export's "fts5"); ?2: a conversation id, or '' for all;
 -- ?3: the most hits. Best first by bm25 (negated: higher is better);
--- equal scores go to the more recent ("at": a message's created_at, a
--- batch's end). Reading "at" for every match doubled the time of a
--- search of 10,000 messages, so the first pass orders by bm25 alone and
--- keeps 8 candidates past the limit; ties are broken among those (past
--- them, by the later written). Snippets are made in the first pass, which
--- makes them for the rows it returns only (each costs a few hundred
--- microseconds); a correlated snippet() per hit re-ran the whole match
--- and cost more than the search. The Go and Python stores run this file.
+-- a message's context (the words of its exchange, migration 0003) weighs
+-- half its own words. Equal scores go to the more recent ("at": a
+-- message's created_at, a batch's end). Reading "at" for every match
+-- doubled the time of a search of 10,000 messages, so the first pass
+-- orders by bm25 alone and keeps ?3 / 2 + 8 candidates past the limit;
+-- ties are broken among those (past them, by the later written).
+-- Snippets are made in the first pass, which makes them for the rows it
+-- returns only (each costs a few hundred microseconds); a correlated
+-- snippet() per hit re-ran the whole match and cost more than the search.
+-- Two kinds of message hits are folded into a better one, so that five
+-- hits are five places, not one place five times: a message whose own
+-- words repeat a better hit's of the same conversation ("Did last night's
+-- backup work?" asked every day), and a message found only through its
+-- context (no own word matches) right next to a better hit, which its
+-- context quotes. The Go and Python stores run this file.
 WITH candidates AS (
-	SELECT rowid AS doc, bm25(search_fts) AS rank, snippet(search_fts, 0, '[', ']', '…', 16) AS snippet
+	SELECT rowid AS doc, bm25(search_fts, 1.0, 0.5) AS rank, bm25(search_fts, 1.0, 0.0) AS own,
+		snippet(search_fts, -1, '[', ']', '…', 16) AS snippet
 	FROM search_fts
 	WHERE search_fts MATCH ?1 AND (?2 = '' OR conversation_id = ?2)
 	ORDER BY rank, rowid DESC
-	LIMIT ?3 + 8
-), top AS (
-	SELECT c.doc, c.rank, c.snippet, f.at
+	LIMIT ?3 + ?3 / 2 + 8
+), ranked AS (
+	SELECT c.doc, c.rank, c.own, c.snippet, f.at, f.body,
+		ROW_NUMBER() OVER (ORDER BY c.rank, f.at DESC, c.doc DESC) AS n,
+		r.conversation_id AS conv, r.seq
 	FROM candidates c JOIN search_fts f ON f.rowid = c.doc
-	ORDER BY c.rank, f.at DESC, c.doc DESC
+	LEFT JOIN recall r ON c.doc & 1 = 0 AND r.pos = c.doc >> 1
+), marked AS (
+	SELECT doc, rank, own, snippet, at, n, seq,
+		ROW_NUMBER() OVER (PARTITION BY conv, body ORDER BY n) AS copy,
+		LAG(n) OVER w AS pn, LAG(seq) OVER w AS ps, LEAD(n) OVER w AS nn, LEAD(seq) OVER w AS ns
+	FROM ranked WINDOW w AS (PARTITION BY conv ORDER BY seq)
+), top AS (
+	SELECT doc, rank, snippet, at, n FROM marked
+	WHERE seq IS NULL OR (copy = 1 AND (own < 0
+		OR NOT COALESCE(ps = seq - 1 AND pn < n, 0) AND NOT COALESCE(ns = seq + 1 AND nn < n, 0)))
+	ORDER BY n
 	LIMIT ?3
 )
 SELECT
@@ -37,4 +57,4 @@ FROM top
 LEFT JOIN recall r ON top.doc & 1 = 0 AND r.pos = top.doc >> 1
 LEFT JOIN blocks b ON top.doc & 1 = 1 AND b.pos = top.doc >> 1
 WHERE COALESCE(r.id, b.id) IS NOT NULL
-ORDER BY top.rank, top.at DESC, top.doc DESC
+ORDER BY top.n
