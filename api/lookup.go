@@ -36,4 +36,5 @@ var exports = map[string]Handler{
 	"providerRequest":             (*Env).ProviderRequest,
 	"providerResponse":            (*Env).ProviderResponse,
 	"searchQuery":                 (*Env).SearchQuery,
+	"decodeHistory":               (*Env).DecodeHistory,
 }

@@ -186,3 +186,6 @@ func providerResponse() int32 { return run((*api.Env).ProviderResponse) }
 
 //go:wasmexport searchQuery
 func searchQuery() int32 { return run((*api.Env).SearchQuery) }
+
+//go:wasmexport decodeHistory
+func decodeHistory() int32 { return run((*api.Env).DecodeHistory) }
