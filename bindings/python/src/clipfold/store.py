@@ -289,11 +289,41 @@ class SQLiteStore:
     def append_messages(self, conversation_id: str, messages: Sequence[MessageInput]) -> None:
         """Adds messages, in order, after the conversation's active history.
 
-        Each message is a dict (stored as compact JSON) or the exact JSON
-        text/bytes to store. Ids are unique across the store, active and
-        recall: a repeated or already stored id is an error, and nothing is
-        added."""
-        rows = self._prepare_append(conversation_id, messages)
+        Each message is a SPEC Message (``id``, ``role``, …) as a dict (stored
+        as compact JSON) or the exact JSON text/bytes to store. Ids are
+        unique across the store, active and recall: a repeated or already
+        stored id is an error, and nothing is added. Messages in another
+        shape (LangChain, Anthropic, Responses, …) go through
+        :meth:`append_rows` with what the plug-in's ``decodeHistory`` export
+        read of them, as ``Compactor.compress`` does."""
+        self._insert_rows(conversation_id, self._prepare_append(conversation_id, messages))
+
+    def append_rows(self, conversation_id: str, rows: Sequence[Tuple[str, str, str, str, str]]) -> None:
+        """Adds messages given as rows ``(id, role, content, created_at,
+        raw)`` — the id, role, text and time the plug-in's ``decodeHistory``
+        export reads in a message of any shape, and its exact JSON — after
+        the conversation's active history, with append_messages' rules."""
+        if not conversation_id:
+            raise StoreError("append: conversation id is empty")
+        out = []
+        seen: Dict[str, int] = {}
+        for i, (mid, role, content, created, raw) in enumerate(rows):
+            if not isinstance(mid, str) or not mid:
+                raise StoreError("append: rows[%d].id is empty" % i)
+            if mid in seen:
+                raise StoreError("append: rows[%d].id %r repeats rows[%d]" % (i, mid, seen[mid]))
+            seen[mid] = i
+            if role not in ROLES:
+                raise StoreError("append: message %r: role %r is not user, assistant, system or tool" % (mid, role))
+            try:
+                created = normalize_time(created)
+                json.loads(raw)
+            except ValueError as e:
+                raise StoreError("append: message %r: %s" % (mid, e)) from None
+            out.append((mid, role, content or "", created, raw))
+        self._insert_rows(conversation_id, out)
+
+    def _insert_rows(self, conversation_id: str, rows: List[Tuple[str, str, str, str, str]]) -> None:
         if not rows:
             return
         ids = json.dumps([r[0] for r in rows])
@@ -352,6 +382,19 @@ class SQLiteStore:
         with self._lock:
             return [r[0] for r in self._db.execute(
                 "SELECT raw FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,))]
+
+    def active_rows(self, conversation_id: str) -> List[Tuple[str, str]]:
+        """The conversation's active history as ``(id, exact JSON)`` pairs."""
+        with self._lock:
+            return [(r[0], r[1]) for r in self._db.execute(
+                "SELECT id, raw FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,))]
+
+    def recalled_ids(self, ids: Sequence[str]) -> Set[str]:
+        """The ids among ``ids`` that recall storage holds (any conversation)."""
+        j = json.dumps(list(ids))
+        with self._lock:
+            return {r[0] for r in self._db.execute(
+                "SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))", (j,))}
 
     def active_messages(self, conversation_id: str) -> List[Message]:
         """The conversation's active history, in order."""
@@ -619,7 +662,7 @@ def raw_json(value: Any) -> str:
     """A message's JSON as the Python host writes it (compact, non-ASCII as
     is): a message the host sent and the plug-in returned or committed
     parses and re-encodes to the very text that was sent."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _recall_rows(writes: Sequence[Any], conv: str, op: str,
