@@ -22,7 +22,7 @@ clipfold`` never needs it.
 from __future__ import annotations
 
 import collections
-from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
 from .errors import ClipfoldError
 from .store import raw_json
@@ -96,24 +96,35 @@ class Prepared:
     def array(self) -> str:
         return "[" + ",".join(self.raws) + "]"
 
-    def restore(self, history: Sequence[Mapping[str, Any]]) -> List[Any]:
+    def restore(self, history: Sequence[Mapping[str, Any]],
+                ids: Optional[Callable[[List[Mapping[str, Any]]], List[str]]] = None) -> List[Any]:
         """The returned history in the caller's kind: for LangChain input,
         each message that came back is the object the caller gave (matched
         by its JSON, in order), any other (the clip-archive, a message of
-        the store's) a new LangChain message; for dicts, the JSON objects
-        as returned."""
+        the store's) a new LangChain message whose ``id`` is the one clipfold
+        keeps it under (``ids(history)``: the decodeHistory export's, given
+        or derived — for a clip-archive the id of its rendered form), so a
+        framework that stores the list and sends it back sends the same
+        message; for dicts, the JSON objects as returned."""
         if not self.langchain:
             return list(history)
         index: Dict[str, Deque[int]] = collections.defaultdict(collections.deque)
         for i, r in enumerate(self.raws):
             index[r].append(i)
         out: List[Any] = []
+        fresh: List[int] = []
         for item in history:
             q: Optional[Deque[int]] = index.get(raw_json(item))
             if q:
                 out.append(self.originals[q.popleft()])
             else:
+                fresh.append(len(out))
                 out.append(from_dict(item))
+        if fresh and ids is not None:
+            known = ids(list(history))
+            for i in fresh:
+                if getattr(out[i], "id", None) is None:
+                    out[i].id = known[i]
         return out
 
 

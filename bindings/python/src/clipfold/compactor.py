@@ -394,8 +394,13 @@ class Compactor:
                                                       config, dry_run, now, operation_id)
         result = cast(CompactionResult, json.loads(self.call("compress", payload)))
         if prepared is not None:
-            result["history"] = prepared.restore(result["history"])
+            result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
         return result
+
+    def _ids_of(self, conversation_id: str, shape: Optional[str]) -> Callable[[List[Any]], List[str]]:
+        def ids(history: List[Any]) -> List[str]:
+            return [str(m["id"]) for m in self._decode(conversation_id, Prepared(history, "history"), shape)["messages"]]
+        return ids
 
     def _compress_payload(self, conversation_id: str, history: Optional[Sequence[Any]], caller_owned: bool,
                           only_if_due: bool, shape: Optional[str], config: Optional[Config], dry_run: bool,
@@ -490,18 +495,21 @@ class Compactor:
             payload = '{"messages":[]' + (',"config":' + _dumps(cfg) if cfg is not None else "") + "}"
             limit = int(json.loads(self.call("shouldCompact", payload))["limit"])
             over["target_tokens"] = max(1, int(target_share * limit))
-        prepared, payload, sent = self._compress_payload(conversation_id, history, bool(compress_options.pop(
-            "caller_owned", False)), True, compress_options.pop("shape", None), over or None,
-            bool(compress_options.pop("dry_run", False)), compress_options.pop("now", None),
-            compress_options.pop("operation_id", None))
+        caller_owned = bool(compress_options.pop("caller_owned", False))
+        shape = compress_options.pop("shape", None)
+        dry_run = bool(compress_options.pop("dry_run", False))
+        now = compress_options.pop("now", None)
+        operation_id = compress_options.pop("operation_id", None)
         if compress_options:
             raise TypeError("compact_if_due: unexpected option(s) %s" % ", ".join(sorted(compress_options)))
+        prepared, payload, sent = self._compress_payload(conversation_id, history, caller_owned, True, shape,
+                                                         over or None, dry_run, now, operation_id)
         result = cast(CompactionResult, json.loads(self.call("compress", payload)))
         if not result["failed"] and result["messages_compressed"] == 0 and same_messages(
                 result["history"], [raw_json(json.loads(r)) for r in sent]):
             return None
         if prepared is not None:
-            result["history"] = prepared.restore(result["history"])
+            result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
         return result
 
 
