@@ -318,5 +318,6 @@ def test_readme_examples_run(wasm: str, tmp_path: Path, monkeypatch: pytest.Monk
     state = agent.get_state(config).values["messages"]
     answer = [m for m in state if isinstance(m, ToolMessage) and m.tool_call_id == "call_memory"]
     assert answer and CODENAME in str(answer[0].content)
-    assert (tmp_path / "agent.db").exists()
+    with SQLiteStore(str(tmp_path / "agent.db")) as store:
+        assert compactions(store, "conversation-1") >= 1, "the example compacts"
     assert Compactor is not None and langchain and langchain_core and langgraph
