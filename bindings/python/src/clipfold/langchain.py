@@ -190,7 +190,7 @@ class _Policy:
         return False
 
 
-class ClipfoldMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class ClipfoldMiddleware(AgentMiddleware):
     """Context compaction for ``create_agent``, a drop-in for
     ``SummarizationMiddleware``::
 
