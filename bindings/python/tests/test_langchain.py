@@ -7,6 +7,7 @@ happened, that every request the model saw had its tool calls with their
 results, that the archive is searchable (memory_read returns a fact of an
 early, compacted turn) and that nothing is stored twice."""
 
+import asyncio
 import json
 import re
 import warnings
@@ -184,7 +185,6 @@ def test_create_agent_with_clipfold_middleware(wasm: str, tmp_path: Path, trigge
 def test_middleware_store_owned_and_async(wasm: str, tmp_path: Path) -> None:
     """caller_owned=False (the store keeps the active history too) and the
     async path (ainvoke: abefore_model) behave the same."""
-    import asyncio
     store = SQLiteStore(str(tmp_path / "agent.db"))
     with Compactor(wasm, store=store) as compactor:
         model = ScriptedChatModel(responses=script())
@@ -229,7 +229,10 @@ def test_create_react_agent_with_pre_model_hook(wasm: str, tmp_path: Path) -> No
                                        checkpointer=InMemorySaver())
         cfg: Dict[str, Any] = {"configurable": {"thread_id": "graph-1"}}
         for i in range(TURNS + 1):
-            agent.invoke({"messages": [question(i)]}, cfg)
+            if i % 2:  # the async graph runs the (synchronous) hook too
+                asyncio.run(agent.ainvoke({"messages": [question(i)]}, cfg))
+            else:
+                agent.invoke({"messages": [question(i)]}, cfg)
             r = hook.last_result
             assert r is not None and not r["failed"], r
         assert compactions(store, "graph-1") >= 2
