@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Python host's test suite: creates bindings/python/.venv when
-# needed, installs the package with its test extras, runs pytest.
+# needed, installs the package with its test and langchain extras (the
+# frameworks pinned by tests/requirements-frameworks.txt), runs pytest.
 # The suite tests the build under test: $CLIPFOLD_WASM, by default the
 # checkout's build/clipfold.wasm (make build), and the checkout's SQL files
 # ($CLIPFOLD_SQL_DIR), not the copies the installed package bundles (those
@@ -19,7 +20,10 @@ if [ ! -x "$venv/bin/python" ]; then
 	"$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$here[test]"
+# The agent frameworks (the "langchain" extra) at the versions the tests
+# prove: tests/requirements-frameworks.txt pins them and what they pull in.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+	-c "$here/tests/requirements-frameworks.txt" "$here[test,langchain]"
 
 cd "$here"
 set +e

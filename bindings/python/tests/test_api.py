@@ -82,11 +82,18 @@ def test_wasm_path_from_env(wasm: str, monkeypatch: Any, tmp_path: Path) -> None
     assert clipfold.find_wasm(tmp_path / "a" / "b") == str(tmp_path / "build" / "clipfold.wasm")
 
 
-def test_normalize_messages_fills_ids_and_times() -> None:
-    out = clipfold.normalize_messages([{"role": "user", "content": None}, {"role": "user", "content": "x", "id": "k"}],
-                                      for_compress=True)
-    assert out[0]["id"].startswith("msg_") and out[0]["content"] == ""
-    assert out[1]["id"] == "k" and out[0]["created_at"] < out[1]["created_at"]
+def test_normalize_messages_adds_nothing() -> None:
+    """Messages go to the plug-in as given: ids, times and null contents are
+    the plug-in's to read (derived ids, the compaction's now)."""
+    given = [{"role": "user", "content": None}, {"role": "user", "content": "x", "id": "k"}]
+    out = clipfold.normalize_messages(given)
+    assert out == given and out[0] is not given[0]
+    with pytest.raises(clipfold.ClipfoldError) as e:
+        clipfold.normalize_messages([{"role": "user", "content": "x"}, 42])
+    assert e.value.code == "invalid_input" and e.value.field == "messages[1]"
+    with pytest.raises(clipfold.ClipfoldError) as e:
+        clipfold.normalize_messages([{"role": "user", "content": float("nan")}])
+    assert e.value.field == "messages[0]"
 
 
 def test_host_callbacks_never_raise_into_the_plugin(wasm: str) -> None:

@@ -37,7 +37,7 @@ def summary(text: str = "Summary: the parser bug was fixed.") -> Dict[str, Any]:
 
 SURFACE = ["compress", "compact_if_due", "should_compact", "split", "score", "chunk", "estimate_tokens",
            "build_summarization_request", "build_resummarization_request", "build_clip_archive", "provider_request",
-           "provider_response", "version", "call", "has_export", "search", "search_query"]
+           "provider_response", "version", "call", "has_export", "search", "search_query", "decode_history"]
 
 
 def test_surface_matches_compactor() -> None:
@@ -96,8 +96,7 @@ def test_compress_search_read_with_a_file_store(wasm: str, tmp_path: Path) -> No
             assert (rec["message"]["id"] if rec["kind"] == "message" else rec["block"]["id"]) == hits[0]["id"]
             kept = {m["id"] for m in r["history"]}
             removed = [m["id"] for m in history if m["id"] not in kept]
-            assert removed and (await c.recall(removed[0])) == clipfold.normalize_messages([history[1]])[0] \
-                or removed[0] != history[1]["id"]
+            assert removed and (await c.recall(removed[0])) == history[1] or removed[0] != history[1]["id"]
             assert (await c.recall(removed[-1]))["id"] == removed[-1]
             due = await c.compact_if_due("c1", config={"model_max_tokens": 10 ** 6})
             assert due is None
@@ -270,8 +269,8 @@ def test_async_llm_errors_and_timeouts_fail_safe(wasm: str) -> None:
             async with AsyncCompactor(wasm, llm=llm, config=cfg) as c:
                 r = await c.compress("c1", history)
                 assert r["failed"] and r["failure_code"] in codes, r
-                assert r["history"] == clipfold.normalize_messages(history)
-                assert c.store.active_messages("c1") == clipfold.normalize_messages(history)  # nothing lost
+                assert r["history"] == history
+                assert c.store.active_messages("c1") == history  # nothing lost
     run(main())
     assert cancelled and all(cancelled)  # the coroutine past its timeout_ms was cancelled
 
@@ -363,8 +362,8 @@ def test_sync_compactor_runs_an_async_llm(wasm: str) -> None:
                 raise
 
         async def inside_a_loop() -> Any:
-            return c.call("compress", {"conversation_id": "c2", "history": clipfold.normalize_messages(
-                build_conversation(30), for_compress=True), "config": CONFIG},
+            return c.call("compress", {"conversation_id": "c2", "history": build_conversation(30),
+                                         "config": CONFIG},
                 handlers=dict(c.host_handlers(), llm_complete=spy))
         import json
         out = json.loads(asyncio.run(inside_a_loop()))

@@ -9,7 +9,6 @@ import pytest
 
 import clipfold
 from clipfold import Compactor, SQLiteStore
-from clipfold._rawjson import raw_field, raw_items
 
 from conftest import REPO, require_export
 
@@ -89,7 +88,7 @@ def test_compress_end_to_end(compactor: Compactor, conv_index: int) -> None:
     assert len(out) < len(history)
     assert out[0]["role"] == "system" and out[0]["content"].startswith("[Context Summary")
     # kept messages come back as they were sent (unknown fields included)
-    sent = {m["id"]: m for m in clipfold.normalize_messages(history)}
+    sent = {m["id"]: m for m in history}
     for m in out[1:]:
         assert m == sent[m["id"]]
     # the database agrees with the result
@@ -151,8 +150,7 @@ def test_nothing_to_compress_is_not_a_failure(compactor: Compactor) -> None:
 
 def test_invalid_input_raises(compactor: Compactor) -> None:
     with pytest.raises(clipfold.ClipfoldError) as e:
-        compactor.compress("c1", [{"id": "a", "role": "robot", "content": "x", "created_at": "2026-02-28T10:00:00.000Z"}],
-                           sync_store=False)
+        compactor.compress("c1", [{"id": "a", "role": "robot", "content": "x", "created_at": "2026-02-28T10:00:00.000Z"}])
     assert e.value.code == "invalid_input" and e.value.field == "history[0].role"
 
 
@@ -170,7 +168,7 @@ def run_with_fault(compactor: Compactor, fail: Callable[[str, int], Optional[Any
     call (n counts that function's calls from 0); a non-None answer is
     returned instead of the real one (an exception is raised as is)."""
     history = build_conversation(30)
-    compactor.store.append_messages("c1", clipfold.normalize_messages(history, for_compress=True))
+    compactor.store.append_messages("c1", history)
     raw_history = "[" + ",".join(compactor.store.active_raw("c1")) + "]"
     data = ('{"conversation_id":"c1","history":%s,"config":%s}' % (raw_history, json.dumps(CONFIG))).encode()
     before = compactor.store.dump()
@@ -190,7 +188,8 @@ def run_with_fault(compactor: Compactor, fail: Callable[[str, int], Optional[Any
     out = compactor.call("compress", data, handlers={k: wrap(k) for k in real})
     text = out.decode("utf-8")
     result = json.loads(text)
-    result["_raw_history_identical"] = raw_field(text, "history") == raw_history
+    # The result starts with the history (api/compress.go appendResult).
+    result["_raw_history_identical"] = text.startswith('{"history":' + raw_history + ',')
     result["_db_unchanged"] = compactor.store.dump() == before
     result["_counts"] = counts
     return result
@@ -254,7 +253,7 @@ def test_real_conflict_between_two_compactors(wasm: str, tmp_path: Any) -> None:
     with Compactor(wasm, store=db, llm=summarizer([]), config=CONFIG) as a, \
             Compactor(wasm, store=db, llm=summarizer([]), config=CONFIG) as b:
         require_export(a, "compress")
-        a.store.append_messages("c1", clipfold.normalize_messages(history))
+        a.store.append_messages("c1", history)
         # b prepares its compaction on the same history, then a wins first
         plan = b.compress("c1", history, dry_run=True)
         assert not plan["failed"]
@@ -262,9 +261,24 @@ def test_real_conflict_between_two_compactors(wasm: str, tmp_path: Any) -> None:
         snapshot = b.store.dump()
         commit = plan["commit"]
         assert b.store.host_compaction_commit(commit)["error"]["code"] == "conflict"
-        r = b.compress("c1", history)
-        assert r["failed"] and r["failure_code"] == "commit_conflict"
         assert b.store.dump() == snapshot
+        # A race inside compress: while b waits for its LLM, a compacts the
+        # same (store-owned) history and wins; b's commit conflicts and
+        # changes nothing.
+        more = [dict(m, id="n" + m["id"]) for m in build_conversation(30)[1:]]
+        a.store.append_messages("c1", more)
+        after_a: List[str] = []
+        inner = summarizer([])
+
+        def racing(req: Dict[str, Any]) -> Dict[str, Any]:
+            if not after_a:
+                assert not a.compress("c1")["failed"]
+                after_a.append(a.store.dump())
+            return inner(req)
+        b.llm = racing
+        r = b.compress("c1")
+        assert r["failed"] and r["failure_code"] == "commit_conflict", r
+        assert b.store.dump() == after_a[0]
 
 
 def test_breaker_opens_after_consecutive_failures(compactor: Compactor) -> None:

@@ -84,15 +84,15 @@ REQUEST = {"system": "You summarize.", "model": "", "max_tokens": 256, "temperat
                         {"role": "user", "content": "Summarize the conversation above."}]}
 
 
-@pytest.fixture(params=["python", "plugin"])
+@pytest.fixture(params=["attached", "alone"])
 def wire(request: Any, pure: Compactor) -> Any:
-    """The adapters translate with the Python port, or with the plug-in's
-    providerRequest/providerResponse exports when the build has them."""
-    if request.param == "plugin":
-        require_export(pure, "providerRequest")
-        require_export(pure, "providerResponse")
-        return pure._aux
-    return None
+    """The adapters translate with the plug-in's providerRequest/
+    providerResponse exports: a Compactor's (attached), or, used alone, the
+    process-wide instance of the plug-in find_wasm finds. There is no
+    Python copy of the wire formats."""
+    require_export(pure, "providerRequest")
+    require_export(pure, "providerResponse")
+    return pure._aux if request.param == "attached" else None
 
 
 def make(kind: str, base: str, wire: Any, **kw: Any) -> Any:
@@ -100,12 +100,16 @@ def make(kind: str, base: str, wire: Any, **kw: Any) -> Any:
         else Anthropic(base, api_key="sk-ant-test", model="claude-sonnet-4-5", **kw)
     if wire is not None:
         a.attach_plugin(wire)
+    else:
+        assert a._plugin is None
     return a
 
 
 def test_openai_request_and_response(server: Tuple[str, Recorder], wire: Any) -> None:
     base, rec = server
-    out = make("openai", base + "/v1", wire).complete(REQUEST)
+    adapter = make("openai", base + "/v1", wire)
+    out = adapter.complete(REQUEST)
+    assert adapter._plugin is (wire or clipfold.llm.default_exports())
     assert out == {"content": [{"type": "text", "text": "The user fixed the parser bug."}], "stop_reason": "end_turn",
                    "usage": {"input_tokens": 120, "output_tokens": 9}}
     path, headers, body = rec.requests[0]
@@ -218,4 +222,11 @@ def test_compress_maps_http_failure(server: Tuple[str, Recorder], wasm: str) -> 
         r = c.compress("c1", history)
         assert r["failed"] and r["failure_code"] == "llm_failed"
         assert len(rec.requests) == 1  # auth is not retried
-        assert r["history"] == clipfold.normalize_messages(history)
+        assert r["history"] == history
+
+
+def test_no_python_copy_of_the_wire_formats() -> None:
+    """The providerRequest/providerResponse exports are the only
+    implementation (the Python port of core/provider.go is gone)."""
+    for name in ("provider_request", "provider_response", "classify"):
+        assert not hasattr(clipfold.llm, name), name

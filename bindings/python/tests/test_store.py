@@ -120,6 +120,73 @@ def test_failure_half_way_rolls_back() -> None:
     assert "error" in out and s.dump() == before
 
 
+def caller_commit(op: str = "op_1", ids: Any = (0, 1, 2), **kw: Any) -> Dict[str, Any]:
+    """A caller-owned commit (history_owner "caller") removing msg(i) for i in ids."""
+    writes = [{"id": "m%d" % i, "role": msg(i)["role"], "content": msg(i)["content"],
+               "created_at": msg(i)["created_at"], "search_text": "tokenizer %d" % i, "message": msg(i)} for i in ids]
+    c = commit(operation_id=op, remove_message_ids=[], history_owner="caller", recall_writes=writes)
+    c.update(kw)
+    return c
+
+
+def test_caller_owned_commit_writes_recall_once_and_leaves_active_alone() -> None:
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(7)])  # an active history the commit must not touch
+    active = s.active_raw("c1")
+    s.commit(caller_commit())
+    assert s.active_raw("c1") == active
+    assert s.recall_count("c1") == 3 and s.recall("m1") == msg(1)
+    assert len(s.list_blocks("archival", "compaction-batch-c1-")) == 1
+    # The same list sent again (a later compaction, overlapping removals):
+    # each id is written once, the first write wins, nothing conflicts.
+    first = s.connection.execute("SELECT id, operation_id, removed_at FROM recall ORDER BY id").fetchall()
+    s.commit(caller_commit("op_2", (1, 2, 3, 3)))
+    assert s.recall_count("c1") == 4
+    rows = s.connection.execute("SELECT id, operation_id, removed_at FROM recall ORDER BY id").fetchall()
+    assert rows[:3] == first and rows[3][:2] == ("m3", "op_2")
+    # The clip-archive is not stored for a caller-owned conversation.
+    assert s.connection.execute("SELECT COUNT(*) FROM messages WHERE id = 'clip1'").fetchone() == (0,)
+    assert s.search_fts5('"tokenizer"', "c1")
+
+
+@pytest.mark.parametrize("bad,err", [
+    ({"archive_deletes": ["blk_missing"]}, ConflictError),
+    ({"remove_message_ids": ["m0"]}, StoreError),
+    ({"history_owner": "robot"}, StoreError),
+    ({"recall_writes": [{"id": "", "role": "user", "message": {}}]}, StoreError),
+    ({"recall_writes": [{"id": "m1", "role": "robot", "message": {}}]}, StoreError),
+    ({"recall_writes": [{"id": "m1", "role": "user", "message": "not an object"}]}, StoreError),
+    ({"recall_writes": [{"id": "x9", "role": "user", "message": {"id": "x9"}}]}, StoreError),  # c2's id
+])
+def test_caller_owned_commit_refusals_change_nothing(bad: Dict[str, Any], err: type) -> None:
+    s = SQLiteStore()
+    s.commit(caller_commit("op_c2", (), conversation_id="c2", archive_writes=[],
+                           insert_message={"id": "clip2", "role": "system", "content": "x"},
+                           recall_writes=[{"id": "x9", "role": "user", "content": "c2's", "message": {"id": "x9"}}]))
+    before = s.dump()
+    c = caller_commit()
+    c.update(bad)
+    with pytest.raises(err) as e:
+        s.commit(c)
+    assert type(e.value) is err
+    assert s.dump() == before
+    out = s.host_compaction_commit(c)
+    assert out["error"]["code"] == ("conflict" if err is ConflictError else "other")
+    assert s.dump() == before
+
+
+def test_store_owned_commit_stores_insert_raw() -> None:
+    """The clip-archive as compress returned it, in the history's shape."""
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(i) for i in range(5)])
+    shaped = {"role": "user", "content": "[Context Summary — 3 messages compressed]\n\nsummary"}
+    s.commit(commit(insert_raw=shaped))
+    assert s.active_raw("c1")[0] == json.dumps(shaped, ensure_ascii=False, separators=(",", ":"))
+    with pytest.raises(StoreError, match="insert_raw"):
+        s.commit(commit(operation_id="op_2", remove_message_ids=["m3"], insert_message={"id": "clip2"},
+                        insert_raw=["not", "an", "object"]))
+
+
 def test_append_rejects_duplicates_and_bad_roles() -> None:
     s = SQLiteStore()
     s.append_messages("c1", [msg(0)])

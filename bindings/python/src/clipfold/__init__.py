@@ -12,6 +12,7 @@ from ._aio import AsyncCompactor
 from .compactor import DEFAULT_TARGET_SHARE, Compactor, QueryAnalyzerPlugin, find_wasm, normalize_messages
 from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
+from . import wire
 from .store import ConflictError, NotFoundError, SQLiteStore, StoreError
 from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Message, ModelRequest, ModelResponse,
                     SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
@@ -19,7 +20,7 @@ from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Messa
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncCompactor", "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",
+    "wire", "AsyncCompactor", "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",
     "ClipfoldError",
     "Anthropic", "Extractive", "OpenAICompatible", "ConflictError", "NotFoundError", "SQLiteStore", "StoreError",
     "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse",

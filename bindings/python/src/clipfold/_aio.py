@@ -252,19 +252,26 @@ class AsyncCompactor:
 
     # ------------------------------------------------------------ compress
     async def compress(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
+                       caller_owned: bool = False, only_if_due: bool = False, shape: Optional[str] = None,
                        config: Optional[Config] = None, dry_run: bool = False,
-                       now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
-                       sync_store: bool = True) -> CompactionResult:
-        """Compacts a conversation (see :meth:`Compactor.compress`): a failed
-        compaction is a result with ``failed: True``, the history unchanged."""
-        return await self._run(self._c.compress, conversation_id, history, config=config, dry_run=dry_run, now=now,
-                               operation_id=operation_id, sync_store=sync_store)
+                       now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None) -> CompactionResult:
+        """Compacts a conversation (see :meth:`Compactor.compress`, the same
+        options): a failed compaction is a result with ``failed: True``, the
+        history unchanged."""
+        return await self._run(self._c.compress, conversation_id, history, caller_owned=caller_owned,
+                               only_if_due=only_if_due, shape=shape, config=config, dry_run=dry_run, now=now,
+                               operation_id=operation_id)
+
+    async def decode_history(self, conversation_id: str, history: Sequence[MessageLike],
+                             shape: Optional[str] = None) -> Dict[str, Any]:
+        """The decodeHistory export (see :meth:`Compactor.decode_history`)."""
+        return await self._run(self._c.decode_history, conversation_id, history, shape)
 
     async def compact_if_due(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
                              target_share: float = DEFAULT_TARGET_SHARE, config: Optional[Config] = None,
                              **compress_options: Any) -> Optional[CompactionResult]:
         """The agent loop's helper (see :meth:`Compactor.compact_if_due`):
-        None when not due, else the CompactionResult. The check and the
+        None when nothing changed, else the CompactionResult. The check and the
         compaction are one call in the worker: nothing runs between them on
         this instance."""
         return await self._run(self._c.compact_if_due, conversation_id, history, target_share=target_share,

@@ -9,9 +9,8 @@ import inspect
 import json
 import os
 import threading
-import uuid
-from datetime import datetime, timedelta, timezone
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Union, cast
+from datetime import datetime
+from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import extism
 
@@ -19,11 +18,13 @@ from ._host import HostContext, error_bytes, host_functions
 from ._locate import WASM_ENV, find_wasm
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
-from .store import SQLiteStore, format_time
+from ._messages import Prepared, message_dict, same_messages
+from .store import SQLiteStore, format_time, raw_json
 from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
                     ShouldCompactResult, SplitResult, VersionInfo)
 
-MessageLike = Mapping[str, Any]
+MessageLike = Any
+"""A message: a dict in any shape of SPEC §2, or a LangChain message object."""
 
 __all__ = ["Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "WASM_ENV", "find_wasm", "normalize_messages"]
 
@@ -81,6 +82,14 @@ class _ExportCaller:
                 self._plugin = None
 
 
+def export_caller(wasm_path: Union[str, "os.PathLike[str]"]) -> _ExportCaller:
+    """The exports of a plug-in on an instance of its own, as a callable
+    ``caller(export, bytes) -> bytes`` (what the LLM adapters use)."""
+    with open(os.fspath(wasm_path), "rb") as f:
+        compiled = _compile(f.read())
+    return _ExportCaller(lambda: extism.Plugin(compiled))
+
+
 DEFAULT_TARGET_SHARE = 0.8
 """The default target of :meth:`Compactor.compact_if_due`, a share of should_compact's limit."""
 
@@ -91,9 +100,7 @@ class QueryAnalyzerPlugin:
     SQLiteStore made without a Compactor analyses its queries with."""
 
     def __init__(self, wasm_path: Union[str, "os.PathLike[str]"]) -> None:
-        with open(os.fspath(wasm_path), "rb") as f:
-            compiled = _compile(f.read())
-        self._caller = _ExportCaller(lambda: extism.Plugin(compiled))
+        self._caller = export_caller(wasm_path)
 
     def __call__(self, query: str, language: Optional[str] = None) -> SearchQuery:
         payload: Dict[str, Any] = {"query": query}
@@ -341,35 +348,86 @@ class Compactor:
             cfg["summarizer"] = "extractive"
         return cfg
 
-    def compress(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
+    def compress(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
+                 caller_owned: bool = False, only_if_due: bool = False, shape: Optional[str] = None,
                  config: Optional[Config] = None, dry_run: bool = False,
-                 now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
-                 sync_store: bool = True) -> CompactionResult:
-        """Compacts a conversation (SPEC §4) and returns the CompactionResult.
+                 now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None) -> CompactionResult:
+        """Compacts a conversation (SPEC §4) and returns the CompactionResult,
+        as the Go host's ``Compactor.Compress`` does.
 
-        ``history``: the active history, as OpenAI-style dicts (``id`` and
-        ``created_at`` are generated when missing; the result's history
-        carries them). None: the store's active history of the conversation,
-        sent byte for byte. With ``sync_store`` (the default), messages of
-        ``history`` the store does not know yet are appended to it first, so
-        the commit can move them to recall.
+        ``history``: the messages, in any shape of SPEC §2 (OpenAI Chat,
+        Anthropic, OpenAI Responses, AI SDK, LangChain dicts) as dicts, or
+        LangChain message objects. They are sent as they are: a message
+        without an ``id`` gets the plug-in's derived id, one without
+        ``created_at`` is dated at the compaction's ``now``, and the result's
+        ``history`` holds the kept messages exactly as given (for LangChain
+        objects, the very objects; the clip-archive a new message of the
+        history's shape; its text is also ``result["clip_archive"]``).
+
+        By default the store owns the history (SPEC §4 ``history_owner``
+        "store"): the messages of ``history`` the store holds nowhere yet
+        (neither active nor in recall; ids as the plug-in's
+        ``decodeHistory`` export gives them) are appended to its active
+        history, and the store's active history is compacted and returned
+        — what the caller sent, less what earlier compactions moved to
+        recall, behind their clip-archive. ``history=None`` compacts the
+        store's active history.
+
+        ``caller_owned=True``: the caller keeps the messages (LangChain,
+        LangGraph, the provider SDKs); nothing of the list is stored, the
+        removed messages are written to recall once each, by id, and the
+        result's history is the compacted view to send to the model. Either
+        pattern works: replace the list with the result's history and
+        append to it, or send the whole list every turn (the same list gives
+        the same view, nothing is summarized twice).
+
+        ``only_if_due``: compact only when the history (caller-owned: its
+        compacted view) is over the budget, as ``should_compact`` says — for
+        a call on every turn. ``shape`` names the shape when the messages
+        cannot tell (``"anthropic"`` for Anthropic text turns): chat,
+        anthropic, responses, ai_sdk, langchain.
 
         A compaction that fails is not an exception: the result has
-        ``failed: True``, a ``failure_code`` and the input history unchanged.
+        ``failed: True``, a ``failure_code`` and the history unchanged.
         ClipfoldError is raised only for invalid input."""
+        prepared, payload, _ = self._compress_payload(conversation_id, history, caller_owned, only_if_due, shape,
+                                                      config, dry_run, now, operation_id)
+        result = cast(CompactionResult, json.loads(self.call("compress", payload)))
+        if prepared is not None:
+            result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
+        return result
+
+    def _ids_of(self, conversation_id: str, shape: Optional[str]) -> Callable[[List[Any]], List[str]]:
+        def ids(history: List[Any]) -> List[str]:
+            return [str(m["id"]) for m in self._decode(conversation_id, Prepared(history, "history"), shape)["messages"]]
+        return ids
+
+    def _compress_payload(self, conversation_id: str, history: Optional[Sequence[Any]], caller_owned: bool,
+                          only_if_due: bool, shape: Optional[str], config: Optional[Config], dry_run: bool,
+                          now: Optional[Union[str, datetime]], operation_id: Optional[str]) -> Tuple[Optional[Prepared], str, List[str]]:
+        """compress's input (JSON text), the Prepared history (None for the
+        store's) and the JSON text of each message sent."""
+        if not isinstance(conversation_id, str) or not conversation_id:
+            raise ClipfoldError("invalid_input", "conversation_id: must be a non-empty string", "conversation_id")
         cfg = self._compress_config(config)
-        parts = ['{"conversation_id":', _dumps(conversation_id), ',"history":']
-        if history is None:
-            raws = self.store.active_raw(conversation_id)
+        prepared = Prepared(history, "history") if history is not None else None
+        parts = ['{"conversation_id":', _dumps(conversation_id)]
+        if caller_owned:
+            if prepared is None:
+                raise ClipfoldError("invalid_input", "history: a caller-owned compaction needs the caller's messages",
+                                    "history")
+            sent = prepared.raws
+            parts += [',"history_owner":"caller","history":', prepared.array()]
         else:
-            msgs = normalize_messages(history, for_compress=True)
-            if sync_store:
-                known = self.store.known_ids([m["id"] for m in msgs])
-                new = [m for m in msgs if m["id"] not in known]
-                if new:
-                    self.store.append_messages(conversation_id, new)
-            raws = [_dumps(m) for m in msgs]
-        parts.append("[" + ",".join(raws) + "]")
+            if prepared is not None:
+                self._sync(conversation_id, prepared, shape)
+            rows = self.store.active_rows(conversation_id)
+            sent = [r[1] for r in rows]
+            parts += [',"history":[', ",".join(sent), '],"history_ids":', _dumps([r[0] for r in rows])]
+        if shape is not None:
+            parts += [',"shape":', _dumps(shape)]
+        if only_if_due:
+            parts.append(',"only_if_due":true')
         if cfg is not None:
             parts += [',"config":', _dumps(cfg)]
         if dry_run:
@@ -379,44 +437,80 @@ class Compactor:
         if operation_id is not None:
             parts += [',"operation_id":', _dumps(operation_id)]
         parts.append("}")
-        return cast(CompactionResult, json.loads(self.call("compress", "".join(parts))))
+        return prepared, "".join(parts), sent
 
+    def decode_history(self, conversation_id: str, history: Sequence[Any],
+                       shape: Optional[str] = None) -> Dict[str, Any]:
+        """The plug-in's decodeHistory export: ``{"shape", "messages": [{"id",
+        "role", "content", "created_at"}]}``, one entry per message — the id
+        given or derived (as compress derives it), clipfold's reading of the
+        role, the text a store keeps, the time or None."""
+        return self._decode(conversation_id, Prepared(history, "history"), shape)
 
-    def compact_if_due(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
+    def _decode(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> Dict[str, Any]:
+        payload = '{"conversation_id":' + _dumps(conversation_id) + ',"history":' + prepared.array()
+        if shape is not None:
+            payload += ',"shape":' + _dumps(shape)
+        return cast(Dict[str, Any], json.loads(self.call("decodeHistory", payload + "}")))
+
+    def _sync(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> None:
+        """Appends the messages the store holds nowhere (neither in this
+        conversation's active history nor in recall), under the ids the
+        plug-in's decodeHistory export gives them (as the Go host's sync)."""
+        decoded = self._decode(conversation_id, prepared, shape)["messages"]
+        active = {r[0] for r in self.store.active_rows(conversation_id)}
+        recalled = self.store.recalled_ids([d["id"] for d in decoded if d["id"] not in active])
+        fresh = [(d["id"], d["role"], d["content"], d["created_at"] or "", raw)
+                 for d, raw in zip(decoded, prepared.raws) if d["id"] not in active and d["id"] not in recalled]
+        if fresh:
+            self.store.append_rows(conversation_id, fresh)
+
+    def compact_if_due(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
                        target_share: float = DEFAULT_TARGET_SHARE, config: Optional[Config] = None,
                        **compress_options: Any) -> Optional[CompactionResult]:
-        """The agent loop's helper: compacts when ``should_compact`` says the
-        history is due, and then to a target, not to ``keep_recent``: the
-        history ends near ``target_share`` of the limit (default 0.8), with
-        as many of the newest messages as fit kept verbatim (contiguous, tool
-        calls with their results, pinned messages always) and only the older
-        rest summarized — ``target_tokens`` = ⌊target_share × limit⌋. An
-        explicit ``target_tokens`` in the config wins; ``target_share=0``
-        compacts to ``keep_recent``.
+        """The agent loop's helper: compacts when the history is due (as
+        ``should_compact`` says; a caller-owned one: its compacted view), and
+        then to a target, not to ``keep_recent``: the history ends near
+        ``target_share`` of the limit (default 0.8), with as many of the
+        newest messages as fit kept verbatim (contiguous, tool calls with
+        their results, pinned messages always) and only the older rest
+        summarized — ``target_tokens`` = ⌊target_share × limit⌋. An explicit
+        ``target_tokens`` in the config wins; ``target_share=0`` compacts to
+        ``keep_recent``.
 
-        ``history``: as for :meth:`compress` (None: the store's). Returns None
-        when not due, else the CompactionResult (a failed compaction is a
-        result, not an exception). ``compress_options`` go to
-        :meth:`compress` (``dry_run``, ``now``, ``operation_id``,
-        ``sync_store``)."""
+        ``history``: as for :meth:`compress` (None: the store's).
+        ``compress_options`` go to :meth:`compress` (``caller_owned``,
+        ``shape``, ``dry_run``, ``now``, ``operation_id``). Returns None when
+        nothing changed — not due, and the history to send is the one given
+        — else the CompactionResult (a failed compaction is a result, not an
+        exception; a caller-owned list sent whole gets its compacted view
+        back even when nothing new was due)."""
         if isinstance(target_share, bool) or not isinstance(target_share, (int, float)) \
                 or not 0 <= target_share <= 1:
             raise ValueError("compact_if_due: target_share must be a number in [0, 1], got %r" % (target_share,))
+        compress_options.pop("only_if_due", None)
         cfg = self._config(config)
-        if history is None:
-            raws = self.store.active_raw(conversation_id)
-        else:
-            raws = [_dumps(m) for m in normalize_messages(history)]
-        payload = '{"messages":[' + ",".join(raws) + "]"
-        if cfg is not None:
-            payload += ',"config":' + _dumps(cfg)
-        sc = json.loads(self.call("shouldCompact", payload + "}"))
-        if not sc["due"]:
-            return None
         over = dict(config or {})
         if target_share > 0 and "target_tokens" not in (cfg or {}):
-            over["target_tokens"] = max(1, int(target_share * sc["limit"]))
-        return self.compress(conversation_id, history, config=over or None, **compress_options)
+            payload = '{"messages":[]' + (',"config":' + _dumps(cfg) if cfg is not None else "") + "}"
+            limit = int(json.loads(self.call("shouldCompact", payload))["limit"])
+            over["target_tokens"] = max(1, int(target_share * limit))
+        caller_owned = bool(compress_options.pop("caller_owned", False))
+        shape = compress_options.pop("shape", None)
+        dry_run = bool(compress_options.pop("dry_run", False))
+        now = compress_options.pop("now", None)
+        operation_id = compress_options.pop("operation_id", None)
+        if compress_options:
+            raise TypeError("compact_if_due: unexpected option(s) %s" % ", ".join(sorted(compress_options)))
+        prepared, payload, sent = self._compress_payload(conversation_id, history, caller_owned, True, shape,
+                                                         over or None, dry_run, now, operation_id)
+        result = cast(CompactionResult, json.loads(self.call("compress", payload)))
+        if not result["failed"] and result["messages_compressed"] == 0 and same_messages(
+                result["history"], [raw_json(json.loads(r)) for r in sent]):
+            return None
+        if prepared is not None:
+            result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
+        return result
 
 
 _worker = threading.local()
@@ -468,30 +562,14 @@ def _await_llm(aw: Awaitable[Any], timeout_ms: Any) -> Any:
                        "blocks: use AsyncCompactor (await c.compress(...))")
 
 
-def _plain(messages: Sequence[MessageLike]) -> List[Dict[str, Any]]:
-    return normalize_messages(messages, for_compress=False)
+def _plain(messages: Sequence[Any]) -> List[Dict[str, Any]]:
+    return normalize_messages(messages)
 
 
-def normalize_messages(messages: Sequence[MessageLike], for_compress: bool = False,
-                       now: Optional[datetime] = None) -> List[Dict[str, Any]]:
-    """Plain message dicts for the plug-in: OpenAI-style ``content: None``
-    becomes "", and for compress a missing ``id`` is generated ("msg_" +
-    random hex) and a missing ``created_at`` is set to now, a millisecond
-    apart so that array order is time order. Other fields are kept as they
-    are."""
-    out: List[Dict[str, Any]] = []
-    base = (now or datetime.now(timezone.utc)) - timedelta(milliseconds=len(messages))
-    for i, m in enumerate(messages):
-        if not isinstance(m, Mapping):
-            raise ClipfoldError("invalid_input", "messages[%d]: must be a dict, got %s" % (i, type(m).__name__),
-                                "messages[%d]" % i)
-        d = dict(m)
-        if "content" in d and d["content"] is None:
-            d["content"] = ""
-        if for_compress:
-            if not d.get("id"):
-                d["id"] = "msg_" + uuid.uuid4().hex
-            if not d.get("created_at"):
-                d["created_at"] = format_time(base + timedelta(milliseconds=i))
-        out.append(d)
-    return out
+def normalize_messages(messages: Sequence[Any]) -> List[Dict[str, Any]]:
+    """The plain message dicts the plug-in reads: dicts as they are (copied),
+    LangChain message objects as LangChain's dict of them (see
+    :mod:`clipfold._messages`). Nothing is added: ids, times and
+    ``content: None`` are the plug-in's to read."""
+    p = Prepared(messages)
+    return [message_dict(m, "messages[%d]" % i) for i, m in enumerate(p.originals)]

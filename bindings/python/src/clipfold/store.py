@@ -289,11 +289,41 @@ class SQLiteStore:
     def append_messages(self, conversation_id: str, messages: Sequence[MessageInput]) -> None:
         """Adds messages, in order, after the conversation's active history.
 
-        Each message is a dict (stored as compact JSON) or the exact JSON
-        text/bytes to store. Ids are unique across the store, active and
-        recall: a repeated or already stored id is an error, and nothing is
-        added."""
-        rows = self._prepare_append(conversation_id, messages)
+        Each message is a SPEC Message (``id``, ``role``, …) as a dict (stored
+        as compact JSON) or the exact JSON text/bytes to store. Ids are
+        unique across the store, active and recall: a repeated or already
+        stored id is an error, and nothing is added. Messages in another
+        shape (LangChain, Anthropic, Responses, …) go through
+        :meth:`append_rows` with what the plug-in's ``decodeHistory`` export
+        read of them, as ``Compactor.compress`` does."""
+        self._insert_rows(conversation_id, self._prepare_append(conversation_id, messages))
+
+    def append_rows(self, conversation_id: str, rows: Sequence[Tuple[str, str, str, str, str]]) -> None:
+        """Adds messages given as rows ``(id, role, content, created_at,
+        raw)`` — the id, role, text and time the plug-in's ``decodeHistory``
+        export reads in a message of any shape, and its exact JSON — after
+        the conversation's active history, with append_messages' rules."""
+        if not conversation_id:
+            raise StoreError("append: conversation id is empty")
+        out = []
+        seen: Dict[str, int] = {}
+        for i, (mid, role, content, created, raw) in enumerate(rows):
+            if not isinstance(mid, str) or not mid:
+                raise StoreError("append: rows[%d].id is empty" % i)
+            if mid in seen:
+                raise StoreError("append: rows[%d].id %r repeats rows[%d]" % (i, mid, seen[mid]))
+            seen[mid] = i
+            if role not in ROLES:
+                raise StoreError("append: message %r: role %r is not user, assistant, system or tool" % (mid, role))
+            try:
+                created = normalize_time(created)
+                json.loads(raw)
+            except ValueError as e:
+                raise StoreError("append: message %r: %s" % (mid, e)) from None
+            out.append((mid, role, content or "", created, raw))
+        self._insert_rows(conversation_id, out)
+
+    def _insert_rows(self, conversation_id: str, rows: List[Tuple[str, str, str, str, str]]) -> None:
         if not rows:
             return
         ids = json.dumps([r[0] for r in rows])
@@ -353,6 +383,19 @@ class SQLiteStore:
             return [r[0] for r in self._db.execute(
                 "SELECT raw FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,))]
 
+    def active_rows(self, conversation_id: str) -> List[Tuple[str, str]]:
+        """The conversation's active history as ``(id, exact JSON)`` pairs."""
+        with self._lock:
+            return [(r[0], r[1]) for r in self._db.execute(
+                "SELECT id, raw FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,))]
+
+    def recalled_ids(self, ids: Sequence[str]) -> Set[str]:
+        """The ids among ``ids`` that recall storage holds (any conversation)."""
+        j = json.dumps(list(ids))
+        with self._lock:
+            return {r[0] for r in self._db.execute(
+                "SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))", (j,))}
+
     def active_messages(self, conversation_id: str) -> List[Message]:
         """The conversation's active history, in order."""
         return [json.loads(r) for r in self.active_raw(conversation_id)]
@@ -385,14 +428,28 @@ class SQLiteStore:
         return [{"id": r[0], "label": r[1], "content": r[2]} for r in rows]
 
     def commit(self, c: CommitRequest, now: Optional[datetime] = None) -> None:
-        """Applies a compaction_commit in one transaction, or nothing.
+        """Applies a compaction_commit in one transaction, or nothing
+        (hostfuncs/store/SCHEMA.md, as the Go store does).
 
-        Raises ConflictError when an id to remove or delete no longer
-        exists, StoreError for a malformed commit."""
+        Store-owned (``history_owner`` "store" or absent): the removed
+        messages move from the active history to recall and the
+        clip-archive is inserted before what stays, its JSON the commit's
+        ``insert_raw`` (the clip-archive in the history's shape) when given.
+        Caller-owned (``history_owner`` "caller"): the active history is not
+        touched; each of ``recall_writes`` is written to recall once (an id
+        recall already holds for this conversation is left as it is:
+        queries/write_recall.sql), and the clip-archive is not stored.
+
+        Raises ConflictError when an id to remove (store-owned) or a block
+        to delete no longer exists, StoreError for a malformed commit or a
+        recall write whose id recall holds for another conversation."""
         conv = c.get("conversation_id") or ""
         op = c.get("operation_id") or ""
         if not conv:
             raise StoreError("commit %r: conversation_id is empty" % op)
+        owner = c.get("history_owner") or "store"
+        if owner not in ("store", "caller"):
+            raise StoreError('commit %r: history_owner must be "store" or "caller", got %r' % (op, owner))
         ins: Dict[str, Any] = dict(c.get("insert_message") or {})
         ins_id = ins.get("id")
         if not isinstance(ins_id, str) or not ins_id:
@@ -411,7 +468,15 @@ class SQLiteStore:
         except ValueError as e:
             raise StoreError("commit %r: insert_message.created_at: %s" % (op, e)) from None
         content = content_text(ins.get("content"))
-        raw = marshal_message(ins_id, conv, role, content, created)
+        insert_raw = c.get("insert_raw")
+        if insert_raw is not None:
+            if not isinstance(insert_raw, Mapping):
+                raise StoreError("commit %r: insert_raw is not a JSON object" % op)
+            # The clip-archive as compress returned it, in the history's
+            # shape: the active history gives back what the caller got.
+            raw = raw_json(insert_raw)
+        else:
+            raw = marshal_message(ins_id, conv, role, content, created)
         remove_ids = _unique(c.get("remove_message_ids") or [])
         delete_ids = _unique(c.get("archive_deletes") or [])
         search_text = c.get("search_text") or {}
@@ -426,20 +491,35 @@ class SQLiteStore:
         for i, w in enumerate(writes):
             if not w.get("label"):
                 raise StoreError("commit %r to %r: archive_writes[%d]: label is empty" % (op, conv, i))
+        recall_rows: List[Tuple[str, str, str, str, str, str, str, str, str]] = []
+        if owner == "caller":
+            if remove_ids:
+                raise StoreError("commit %r: history_owner caller: remove_message_ids must be empty (the store "
+                                 "holds no active history of a caller-owned conversation)" % op)
+            recall_rows = _recall_rows(c.get("recall_writes") or [], conv, op, now_text)
         rj, dj = json.dumps(remove_ids), json.dumps(delete_ids)
 
         with self._tx() as db:
+            if owner == "caller":
+                self._check_deletes(db, conv, delete_ids, dj)
+                if recall_rows:
+                    db.executemany(_query("write_recall"), recall_rows)
+                    ids = json.dumps([r[0] for r in recall_rows])
+                    foreign = [r[0] for r in db.execute(
+                        "SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) AND conversation_id <> ?2 "
+                        "ORDER BY id", (ids, conv))]
+                    if foreign:
+                        raise StoreError("commit %r to %r: recall_writes: message id(s) %s are already stored for "
+                                         "another conversation than %r" % (op, conv, json.dumps(foreign), conv))
+                _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
+                return
             found = {r[0] for r in db.execute(
                 "SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))", (conv, rj))}
             missing = [x for x in remove_ids if x not in found]
             if missing:
                 raise ConflictError("conflict: conversation %r: remove_message_ids no longer exist: %s"
                                     % (conv, json.dumps(missing)))
-            found = {r[0] for r in db.execute("SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))}
-            missing = [x for x in delete_ids if x not in found]
-            if missing:
-                raise ConflictError("conflict: conversation %r: archive_deletes no longer exist: %s"
-                                    % (conv, json.dumps(missing)))
+            self._check_deletes(db, conv, delete_ids, dj)
             taken = [r[0] for r in db.execute(
                 "SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1", (ins_id,))]
             if taken:
@@ -450,16 +530,24 @@ class SQLiteStore:
                 db.execute(_query("move_to_recall"), (conv, rj, now_text, op, stj))
                 db.execute("DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                            (conv, rj))
-            if delete_ids:
-                db.execute("DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))
-            for w in writes:
-                db.execute(
-                    "INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)\n"
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (new_id("blk_"), w.get("tier") or "archival", w["label"], w.get("content") or "", now_text,
-                     conv, w.get("reason") or "", op))
+            _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
             db.execute("INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)",
                        (ins_id, conv, insert_seq, role, content, created, raw))
+
+    @staticmethod
+    def _check_deletes(db: sqlite3.Connection, conv: str, delete_ids: List[str], dj: str) -> None:
+        found = {r[0] for r in db.execute("SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))}
+        missing = [x for x in delete_ids if x not in found]
+        if missing:
+            raise ConflictError("conflict: conversation %r: archive_deletes no longer exist: %s"
+                                % (conv, json.dumps(missing)))
+
+    def recall_count(self, conversation_id: str = "") -> int:
+        """How many messages recall storage holds (of one conversation, or all)."""
+        with self._lock:
+            (n,) = self._db.execute("SELECT COUNT(*) FROM recall WHERE ?1 = '' OR conversation_id = ?1",
+                                    (conversation_id,)).fetchone()
+        return int(n)
 
     # ------------------------------------------------------------ search
     def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[SearchHit]:
@@ -568,6 +656,56 @@ class SQLiteStore:
         except (StoreError, sqlite3.Error, ValueError, TypeError, KeyError) as e:
             return {"error": {"code": "other", "message": str(e), "retryable": False}}
         return {"ok": True}
+
+
+def raw_json(value: Any) -> str:
+    """A message's JSON as the Python host writes it (compact, non-ASCII as
+    is): a message the host sent and the plug-in returned or committed
+    parses and re-encodes to the very text that was sent."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _recall_rows(writes: Sequence[Any], conv: str, op: str,
+                 now_text: str) -> List[Tuple[str, str, str, str, str, str, str, str, str]]:
+    """write_recall.sql's parameters for each distinct id of a caller-owned
+    commit's recall_writes (the first of an id wins)."""
+    rows = []
+    seen: Set[str] = set()
+    for i, w in enumerate(writes):
+        if not isinstance(w, Mapping):
+            raise StoreError("commit %r: recall_writes[%d] is not an object" % (op, i))
+        wid = w.get("id")
+        if not isinstance(wid, str) or not wid:
+            raise StoreError("commit %r: recall_writes[%d].id is empty" % (op, i))
+        msg = w.get("message")
+        if not isinstance(msg, Mapping):
+            raise StoreError("commit %r: recall_writes[%d] (%r): message is not a JSON object" % (op, i, wid))
+        role = w.get("role")
+        if role not in ROLES:
+            raise StoreError("commit %r: recall_writes[%d] (%r): role %r is not valid" % (op, i, wid, role))
+        try:
+            created = normalize_time(w.get("created_at"))
+        except ValueError as e:
+            raise StoreError("commit %r: recall_writes[%d] (%r): created_at: %s" % (op, i, wid, e)) from None
+        if wid in seen:
+            continue
+        seen.add(wid)
+        rows.append((wid, conv, str(role), str(w.get("content") or ""), created, raw_json(msg), now_text, op,
+                     str(w.get("search_text") or "")))
+    return rows
+
+
+def _write_blocks(db: sqlite3.Connection, writes: Sequence[Mapping[str, Any]], delete_ids: List[str], dj: str,
+                  conv: str, op: str, now_text: str) -> None:
+    """Deletes the commit's archive_deletes and inserts its archive_writes."""
+    if delete_ids:
+        db.execute("DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))
+    for w in writes:
+        db.execute(
+            "INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)\n"
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (new_id("blk_"), w.get("tier") or "archival", w["label"], w.get("content") or "", now_text,
+             conv, w.get("reason") or "", op))
 
 
 def _add_batch(hit: Dict[str, Any], content: str) -> None:

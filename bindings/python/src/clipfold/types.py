@@ -119,6 +119,21 @@ class CommitRequest(TypedDict, total=False):
     remove_message_ids: List[str]
     insert_message: Message
     search_text: Dict[str, str]
+    insert_raw: Dict[str, Any]
+    history_owner: str
+    recall_writes: List["RecallWrite"]
+
+
+class RecallWrite(TypedDict, total=False):
+    """One removed message of a caller-owned commit (``history_owner``
+    "caller"): written to recall storage once per id."""
+
+    id: str
+    role: Role
+    content: str
+    created_at: Optional[str]
+    search_text: str
+    message: Dict[str, Any]
 
 
 class SearchQuery(TypedDict):
@@ -211,6 +226,6 @@ Config = Dict[str, Any]
 __all__ = [
     "Role", "ContentPart", "Content", "Message", "Batch", "ModelMessage", "ModelRequest", "Usage",
     "ModelResponse", "HostError", "ErrorResponse", "SplitResult", "ShouldCompactResult", "VersionInfo",
-    "ArchiveWrite", "CommitRequest", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
+    "ArchiveWrite", "CommitRequest", "RecallWrite", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
     "SearchHit", "BatchMeta", "StoredBlock",
 ]

@@ -1,0 +1,328 @@
+"""clipfold in LangChain v1 agents (``pip install "clipfold[langchain]"``).
+
+- :class:`ClipfoldMiddleware`: an ``AgentMiddleware`` for
+  ``create_agent(model, tools, middleware=[...])``, a drop-in for
+  ``langchain.agents.middleware.SummarizationMiddleware`` (the same
+  ``trigger``/``keep`` vocabulary): before a model call it compacts the
+  agent's messages with clipfold and replaces them as
+  SummarizationMiddleware does (``RemoveMessage(REMOVE_ALL_MESSAGES)`` and
+  the new list: the clip-archive, then the kept messages, the very objects
+  the state held). The removed messages are not lost: they go to recall
+  storage, searchable with
+- :func:`memory_read_tool`: a LangChain tool that searches what was
+  archived (SPEC §5 "memory_read"): summaries and the original messages.
+
+Nothing here re-implements clipfold: the plug-in reads LangChain's message
+dicts (``model_dump``), splits, keeps tool calls with their results,
+summarizes and archives; this module speaks LangChain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from .compactor import Compactor
+from .errors import ClipfoldError
+from .store import NotFoundError
+from .types import CompactionResult, Config
+
+__all__ = ["ChatModelLLM", "ClipfoldMiddleware", "ContextSize", "conversation_id_from_config", "memory_read_tool"]
+
+ContextSize = Tuple[str, Union[int, float]]
+"""LangChain's ("tokens", n), ("messages", n) or ("fraction", f)."""
+
+DEFAULT_CONVERSATION_ID = "default"
+_DEFAULT_MESSAGES_TO_KEEP = 20  # SummarizationMiddleware's default keep
+
+
+def conversation_id_from_config(default: str = DEFAULT_CONVERSATION_ID) -> str:
+    """The conversation a LangGraph run belongs to: its ``thread_id``
+    (``config={"configurable": {"thread_id": …}}``), else ``default``."""
+    try:
+        from langgraph.config import get_config
+        cfg = get_config()
+    except (ImportError, RuntimeError):
+        return default
+    tid = (cfg.get("configurable") or {}).get("thread_id")
+    return str(tid) if tid not in (None, "") else default
+
+
+def _conversation(conversation_id: Union[None, str, Callable[[], str]]) -> str:
+    if callable(conversation_id):
+        return str(conversation_id())
+    return conversation_id or conversation_id_from_config()
+
+
+class ChatModelLLM:
+    """A LangChain chat model as clipfold's LLM (``llm_complete``): the
+    ModelRequest's ``system`` and messages become LangChain messages, the
+    model's text the summary. A failure is SPEC §2's error object
+    (retryable, except a context overflow), never an exception."""
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.model = model
+
+    def __call__(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        return self.complete(request)
+
+    def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        msgs: List[BaseMessage] = []
+        if request.get("system"):
+            msgs.append(SystemMessage(content=request["system"]))
+        for m in request.get("messages") or []:
+            role, content = m.get("role"), m.get("content") or ""
+            msgs.append(AIMessage(content=content) if role == "assistant" else
+                        SystemMessage(content=content) if role == "system" else HumanMessage(content=content))
+        try:
+            out = self.model.invoke(msgs)
+        except Exception as e:  # noqa: BLE001 - reported to the plug-in, which fails safe
+            overflow = type(e).__name__ == "ContextOverflowError"
+            return {"error": {"code": "context_overflow" if overflow else "unavailable",
+                              "message": "%s: %s" % (type(e).__name__, e), "retryable": not overflow}}
+        usage = getattr(out, "usage_metadata", None) or {}
+        return {"content": [{"type": "text", "text": out.text if isinstance(out, BaseMessage) else str(out)}],
+                "stop_reason": "end_turn", "usage": {"input_tokens": int(usage.get("input_tokens") or 0),
+                                                     "output_tokens": int(usage.get("output_tokens") or 0)}}
+
+
+def _max_input_tokens(model: Optional[BaseChatModel]) -> Optional[int]:
+    profile = getattr(model, "profile", None) if model is not None else None
+    n = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
+
+
+def _check_size(size: Any, name: str) -> ContextSize:
+    """SummarizationMiddleware's validation of a ContextSize."""
+    if not isinstance(size, tuple) or len(size) != 2:
+        raise ValueError("%s must be a (kind, value) tuple such as ('messages', 20), got %r" % (name, size))
+    kind, value = size
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("%s value must be a number, got %r" % (name, value))
+    if kind == "fraction":
+        if not 0 < value <= 1:
+            raise ValueError("Fractional %s values must be between 0 and 1, got %s." % (name, value))
+    elif kind in ("tokens", "messages"):
+        if value <= 0 or (kind == "messages" and not isinstance(value, int)):
+            raise ValueError("%s thresholds must be integers greater than 0, got %s." % (name, value))
+    else:
+        raise ValueError("Unsupported context size type %s for %s." % (kind, name))
+    return (kind, value)
+
+
+def _trigger_clauses(trigger: Any) -> List[Dict[str, Union[int, float]]]:
+    """SummarizationMiddleware's trigger forms as clauses: a tuple, a dict
+    (every threshold met: AND) or a list of either (any: OR)."""
+    if trigger is None:
+        return []
+    items = trigger if isinstance(trigger, list) else [trigger]
+    out = []
+    for item in items:
+        if isinstance(item, tuple):
+            kind, value = _check_size(item, "trigger")
+            out.append({kind: value})
+        elif isinstance(item, Mapping):
+            if not item:
+                raise ValueError("trigger clause must specify at least one of 'tokens', 'messages', 'fraction'")
+            out.append({k: _check_size((k, v), "trigger")[1] for k, v in item.items()})
+        else:
+            raise TypeError("Unsupported trigger item type: %s" % type(item))
+    return out
+
+
+class _Policy:
+    """LangChain's trigger/keep vocabulary read onto clipfold's config."""
+
+    def __init__(self, compactor: Compactor, model: Optional[BaseChatModel], trigger: Any, keep: Any,
+                 token_counter: Optional[Callable[[Sequence[BaseMessage]], int]], config: Optional[Config]) -> None:
+        self.compactor = compactor
+        self.max_input = _max_input_tokens(model)
+        self.clauses = _trigger_clauses(trigger)
+        self.keep = _check_size(keep, "keep")
+        self.token_counter = token_counter
+        needs_profile = any("fraction" in c for c in self.clauses) or self.keep[0] == "fraction"
+        if needs_profile and self.max_input is None:
+            raise ValueError("Model profile information is required to use fractional token limits: pass a model "
+                             "whose profile has max_input_tokens, or use absolute token counts")
+        cfg: Config = dict(config or {})
+        kind, value = self.keep
+        if kind == "messages":
+            cfg.setdefault("keep_recent", int(value))
+        else:
+            cfg.setdefault("target_tokens", max(1, int(value if kind == "tokens" else value * (self.max_input or 0))))
+        if self.max_input is not None:
+            cfg.setdefault("model_max_tokens", self.max_input)
+        self.config = cfg
+
+    def tokens(self, messages: Sequence[BaseMessage]) -> int:
+        if self.token_counter is not None:
+            return int(self.token_counter(messages))
+        return self.compactor.estimate_tokens(messages)
+
+    def due(self, messages: Sequence[BaseMessage]) -> Optional[bool]:
+        """Whether a trigger is met (SummarizationMiddleware's rule: a
+        threshold is met at or above it); None when no trigger is set
+        (then clipfold's own budget decides: only_if_due)."""
+        if not self.clauses:
+            return None
+        total: Optional[int] = None
+        for clause in self.clauses:
+            met = True
+            for kind, value in clause.items():
+                if kind == "messages":
+                    met = len(messages) >= value
+                else:
+                    if total is None:
+                        total = self.tokens(messages)
+                    limit = value if kind == "tokens" else max(1, int((self.max_input or 0) * value))
+                    met = total >= limit
+                if not met:
+                    break
+            if met:
+                return True
+        return False
+
+
+class ClipfoldMiddleware(AgentMiddleware):
+    """Context compaction for ``create_agent``, a drop-in for
+    ``SummarizationMiddleware``::
+
+        agent = create_agent(model, tools, middleware=[
+            ClipfoldMiddleware(trigger=("tokens", 4000), keep=("messages", 20))])
+
+    ``model`` (optional, a chat model or a model string for
+    ``init_chat_model``): the model that writes summaries, as for
+    SummarizationMiddleware, and whose profile (``max_input_tokens``)
+    fractional limits and clipfold's budget use. Without it clipfold
+    summarizes offline (its extractive summarizer). ``trigger``: when to
+    compact — ``("tokens", n)``, ``("messages", n)``, ``("fraction", f)``,
+    a dict of them (all met) or a list (any met), as SummarizationMiddleware
+    reads it; None (the default) leaves it to clipfold's own budget
+    (``context_budget`` × ``model_max_tokens``: compaction when due).
+    ``keep``: what stays verbatim — ``("messages", n)`` is clipfold's
+    ``keep_recent`` (default 20), ``("tokens", n)`` / ``("fraction", f)``
+    its ``target_tokens`` (the whole compacted history, clip-archive
+    included, fits n). Tokens are clipfold's estimate unless
+    ``token_counter`` is given.
+
+    clipfold's own: ``compactor`` (a :class:`~clipfold.Compactor`; by
+    default one with an in-memory store — pass one with a file store to keep
+    the archive), ``config`` (``[summarization]`` keys), ``conversation_id``
+    (a string or a callable; default: the run's ``thread_id``),
+    ``caller_owned`` (default True: the agent's state owns the messages; the
+    store keeps the archive and each removed message once), and
+    ``memory_read=True`` to register :func:`memory_read_tool` with the agent.
+
+    The compacted state is ``[clip-archive, …kept]``: the clip-archive a
+    ``SystemMessage`` (LangChain's dict shape, as the plug-in renders it),
+    the kept messages the very objects the state held, tool calls always
+    with their results. A compaction that fails changes nothing (the
+    result's ``failure_code`` is kept in ``last_result``).
+    """
+
+    def __init__(self, model: Union[None, str, BaseChatModel] = None, *, trigger: Any = None,
+                 keep: ContextSize = ("messages", _DEFAULT_MESSAGES_TO_KEEP),
+                 token_counter: Optional[Callable[[Sequence[BaseMessage]], int]] = None,
+                 compactor: Optional[Compactor] = None, config: Optional[Config] = None,
+                 conversation_id: Union[None, str, Callable[[], str]] = None, caller_owned: bool = True,
+                 memory_read: bool = False) -> None:
+        super().__init__()
+        if isinstance(model, str):
+            from langchain.chat_models import init_chat_model
+            model = init_chat_model(model)
+        self.model = model
+        if compactor is None:
+            compactor = Compactor(llm=ChatModelLLM(model) if model is not None else None)
+        self.compactor = compactor
+        self.policy = _Policy(compactor, model, trigger, keep, token_counter, config)
+        self.conversation_id = conversation_id
+        self.caller_owned = caller_owned
+        self.last_result: Optional[CompactionResult] = None
+        self.tools = [memory_read_tool(compactor, conversation_id=conversation_id)] if memory_read else []
+
+    @property
+    def name(self) -> str:
+        return "ClipfoldMiddleware"
+
+    def compact(self, messages: Sequence[BaseMessage], conversation_id: Optional[str] = None) -> Optional[List[Any]]:
+        """The compacted messages, or None when nothing changes (not due,
+        nothing to compress, or a compaction that failed safely)."""
+        due = self.policy.due(messages)
+        if due is False:
+            return None
+        conv = conversation_id or _conversation(self.conversation_id)
+        r = self.compactor.compress(conv, list(messages), caller_owned=self.caller_owned, only_if_due=due is None,
+                                    config=self.policy.config)
+        self.last_result = r
+        if r["failed"] or r["messages_compressed"] == 0:
+            return None
+        return list(r["history"])
+
+    def before_model(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+        new = self.compact(state["messages"])
+        if new is None:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new]}
+
+    async def abefore_model(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+        # The plug-in call blocks (Extism is synchronous): off the event loop.
+        conv = _conversation(self.conversation_id)
+        new = await asyncio.to_thread(self.compact, state["messages"], conv)
+        if new is None:
+            return None
+        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new]}
+
+
+def _format_hits(hits: Sequence[Mapping[str, Any]]) -> str:
+    if not hits:
+        return "Nothing in the archive matches."
+    lines = []
+    for h in hits:
+        when = h["start_time"] if h["start_time"] == h["end_time"] else "%s to %s" % (h["start_time"], h["end_time"])
+        head = "[%s %s, %s, score %.3f]" % (h["kind"], h["id"], when, h["score"])
+        if h["kind"] == "batch" and h.get("source_message_ids"):
+            head += " summarizes %s" % ", ".join(h["source_message_ids"])
+        elif h.get("role"):
+            head += " %s" % h["role"]
+        lines.append(head + "\n" + str(h["text"]).strip())
+    return "\n\n".join(lines)
+
+
+def memory_read_tool(compactor: Compactor, *, conversation_id: Union[None, str, Callable[[], str]] = None,
+                     limit: int = 5, name: str = "memory_read") -> BaseTool:
+    """A LangChain tool searching what clipfold archived (SPEC §5
+    "memory_read", the tool the clip-archive points to): the summaries and
+    the original messages of the conversation (``conversation_id``; default
+    the run's ``thread_id``; ``""`` every conversation), ranked, best first,
+    each hit with its kind, id, time range, score and (batches) the ids of
+    the messages it summarizes. Given an ``id`` instead, it reads that
+    message or summary in full."""
+
+    def memory_read(query: str = "", id: str = "") -> str:
+        if id:
+            try:
+                rec = compactor.store.read(id)
+            except NotFoundError as e:
+                return str(e)
+            return json.dumps(rec["message"] if rec["kind"] == "message" else rec["block"], ensure_ascii=False)
+        if not query.strip():
+            return "Give a query (what to look for, in plain words) or the id of a hit to read."
+        conv = "" if conversation_id == "" else _conversation(conversation_id)
+        try:
+            return _format_hits(compactor.search(query, conversation_id=conv, limit=limit))
+        except ClipfoldError as e:
+            return "memory_read failed: %s" % e
+
+    return StructuredTool.from_function(
+        memory_read, name=name,
+        description="Search the archived earlier part of this conversation (summaries and the original messages "
+                    "that were compacted away; the context summary says what is searchable). Ask in plain words, "
+                    "e.g. query='what did we decide about the retry budget'; or pass the id of a hit to read it "
+                    "in full.")
