@@ -85,13 +85,12 @@ else:
 
 
 class BuildPy(build_py):
-    """build_py that first drops bundled files a previous build left in
-    build/lib, so a .sql file removed from the repository never ships."""
+    """build_py that first drops what a previous build left in
+    build/lib/clipfold: setuptools only adds to it, so a module or .sql
+    file removed from the repository would otherwise still ship."""
 
     def run(self) -> None:
-        out = Path(self.build_lib) / "clipfold"
-        shutil.rmtree(out / "sql", ignore_errors=True)
-        (out / "clipfold.wasm").unlink(missing_ok=True)
+        shutil.rmtree(Path(self.build_lib) / "clipfold", ignore_errors=True)
         super().run()
 
 
