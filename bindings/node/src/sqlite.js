@@ -23,6 +23,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import sqlite from 'node-sqlite3-wasm';
 import { HostError } from './errors.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
+import { sharedPlugin } from './shared.js';
 
 const { Database } = sqlite;
 
@@ -785,25 +786,13 @@ function busyError(what, err) {
   return err;
 }
 
-/** @type {Promise<QueryAnalyzer> | null} */
-let shared = null;
-
 /**
- * The plug-in's searchQuery export on one shared main-thread instance of
- * the plug-in findWasm() finds: what a store used without a compactor
- * analyses queries with.
+ * The plug-in's searchQuery export on the shared main-thread instance
+ * (shared.js): what a store used without a compactor analyses queries
+ * with.
  * @returns {Promise<QueryAnalyzer>}
  */
-function defaultAnalyzer() {
-  shared ??= (async () => {
-    const { compileWasm, PluginInstance } = await import('./instance.js');
-    const { stubHostFunctions, HOST_NAMESPACE } = await import('./hostfns.js');
-    const { findWasm } = await import('./paths.js');
-    const module = await compileWasm(findWasm());
-    const inst = new PluginInstance({ module, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() } });
-    const dec = new TextDecoder();
-    return async (/** @type {string} */ q) => JSON.parse(dec.decode(await inst.call('searchQuery', JSON.stringify({ query: q }))));
-  })();
-  shared.catch(() => { shared = null; });
-  return shared;
+async function defaultAnalyzer() {
+  const p = await sharedPlugin();
+  return (q) => p.callJSON('searchQuery', { query: q });
 }
