@@ -240,32 +240,34 @@ export async function createCompactor(opts = {}) {
   }
 
   /**
-   * compress's input, as JSON text, and the JSON text of each message sent.
+   * compress's input, as JSON text, the JSON text of each message sent,
+   * and the caller's messages with their JSON texts (when given).
    * @param {string} conversationId
    * @param {AnyMessage[] | undefined} history
    * @param {CompressOptions} o
-   * @returns {Promise<{input: string, sent: string[]}>}
+   * @returns {Promise<{input: string, sent: string[], given: {objects: AnyMessage[], texts: string[]} | null}>}
    */
   async function compressInput(conversationId, history, o) {
     if (typeof conversationId !== 'string' || conversationId === '') {
       throw new ClipfoldError('invalid_input', 'conversation_id: must be a non-empty string', { export: 'compress' });
     }
     const callerOwned = bool(o.callerOwned, 'callerOwned');
+    const given = history === undefined || history === null ? null : { objects: history, texts: texts(history) };
     /** @type {string[]} */
     let sent;
     /** @type {string[] | undefined} */
     let ids;
     if (callerOwned) {
-      if (history === undefined || history === null) {
+      if (given === null) {
         throw new ClipfoldError('invalid_input', 'history: a caller-owned compaction needs the caller\'s messages', { export: 'compress' });
       }
-      sent = texts(history);
+      sent = given.texts;
     } else if (syncs()) {
       // The store owns the history: what it holds nowhere joins its active
       // history, and its active history is compacted — the caller's list
       // less what earlier compactions moved to recall, behind their
       // clip-archive, under the ids the store keeps.
-      if (history !== undefined && history !== null) await sync(conversationId, texts(history), o.shape);
+      if (given !== null) await sync(conversationId, given.texts, o.shape);
       const active = await /** @type {any} */ (store).activeMessages(conversationId);
       sent = active.map((/** @type {{raw: string}} */ m) => m.raw);
       ids = active.map((/** @type {{id: string}} */ m) => m.id);
@@ -276,14 +278,14 @@ export async function createCompactor(opts = {}) {
         if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');
         history = await store.history(conversationId);
       }
-      sent = texts(/** @type {AnyMessage[]} */ (history));
+      sent = given?.texts ?? texts(/** @type {AnyMessage[]} */ (history));
     }
     const rest = JSON.stringify(compact({
       conversation_id: conversationId, history_ids: ids, history_owner: callerOwned ? 'caller' : undefined, shape: o.shape,
       only_if_due: bool(o.onlyIfDue, 'onlyIfDue') || undefined, config: o.config, dry_run: bool(o.dryRun, 'dryRun') || undefined,
       now: o.now, operation_id: o.operationId,
     }));
-    return { input: `{"history":[${sent.join(',')}],${rest.slice(1)}`, sent };
+    return { input: `{"history":[${sent.join(',')}],${rest.slice(1)}`, sent, given };
   }
 
   /**
@@ -293,8 +295,22 @@ export async function createCompactor(opts = {}) {
    * @returns {Promise<{result: CompactionResult, sent: string[]}>}
    */
   async function compress(conversationId, history, o) {
-    const { input, sent } = await compressInput(conversationId, history, o);
-    return { result: JSON.parse(dec.decode(await callRaw('compress', input))), sent };
+    const { input, sent, given } = await compressInput(conversationId, history, o);
+    /** @type {CompactionResult} */
+    const result = JSON.parse(dec.decode(await callRaw('compress', input)));
+    if (given !== null) {
+      // A message that returns comes back byte for byte: return the very
+      // object the caller gave (class instances, binary data, identity).
+      /** @type {Map<string, AnyMessage[]>} */
+      const byText = new Map();
+      given.texts.forEach((t, i) => {
+        const q = byText.get(t);
+        if (q) q.push(given.objects[i]);
+        else byText.set(t, [given.objects[i]]);
+      });
+      result.history = result.history.map((m) => byText.get(JSON.stringify(m))?.shift() ?? m);
+    }
+    return { result, sent };
   }
 
   return {

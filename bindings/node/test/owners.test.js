@@ -155,6 +155,8 @@ describe('who owns the history', () => {
         const r = await c.compress(`given-${callerOwned}`, msgs, { callerOwned });
         assert.ok(!r.failed && r.messages_compressed > 0, JSON.stringify(r).slice(0, 400));
         assert.deepEqual(r.history.slice(1), msgs.slice(msgs.length - r.history.length + 1));
+        const start = msgs.length - r.history.length + 1;
+        assert.ok(r.history.slice(1).every((m, k) => m === msgs[start + k]), 'the very objects given come back');
         assert.deepEqual(r.history[0], { role: 'system', content: r.clip_archive });
       }
     } finally {
