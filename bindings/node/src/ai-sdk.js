@@ -37,6 +37,9 @@ import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
  * @typedef {import('ai').ModelMessage} ModelMessage
  */
 
+/** A model_max_tokens no history reaches (below 2³¹: the plug-in's ints may be 32-bit). */
+const NEVER_DUE = 2_000_000_000;
+
 /**
  * @typedef {object} PrepareStepOptions
  * @property {Compactor} compactor
@@ -55,7 +58,9 @@ import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
  * context_budget × model_max_tokens; once compacted, their compacted view),
  * it returns `{ messages }` compacted — the clip-archive first, the newest
  * messages verbatim, tool calls with their results — else nothing (the step
- * runs on its messages as they are). A failed compaction changes nothing.
+ * runs on its messages as they are). A failed compaction archives nothing:
+ * the step gets the view earlier compactions made, or its messages as they
+ * are.
  * @param {PrepareStepOptions} o
  * @returns {(step: {messages: ModelMessage[]}) => Promise<{messages: ModelMessage[], system?: string} | undefined>}
  */
@@ -64,12 +69,20 @@ export function prepareStep(o) {
   if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('prepareStep: compactor must be a clipfold compactor (createCompactor)');
   if (typeof conversationId !== 'string' || conversationId === '') throw new TypeError('prepareStep: conversationId must be a non-empty string');
   return async ({ messages }) => {
-    const r = await compactor.compactIfDue(conversationId, messages, { callerOwned: true, shape: 'ai_sdk', targetShare, config });
+    let r = await compactor.compactIfDue(conversationId, messages, { callerOwned: true, shape: 'ai_sdk', targetShare, config });
     if (r === null) return undefined;
     onCompact?.(r);
-    if (r.failed) return undefined;
+    if (r.failed) {
+      // Nothing new was archived, but what earlier steps archived still
+      // is: the compacted view without a new compaction (a budget nothing
+      // exceeds), rather than the whole list.
+      r = await compactor.compress(conversationId, messages, {
+        callerOwned: true, shape: 'ai_sdk', onlyIfDue: true, config: { ...config, context_budget: 1, model_max_tokens: NEVER_DUE },
+      });
+      if (r.failed || r.history.length >= messages.length) return undefined;
+    }
     /** @type {ModelMessage[]} */
-    let msgs = r.history;
+    const msgs = r.history;
     if (system !== undefined && r.clip_archive != null && msgs[0]?.role === 'system' && msgs[0].content === r.clip_archive) {
       return { system: joinText(system, r.clip_archive) ?? '', messages: msgs.slice(1) };
     }

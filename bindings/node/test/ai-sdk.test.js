@@ -149,6 +149,38 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
     }
   });
 
+  test('a failed compaction: the step gets the view earlier compactions made, not the whole list', async () => {
+    let fail = false;
+    const llm = { complete: () => (fail ? { error: { code: 'invalid_request', message: 'down', retryable: false } }
+      : { content: [{ type: 'text', text: 'Earlier: services were looked up.' }] }) };
+    const compactor = await createCompactor({ wasmPath: wasmPath(), llm, config: CONFIG });
+    try {
+      /** @param {number} i */
+      const turn = (i) => [
+        { role: 'user', content: `What port does service-${i} use?` },
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${i}`, toolName: 'lookup_service', input: { name: `service-${i}` } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${i}`, toolName: 'lookup_service', output: { type: 'text', value: serviceDoc(`service-${i}`) } }] },
+        { role: 'assistant', content: [{ type: 'text', text: `service-${i} answered.` }] },
+      ];
+      /** @type {import('../src/index.js').CompactionResult[]} */
+      const seen = [];
+      const step = prepareStep({ compactor, conversationId: 'f', onCompact: (r) => seen.push(r) });
+      const first = Array.from({ length: 14 }, (_, i) => turn(i)).flat();
+      const a = await step({ messages: /** @type {any} */ (first) });
+      assert.ok(seen.length > 0 && !seen[0].failed, JSON.stringify(seen.map((r) => r.failure_message)));
+      assert.ok(a && a.messages.length < first.length && a.messages[0].role === 'system', 'compacted');
+      fail = true;
+      const more = Array.from({ length: 22 }, (_, i) => turn(i)).flat();
+      const b = await step({ messages: /** @type {any} */ (more) });
+      assert.equal(seen.at(-1)?.failed, true, 'the compaction failed');
+      assert.ok(b && b.messages.length < more.length, 'the earlier view, not the whole list');
+      assert.deepEqual(b.messages[0], a.messages[0], 'behind the clip-archive it had');
+      assert.deepEqual(b.messages.slice(-4), more.slice(-4));
+    } finally {
+      await compactor.close();
+    }
+  });
+
   test('not due: prepareStep changes nothing; bad options are TypeErrors', async () => {
     const compactor = await createCompactor({ wasmPath: wasmPath() });
     try {
