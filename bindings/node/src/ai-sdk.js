@@ -37,9 +37,6 @@ import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
  * @typedef {import('ai').ModelMessage} ModelMessage
  */
 
-/** A model_max_tokens no history reaches (below 2³¹: the plug-in's ints may be 32-bit). */
-const NEVER_DUE = 2_000_000_000;
-
 /**
  * @typedef {object} PrepareStepOptions
  * @property {Compactor} compactor
@@ -69,18 +66,13 @@ export function prepareStep(o) {
   if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('prepareStep: compactor must be a clipfold compactor (createCompactor)');
   if (typeof conversationId !== 'string' || conversationId === '') throw new TypeError('prepareStep: conversationId must be a non-empty string');
   return async ({ messages }) => {
-    let r = await compactor.compactIfDue(conversationId, messages, { callerOwned: true, shape: 'ai_sdk', targetShare, config });
+    const r = await compactor.compactIfDue(conversationId, messages, { callerOwned: true, shape: 'ai_sdk', targetShare, config });
     if (r === null) return undefined;
     onCompact?.(r);
-    if (r.failed) {
-      // Nothing new was archived, but what earlier steps archived still
-      // is: the compacted view without a new compaction (a budget nothing
-      // exceeds), rather than the whole list.
-      r = await compactor.compress(conversationId, messages, {
-        callerOwned: true, shape: 'ai_sdk', onlyIfDue: true, config: { ...config, context_budget: 1, model_max_tokens: NEVER_DUE },
-      });
-      if (r.failed || r.history.length >= messages.length) return undefined;
-    }
+    // A failed caller-owned compaction archives nothing new and returns the
+    // view earlier compactions made (SPEC §4; RATIONALE "A caller-owned
+    // history"), which is what fits the model — or the list itself.
+    if (r.failed && r.history.length >= messages.length) return undefined;
     /** @type {ModelMessage[]} */
     const msgs = r.history;
     if (system !== undefined && r.clip_archive != null && msgs[0]?.role === 'system' && msgs[0].content === r.clip_archive) {

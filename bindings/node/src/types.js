@@ -259,12 +259,20 @@
 /**
  * Answers memory_list and compaction_commit (sync or async).
  * `commit` must be all-or-nothing and answer `conflict` when an id to
- * remove or delete no longer exists. `history`, when present, lets
- * `compress(conversationId)` run without passing the history.
+ * remove or delete no longer exists (a caller-owned commit: only an
+ * archive delete), and write a caller-owned commit's recall_writes once
+ * each. `history`, when present, lets `compress(conversationId)` run
+ * without passing the history; `appendRecords`, `knownIds` and
+ * `activeMessages` make compress store the list it is given and compact
+ * the store's active history, as with SQLiteStore.
  * @typedef {object} Store
  * @property {(req: {tier: string, label_prefix: string}) => {blocks: ArchiveBlock[]} | HostErrorObject | Promise<{blocks: ArchiveBlock[]} | HostErrorObject>} list
  * @property {(req: CommitInput) => {ok: true} | HostErrorObject | Promise<{ok: true} | HostErrorObject>} commit
  * @property {(conversationId: string) => Message[] | Promise<Message[]>} [history]
+ * @property {(conversationId: string, records: {id: string, role: string, content: string, created_at?: string | null, raw: string}[]) => void | Promise<void>} [appendRecords]
+ *   with knownIds and activeMessages: lets compress store a list it is given (store-owned; SQLiteStore has all three)
+ * @property {(ids: string[]) => Set<string> | Promise<Set<string>>} [knownIds]
+ * @property {(conversationId: string) => {id: string, raw: string}[] | Promise<{id: string, raw: string}[]>} [activeMessages]
  * @property {(query: string, opts?: SearchOptions) => SearchHit[] | Promise<SearchHit[]>} [search] for compactor.search
  *   (SQLiteStore has searchFts5, which compactor.search prefers: the compactor's plug-in analyses the query)
  * @property {(id: string) => ReadRecord | null | Promise<ReadRecord | null>} [read] for compactor.read
