@@ -126,6 +126,34 @@ describe('clipfold/langchain with the real LangChain.js', () => {
     }
   });
 
+  test('without a trigger clipfold\'s budget decides; keep.messages keeps that many; a second call on the replaced list is quiet', async () => {
+    const compactor = await createCompactor({ wasmPath: wasmPath(), config: { model_max_tokens: 2000, context_budget: 0.5 } });
+    try {
+      const mw = /** @type {any} */ (clipfoldMiddleware({ compactor, keep: { messages: 6 } }));
+      /** @type {any[]} */
+      const messages = [];
+      for (let i = 0; i < 12; i++) {
+        messages.push(new HumanMessage({ id: `h${i}`, content: `Question ${i} about service-${i}?` }),
+          new AIMessage({ id: `a${i}`, content: '', tool_calls: [{ id: `t${i}`, name: 'lookup_service', args: { name: `service-${i}` }, type: 'tool_call' }] }),
+          new ToolMessage({ id: `r${i}`, tool_call_id: `t${i}`, content: serviceDoc(`service-${i}`) }),
+          new AIMessage({ id: `x${i}`, content: `service-${i} answered.` }));
+      }
+      const runtime = { configurable: { thread_id: 'no-trigger' } };
+      assert.equal(await mw.beforeModel({ messages: messages.slice(0, 4) }, runtime), undefined, 'under the budget: nothing');
+      const out = await mw.beforeModel({ messages }, runtime);
+      assert.ok(out, 'over the budget: compacted');
+      const [remove, clip, ...kept] = out.messages;
+      assert.equal(remove.id, '__remove_all__');
+      assert.ok(SystemMessage.isInstance(clip) && clip.text.startsWith('[Context Summary'));
+      assert.deepEqual(kept.map((m) => m.id), messages.slice(-kept.length).map((m) => m.id), JSON.stringify(kept.map((m) => m.id)));
+      assert.ok(kept.length >= 6 && kept.every((m, i) => m === messages[messages.length - kept.length + i]), 'at least the newest six, the very objects');
+      assertToolPairs(kept);
+      assert.equal(await mw.beforeModel({ messages: [clip, ...kept] }, runtime), undefined, 'the replaced list is under the budget');
+    } finally {
+      await compactor.close();
+    }
+  });
+
   test('the same trigger/keep vocabulary as summarizationMiddleware; bad options are TypeErrors', async () => {
     const compactor = await createCompactor({ wasmPath: wasmPath() });
     try {
