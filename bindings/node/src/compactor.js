@@ -63,6 +63,37 @@ export function manifestConfig(config) {
  * @property {boolean} [dryRun]      do everything but the commit; the result carries `commit`
  * @property {string | number} [now] the clock for the circuit breaker
  * @property {string} [operationId]
+ * @property {boolean} [callerOwned] the caller keeps the messages (SPEC §4 history_owner "caller"), as LangChain,
+ *   LangGraph, the AI SDK and the provider SDKs do: the history is the caller's whole list, nothing of it is stored,
+ *   the removed messages are written to recall storage once each (by id, given or derived), and the result's history
+ *   is the compacted view to send to the model. Either pattern works: replace the list with the result's history and
+ *   append to it, or send the whole list every turn (the same list gives the same view; nothing is summarized twice).
+ * @property {boolean} [onlyIfDue]   compact only when the history (caller-owned: its compacted view) is over the
+ *   budget, as shouldCompact says: for a call on every turn
+ * @property {HistoryShape} [shape]  the message shape, when the messages alone cannot tell ("anthropic" for Anthropic
+ *   text turns, whose clip-archive must be a user turn)
+ */
+
+/**
+ * The message shapes of SPEC §2 ("auto": detect).
+ * @typedef {'auto'|'chat'|'anthropic'|'responses'|'ai_sdk'|'langchain'} HistoryShape
+ */
+
+/**
+ * A message in any shape of SPEC §2: OpenAI Chat (Message), Anthropic,
+ * OpenAI Responses items, AI SDK ModelMessage, LangChain message dicts.
+ * @typedef {Message | Record<string, unknown>} AnyMessage
+ */
+
+/**
+ * What the decodeHistory export reads of each message: the id (given, or
+ * derived as compress derives it), clipfold's role, the text a store
+ * keeps, the time (null when the message has none).
+ * @typedef {object} DecodedMessage
+ * @property {string} id
+ * @property {'user'|'assistant'|'system'|'tool'} role
+ * @property {string} content
+ * @property {string | null} created_at
  */
 
 /**
@@ -156,28 +187,130 @@ export async function createCompactor(opts = {}) {
   // The store analyses search queries with this plug-in's searchQuery.
   /** @type {any} */ (store).bindPlugin?.(pluginCaller);
 
+  /** @param {unknown} v */
+  const bool = (v, /** @type {string} */ name) => {
+    if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`compress: ${name} must be true or false, got ${String(v)}`);
+    return v === true;
+  };
+
   /**
-   * @param {string} conversationId
-   * @param {Message[] | undefined} history
-   * @returns {Promise<Message[]>}
+   * Each message's JSON text.
+   * @param {AnyMessage[]} history
    */
-  async function historyOf(conversationId, history) {
-    if (history !== undefined) return history;
-    if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');
-    return store.history(conversationId);
+  function texts(history) {
+    if (!Array.isArray(history)) throw new TypeError('compress: history must be an array of messages');
+    return history.map((m, i) => {
+      const t = JSON.stringify(m);
+      if (typeof t !== 'string' || !m || typeof m !== 'object' || Array.isArray(m)) {
+        throw new ClipfoldError('invalid_input', `history[${i}]: must be a message object`, { export: 'compress' });
+      }
+      return t;
+    });
+  }
+
+  /**
+   * decodeHistory on messages already turned into JSON text.
+   * @param {string} conversationId
+   * @param {string[]} raws
+   * @param {HistoryShape | undefined} shape
+   * @returns {Promise<{shape: string, messages: DecodedMessage[]}>}
+   */
+  async function decodeRaw(conversationId, raws, shape) {
+    const head = JSON.stringify(compact({ conversation_id: conversationId, shape }));
+    return JSON.parse(dec.decode(await callRaw('decodeHistory', `{"history":[${raws.join(',')}],${head.slice(1)}`)));
+  }
+
+  /** Whether the store can hold a list compress is given (SQLiteStore, MemoryStore, or a store with the same methods). */
+  const syncs = () => ['appendRecords', 'knownIds', 'activeMessages'].every((k) => typeof /** @type {any} */ (store)[k] === 'function');
+
+  /**
+   * Appends the messages of the list the store holds nowhere (neither
+   * active nor in recall), under the ids the decodeHistory export gives
+   * them: the Go host's sync.
+   * @param {string} conversationId
+   * @param {string[]} raws
+   * @param {HistoryShape | undefined} shape
+   */
+  async function sync(conversationId, raws, shape) {
+    const { messages } = await decodeRaw(conversationId, raws, shape);
+    const s = /** @type {any} */ (store);
+    const known = await s.knownIds(messages.map((m) => m.id));
+    const fresh = messages.map((m, i) => ({ ...m, raw: raws[i] })).filter((m) => !known.has(m.id));
+    if (fresh.length > 0) await s.appendRecords(conversationId, fresh);
+  }
+
+  /**
+   * compress's input, as JSON text, the JSON text of each message sent,
+   * and the caller's messages with their JSON texts (when given).
+   * @param {string} conversationId
+   * @param {AnyMessage[] | undefined} history
+   * @param {CompressOptions} o
+   * @returns {Promise<{input: string, sent: string[], given: {objects: AnyMessage[], texts: string[]} | null}>}
+   */
+  async function compressInput(conversationId, history, o) {
+    if (typeof conversationId !== 'string' || conversationId === '') {
+      throw new ClipfoldError('invalid_input', 'conversation_id: must be a non-empty string', { export: 'compress' });
+    }
+    const callerOwned = bool(o.callerOwned, 'callerOwned');
+    const given = history === undefined || history === null ? null : { objects: history, texts: texts(history) };
+    /** @type {string[]} */
+    let sent;
+    /** @type {string[] | undefined} */
+    let ids;
+    if (callerOwned) {
+      if (given === null) {
+        throw new ClipfoldError('invalid_input', 'history: a caller-owned compaction needs the caller\'s messages', { export: 'compress' });
+      }
+      sent = given.texts;
+    } else if (syncs()) {
+      // The store owns the history: what it holds nowhere joins its active
+      // history, and its active history is compacted — the caller's list
+      // less what earlier compactions moved to recall, behind their
+      // clip-archive, under the ids the store keeps.
+      if (given !== null) await sync(conversationId, given.texts, o.shape);
+      const active = await /** @type {any} */ (store).activeMessages(conversationId);
+      sent = active.map((/** @type {{raw: string}} */ m) => m.raw);
+      ids = active.map((/** @type {{id: string}} */ m) => m.id);
+    } else {
+      // A store of your own without appendRecords/knownIds/activeMessages:
+      // the list as given (the store must hold it), or its history().
+      if (history === undefined || history === null) {
+        if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');
+        history = await store.history(conversationId);
+      }
+      sent = given?.texts ?? texts(/** @type {AnyMessage[]} */ (history));
+    }
+    const rest = JSON.stringify(compact({
+      conversation_id: conversationId, history_ids: ids, history_owner: callerOwned ? 'caller' : undefined, shape: o.shape,
+      only_if_due: bool(o.onlyIfDue, 'onlyIfDue') || undefined, config: o.config, dry_run: bool(o.dryRun, 'dryRun') || undefined,
+      now: o.now, operation_id: o.operationId,
+    }));
+    return { input: `{"history":[${sent.join(',')}],${rest.slice(1)}`, sent, given };
   }
 
   /**
    * @param {string} conversationId
-   * @param {Message[] | undefined} history
+   * @param {AnyMessage[] | undefined} history
    * @param {CompressOptions} o
-   * @returns {Promise<CompactionResult>}
+   * @returns {Promise<{result: CompactionResult, sent: string[]}>}
    */
   async function compress(conversationId, history, o) {
-    const h = await historyOf(conversationId, history);
-    return call('compress', compact({
-      conversation_id: conversationId, history: h, config: o.config, dry_run: o.dryRun, now: o.now, operation_id: o.operationId,
-    }));
+    const { input, sent, given } = await compressInput(conversationId, history, o);
+    /** @type {CompactionResult} */
+    const result = JSON.parse(dec.decode(await callRaw('compress', input)));
+    if (given !== null) {
+      // A message that returns comes back byte for byte: return the very
+      // object the caller gave (class instances, binary data, identity).
+      /** @type {Map<string, AnyMessage[]>} */
+      const byText = new Map();
+      given.texts.forEach((t, i) => {
+        const q = byText.get(t);
+        if (q) q.push(given.objects[i]);
+        else byText.set(t, [given.objects[i]]);
+      });
+      result.history = result.history.map((m) => byText.get(JSON.stringify(m))?.shift() ?? m);
+    }
+    return { result, sent };
   }
 
   return {
@@ -194,29 +327,49 @@ export async function createCompactor(opts = {}) {
     get stagedCalls() { return pure.stagedCalls; },
 
     /**
-     * Compacts a conversation (SPEC §4). The history defaults to the
-     * store's (`store.history(conversationId)`). A failed compaction is not
-     * thrown: it is `failed: true` with the input history; only invalid
-     * input (and a broken plug-in) throws a ClipfoldError.
+     * Compacts a conversation (SPEC §4), as the Go host's Compress does.
+     *
+     * `history`: the messages, in any shape of SPEC §2 (OpenAI Chat,
+     * Anthropic, OpenAI Responses items, AI SDK ModelMessages, LangChain
+     * message dicts), sent as they are (JSON.stringify of each): a message
+     * without an `id` gets the plug-in's derived id, one without
+     * `created_at` is dated at the compaction's now; the result's history
+     * holds the kept messages exactly as given and the clip-archive as a
+     * message of the history's shape (its text also in `clip_archive`).
+     *
+     * By default the store owns the history (SPEC §4 history_owner
+     * "store"): the messages the store holds nowhere yet (ids as the
+     * decodeHistory export gives them) are appended to its active history,
+     * and the store's active history is compacted and returned — what the
+     * caller sent, less what earlier compactions moved to recall, behind
+     * their clip-archive. No history: the store's active history.
+     * `callerOwned: true`: see CompressOptions.
+     *
+     * A failed compaction is not thrown: it is `failed: true` with the
+     * history unchanged; only invalid input (and a broken plug-in) throws
+     * a ClipfoldError.
      * @param {string} conversationId
-     * @param {Message[] | undefined} [history]
+     * @param {AnyMessage[] | undefined} [history]
      * @param {CompressOptions} [o]
      * @returns {Promise<CompactionResult>}
      */
     async compress(conversationId, history, o = {}) {
-      return compress(conversationId, history, o);
+      return (await compress(conversationId, history, o)).result;
     },
 
     /**
-     * The agent loop's helper: compacts when shouldCompact says the
-     * history is due, and then to a target, not to keep_recent — the
-     * history ends near `targetShare` of the limit (default 0.8), with as
-     * many of the newest messages as fit kept verbatim (contiguous, tool
-     * calls with their results, pinned messages always) and only the
-     * older rest summarized. Returns null when not due, else the
-     * CompactionResult (a failed compaction is a result, not thrown).
+     * The agent loop's helper: compacts when the history is due (as
+     * shouldCompact says; a caller-owned one: its compacted view), and
+     * then to a target, not to keep_recent — the history ends near
+     * `targetShare` of the limit (default 0.8), with as many of the newest
+     * messages as fit kept verbatim (contiguous, tool calls with their
+     * results, pinned messages always) and only the older rest summarized.
+     * Returns null when nothing changed — not due, and the history to send
+     * is the one given — else the CompactionResult (a failed compaction is
+     * a result, not thrown; a caller-owned list sent whole gets its
+     * compacted view back even when nothing new was due).
      * @param {string} conversationId
-     * @param {Message[] | undefined} [history] default: the store's
+     * @param {AnyMessage[] | undefined} [history] default: the store's
      * @param {CompactIfDueOptions} [o]
      * @returns {Promise<CompactionResult | null>}
      */
@@ -225,14 +378,32 @@ export async function createCompactor(opts = {}) {
       if (typeof share !== 'number' || !(share >= 0 && share <= 1)) {
         throw new TypeError(`compactIfDue: targetShare must be a number in [0, 1], got ${String(share)}`);
       }
-      const h = await historyOf(conversationId, history);
-      const sc = await call('shouldCompact', compact({ messages: h, config: o.config }));
-      if (!sc.due) return null;
       let cfg = o.config;
       const explicit = Object.hasOwn(cfg ?? {}, 'target_tokens') || Object.hasOwn(opts.config ?? {}, 'target_tokens');
-      if (share > 0 && !explicit) cfg = { ...cfg, target_tokens: Math.max(1, Math.floor(share * sc.limit)) };
-      return compress(conversationId, h, { ...o, config: cfg });
+      if (share > 0 && !explicit) {
+        const { limit } = await call('shouldCompact', compact({ messages: [], config: o.config }));
+        cfg = { ...cfg, target_tokens: Math.max(1, Math.floor(share * limit)) };
+      }
+      const { targetShare: _, ...rest } = o;
+      const { result, sent } = await compress(conversationId, history, { ...rest, config: cfg, onlyIfDue: true });
+      if (!result.failed && result.messages_compressed === 0 && result.history.length === sent.length
+        && result.history.every((m, i) => JSON.stringify(m) === JSON.stringify(JSON.parse(sent[i])))) {
+        return null;
+      }
+      return result;
     },
+
+    /**
+     * The decodeHistory export: what compress reads of each message — its
+     * id (given, or derived in conversationId as compress derives it), its
+     * role as clipfold reads it, the text a store keeps, its time — and the
+     * shape the list is read as.
+     * @param {string} conversationId
+     * @param {AnyMessage[]} history
+     * @param {{shape?: HistoryShape}} [o]
+     * @returns {Promise<{shape: string, messages: DecodedMessage[]}>}
+     */
+    decodeHistory: (conversationId, history, o = {}) => decodeRaw(conversationId, texts(history), o.shape),
 
     /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{scores: number[]}>} */
     score: (messages, cfg) => call('score', compact({ messages, config: cfg })),

@@ -24,6 +24,9 @@ export * from './types.js';
 /** @typedef {import('./sqlite.js').SQLiteStoreOptions} SQLiteStoreOptions */
 /** @typedef {import('./compactor.js').CompressOptions} CompressOptions */
 /** @typedef {import('./compactor.js').CompactIfDueOptions} CompactIfDueOptions */
+/** @typedef {import('./compactor.js').AnyMessage} AnyMessage */
+/** @typedef {import('./compactor.js').HistoryShape} HistoryShape */
+/** @typedef {import('./compactor.js').DecodedMessage} DecodedMessage */
 export { ClipfoldError, HostError } from './errors.js';
 import { MemoryStore } from './store.js';
 
@@ -35,3 +38,5 @@ export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/opena
 export { offlineLLM, OFFLINE_LLM } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';
 export { compileWasm, PluginInstance, STAGE_MIN, DEFAULT_MAX_MEMORY } from './instance.js';
+/** Helpers that put a compacted history back on a provider's wire (see wire.js). */
+export * as wire from './wire.js';

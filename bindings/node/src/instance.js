@@ -108,6 +108,22 @@ export const STAGE_MIN = 16 * 1024;
 
 const encoder = new TextEncoder();
 
+/**
+ * The input as @extism/extism can take it. Its store() keeps a
+ * Uint8Array's whole underlying ArrayBuffer (`input.buffer`), ignoring
+ * byteOffset and length: a view — a subarray, or a small Node Buffer,
+ * which lives in a shared 8 KiB pool — would hand the plug-in the bytes
+ * around it too. A view is copied into a buffer of its own; a string or
+ * a Uint8Array that spans its whole buffer is passed as is.
+ * @param {string | Uint8Array} input
+ * @returns {string | Uint8Array}
+ */
+export function ownBuffer(input) {
+  if (typeof input === 'string') return input;
+  if (input.byteOffset === 0 && input.byteLength === input.buffer.byteLength && input.buffer instanceof ArrayBuffer) return input;
+  return new Uint8Array(input);
+}
+
 export class PluginInstance {
   /** @type {InstanceOptions} */
   #opts;
@@ -196,7 +212,7 @@ export class PluginInstance {
       try {
         const put = await this.#put(plugin, input);
         staged = put.staged;
-        out = await plugin.call(name, put.input);
+        out = await plugin.call(name, ownBuffer(put.input));
       } catch (err) {
         const pluginError = err instanceof Error && err.message.startsWith('Plugin-originated error: ');
         if (pluginError) {

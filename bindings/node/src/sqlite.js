@@ -23,6 +23,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import sqlite from 'node-sqlite3-wasm';
 import { HostError } from './errors.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
+import { sharedPlugin } from './shared.js';
 
 const { Database } = sqlite;
 
@@ -157,7 +158,7 @@ export function parseBatch(content) {
   return null;
 }
 
-/** @type {Map<string, {migrations: import('./paths.js').Migration[], search: string, moveToRecall: string}>} */
+/** @type {Map<string, {migrations: import('./paths.js').Migration[], search: string, moveToRecall: string, writeRecall: string}>} */
 const sqlCache = new Map();
 
 /** @param {string | undefined} override */
@@ -165,7 +166,10 @@ function sqlFiles(override) {
   const dir = sqlDir(override);
   let s = sqlCache.get(dir);
   if (!s) {
-    s = { migrations: loadMigrations(dir), search: loadQuery(dir, 'search'), moveToRecall: loadQuery(dir, 'move_to_recall') };
+    s = {
+      migrations: loadMigrations(dir), search: loadQuery(dir, 'search'), moveToRecall: loadQuery(dir, 'move_to_recall'),
+      writeRecall: loadQuery(dir, 'write_recall'),
+    };
     sqlCache.set(dir, s);
   }
   return s;
@@ -421,6 +425,16 @@ export class SQLiteStore {
       try { created = normalizeTime(d.created_at); } catch (err) { bad(` (${JSON.stringify(id)}).created_at: ${errText(err)}`); }
       rows.push([key, d.role, wf(contentText(d.content)), created, raw === '' ? wf(JSON.stringify(d)) : wf(raw)]);
     });
+    this.#insertRows(conversationId, rows);
+  }
+
+  /**
+   * Appends rows [id, role, content, created_at, raw] in one transaction,
+   * refusing all when an id is stored already.
+   * @param {string} conversationId
+   * @param {[string, string, string, string, string][]} rows
+   */
+  #insertRows(conversationId, rows) {
     if (rows.length === 0) return;
     const ids = JSON.stringify(rows.map((r) => r[0]));
     this.#tx(() => {
@@ -437,6 +451,61 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
         stmt.finalize();
       }
     });
+  }
+
+  /**
+   * Adds messages already read — each one's id, role, text and time as
+   * the plug-in's decodeHistory export gives them, and its exact JSON
+   * text `raw` — in order, after the conversation's active history: how
+   * compress stores a list in any message shape (SPEC §2), under the ids
+   * compress derives. Same rules as append (ids unique across the store,
+   * nothing added when one is refused).
+   * @param {string} conversationId
+   * @param {{id: string, role: string, content: string, created_at?: string | null, raw: string}[]} records
+   */
+  appendRecords(conversationId, records) {
+    if (typeof conversationId !== 'string' || conversationId === '') throw new HostError('invalid_request', 'append: conversation id is empty');
+    if (!Array.isArray(records)) throw new HostError('invalid_request', 'append: records must be an array');
+    this.#refuseWriteIfNewer();
+    /** @type {Map<string, number>} */
+    const seen = new Map();
+    const rows = records.map((r, i) => {
+      const bad = (/** @type {string} */ what) => { throw new HostError('invalid_request', `append: records[${i}]${what}`); };
+      if (!r || typeof r !== 'object') bad(' is not an object');
+      if (typeof r.id !== 'string' || r.id === '') bad('.id is empty');
+      const key = wf(r.id);
+      if (seen.has(key)) bad(`.id ${JSON.stringify(r.id)} repeats records[${seen.get(key)}]`);
+      seen.set(key, i);
+      if (!ROLES.has(r.role)) bad(` (${JSON.stringify(r.id)}): role ${JSON.stringify(r.role)} is not user, assistant, system or tool`);
+      if (typeof r.raw !== 'string') bad(` (${JSON.stringify(r.id)}).raw: must be the message's JSON text`);
+      let created = '';
+      try { created = normalizeTime(r.created_at); } catch (err) { bad(` (${JSON.stringify(r.id)}).created_at: ${errText(err)}`); }
+      return /** @type {[string, string, string, string, string]} */ ([key, r.role, wf(String(r.content ?? '')), created, wf(r.raw)]);
+    });
+    this.#insertRows(conversationId, rows);
+  }
+
+  /**
+   * Which of ids the store holds, in any conversation's active history or
+   * in recall storage.
+   * @param {string[]} ids
+   * @returns {Set<string>}
+   */
+  knownIds(ids) {
+    const j = JSON.stringify(ids.map((x) => wf(String(x))));
+    return new Set(this.#use((db) => db.all(`SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1))
+UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))`, [j])).map((r) => String(r.id)));
+  }
+
+  /**
+   * The conversation's active history as stored: each message's id (given
+   * or derived) and exact JSON text, in order.
+   * @param {string} conversationId
+   * @returns {{id: string, raw: string}[]}
+   */
+  activeMessages(conversationId) {
+    return this.#use((db) => db.all('SELECT id, raw FROM messages WHERE conversation_id = ? ORDER BY seq', [wf(String(conversationId))]))
+      .map((r) => ({ id: String(r.id), raw: String(r.raw) }));
   }
 
   /**
@@ -532,9 +601,20 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * compaction_commit (SPEC §5): every archive write, archive delete, the
    * move of each removed message into recall (indexed by the commit's
    * `search_text`) and the insert of the clip-archive before the
-   * remaining history — in one transaction, or nothing. Throws a
-   * HostError: `conflict` when an id to remove or delete no longer exists
-   * (another compaction won), `invalid_request` for a malformed commit.
+   * remaining history — in one transaction, or nothing. The clip-archive
+   * is stored as the commit's `insert_raw` (the message as compress
+   * returned it, in the history's shape) when it has one.
+   *
+   * A caller-owned commit (`history_owner: "caller"`, SPEC §4) touches no
+   * active history: it writes each of `recall_writes` to recall storage
+   * once (queries/write_recall.sql: an id recall holds already is left as
+   * it is), deletes and writes the archive blocks; only `archive_deletes`
+   * can conflict, and a recall write whose id recall holds for another
+   * conversation fails it (ids are unique across the store).
+   *
+   * Throws a HostError: `conflict` when an id to remove or delete no
+   * longer exists (another compaction won), `invalid_request` for a
+   * malformed commit.
    * @param {CommitInput} req
    * @returns {{ok: true}}
    */
@@ -569,7 +649,17 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
     try { created = normalizeTime(ins.created_at) || nowText; } catch (err) { bad(`insert_message.created_at: ${errText(err)}`); }
     const content = wf(contentText(ins.content));
     const insId = wf(ins.id);
-    const raw = goJSON({ id: insId, conversation_id: conv, role, content, created_at: created });
+    const insRaw = req.insert_raw;
+    if (insRaw !== undefined && insRaw !== null && (typeof insRaw !== 'object' || Array.isArray(insRaw))) bad('insert_raw: must be a message object');
+    const raw = insRaw ? goJSON(insRaw) : goJSON({ id: insId, conversation_id: conv, role, content, created_at: created });
+    const owner = req.history_owner ?? 'store';
+    if (owner !== 'store' && owner !== 'caller') bad(`history_owner: must be "store" or "caller", got ${JSON.stringify(owner)}`);
+    if (owner === 'caller') {
+      if (removes.length > 0) {
+        bad('history_owner caller: remove_message_ids must be empty (the store holds no active history of a caller-owned conversation)');
+      }
+      return this.#commitCaller(req, conv, op, writes, unique(deletes.map(wf)), nowText, bad);
+    }
     const removeIds = unique(removes.map(wf));
     const deleteIds = unique(deletes.map(wf));
     const st = req.search_text ?? {};
@@ -609,13 +699,86 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
         db.run(this.#sql.moveToRecall, [c, rj, nowText, wf(op), JSON.stringify(searchText)]);
         db.run('DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]);
       }
-      if (deleteIds.length > 0) db.run('DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]);
-      for (const w of writes) {
-        db.run(`INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.label), wf(w.content ?? ''), nowText, c, wf(w.reason ?? ''), wf(op)]);
-      }
+      this.#writeBlocks(db, writes, dj, c, wf(op), nowText);
       db.run('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)',
         [insId, c, insertSeq, role, content, created, raw]);
+    });
+    return { ok: true };
+  }
+
+  /**
+   * Deletes the commit's archive_deletes and inserts its archive_writes.
+   * @param {InstanceType<typeof Database>} db
+   * @param {{label: string, content?: string, tier?: string, reason?: string}[]} writes
+   * @param {string} deletesJSON
+   * @param {string} conv
+   * @param {string} op
+   * @param {string} nowText
+   */
+  #writeBlocks(db, writes, deletesJSON, conv, op, nowText) {
+    db.run('DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [deletesJSON]);
+    for (const w of writes) {
+      db.run(`INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.label), wf(w.content ?? ''), nowText, conv, wf(w.reason ?? ''), op]);
+    }
+  }
+
+  /**
+   * The caller-owned commit (see commit).
+   * @param {CommitInput} req
+   * @param {string} conv
+   * @param {string} op
+   * @param {{label: string, content?: string, tier?: string, reason?: string}[]} writes
+   * @param {string[]} deleteIds
+   * @param {string} nowText
+   * @param {(what: string) => never} bad
+   * @returns {{ok: true}}
+   */
+  #commitCaller(req, conv, op, writes, deleteIds, nowText, bad) {
+    const rw = req.recall_writes ?? [];
+    if (!Array.isArray(rw)) bad('recall_writes: must be an array');
+    /** @type {[string, string, string, string, string, string][]} */
+    const rows = [];
+    const seen = new Set();
+    rw.forEach((w, i) => {
+      const f = `recall_writes[${i}]`;
+      if (!w || typeof w !== 'object' || Array.isArray(w)) bad(`${f}: must be an object`);
+      if (typeof w.id !== 'string' || w.id === '') bad(`${f}.id: is empty`);
+      if (!ROLES.has(w.role)) bad(`${f}.role: ${JSON.stringify(w.role)} is not user, assistant, system or tool`);
+      if (w.content !== undefined && typeof w.content !== 'string') bad(`${f}.content: must be a string`);
+      if (w.search_text !== undefined && w.search_text !== null && typeof w.search_text !== 'string') bad(`${f}.search_text: must be a string`);
+      if (!w.message || typeof w.message !== 'object' || Array.isArray(w.message)) bad(`${f}.message: must be the message object`);
+      let created = '';
+      try { created = normalizeTime(w.created_at); } catch (err) { bad(`${f}.created_at: ${errText(err)}`); }
+      const id = wf(w.id);
+      if (seen.has(id)) return; // the first wins
+      seen.add(id);
+      rows.push([id, w.role, wf(w.content ?? ''), created, goJSON(w.message), wf(w.search_text ?? '')]);
+    });
+    const c = wf(conv);
+    const dj = JSON.stringify(deleteIds);
+    this.#tx(() => {
+      const db = this.#db;
+      const foundBlocks = new Set(db.all('SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]).map((r) => String(r.id)));
+      const missing = deleteIds.filter((x) => !foundBlocks.has(x));
+      if (missing.length > 0) {
+        throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: archive_deletes no longer exist: `
+          + `${JSON.stringify(missing)} (another compaction may have deleted them)`);
+      }
+      if (rows.length > 0) {
+        const stmt = db.prepare(this.#sql.writeRecall);
+        try {
+          for (const [id, role, content, created, raw, text] of rows) stmt.run([id, c, role, content, created, raw, nowText, wf(op), text]);
+        } finally {
+          stmt.finalize();
+        }
+        const foreign = db.all('SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) AND conversation_id <> ?2 ORDER BY id',
+          [JSON.stringify(rows.map((r) => r[0])), c]).map((r) => String(r.id));
+        if (foreign.length > 0) {
+          bad(`recall_writes: message id(s) ${JSON.stringify(foreign)} are already stored for another conversation than ${JSON.stringify(conv)}`);
+        }
+      }
+      this.#writeBlocks(db, writes, dj, c, wf(op), nowText);
     });
     return { ok: true };
   }
@@ -785,25 +948,13 @@ function busyError(what, err) {
   return err;
 }
 
-/** @type {Promise<QueryAnalyzer> | null} */
-let shared = null;
-
 /**
- * The plug-in's searchQuery export on one shared main-thread instance of
- * the plug-in findWasm() finds: what a store used without a compactor
- * analyses queries with.
+ * The plug-in's searchQuery export on the shared main-thread instance
+ * (shared.js): what a store used without a compactor analyses queries
+ * with.
  * @returns {Promise<QueryAnalyzer>}
  */
-function defaultAnalyzer() {
-  shared ??= (async () => {
-    const { compileWasm, PluginInstance } = await import('./instance.js');
-    const { stubHostFunctions, HOST_NAMESPACE } = await import('./hostfns.js');
-    const { findWasm } = await import('./paths.js');
-    const module = await compileWasm(findWasm());
-    const inst = new PluginInstance({ module, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() } });
-    const dec = new TextDecoder();
-    return async (/** @type {string} */ q) => JSON.parse(dec.decode(await inst.call('searchQuery', JSON.stringify({ query: q }))));
-  })();
-  shared.catch(() => { shared = null; });
-  return shared;
+async function defaultAnalyzer() {
+  const p = await sharedPlugin();
+  return (q) => p.callJSON('searchQuery', { query: q });
 }

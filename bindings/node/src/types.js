@@ -76,7 +76,7 @@
 /**
  * What compress returns (SPEC §4).
  * @typedef {object} CompactionResult
- * @property {Message[]} history          `[clip-archive, …kept]`, or the input when failed
+ * @property {any[]} history              `[clip-archive, …kept]` in the input's shape, or the input when failed
  * @property {number} batches_created
  * @property {number} messages_compressed
  * @property {number} tokens_estimate_before
@@ -90,6 +90,8 @@
  * @property {string[]} warnings
  * @property {number} consecutive_failures
  * @property {CommitInput} [commit]        dry_run only: what would have been committed
+ * @property {string|null} clip_archive   the text of the clip-archive the history starts with (null: none), for
+ *   callers that put it in a system prompt
  */
 
 /**
@@ -148,6 +150,22 @@
  * @property {Message} insert_message           the clip-archive, put before the remaining history
  * @property {Record<string, string>} [search_text] message id → the text to index for it once recalled
  *   (its text, tool names, tool inputs and outputs); "" for a superseded clip-archive
+ * @property {Record<string, unknown>} [insert_raw] the clip-archive as compress returns it, in the history's shape:
+ *   what a store that keeps the active history stores for it
+ * @property {'store'|'caller'} [history_owner] SPEC §4; default "store"
+ * @property {RecallWrite[]} [recall_writes] history_owner "caller": the removed messages, each to be written to
+ *   recall storage once (remove_message_ids is then empty)
+ */
+
+/**
+ * One message a caller-owned compaction removed.
+ * @typedef {object} RecallWrite
+ * @property {string} id            given or derived
+ * @property {'user'|'assistant'|'system'|'tool'} role
+ * @property {string} content       its text
+ * @property {string|null} created_at
+ * @property {string} search_text   what to index for it
+ * @property {Record<string, unknown>} message the message itself
  */
 
 /**
@@ -241,12 +259,20 @@
 /**
  * Answers memory_list and compaction_commit (sync or async).
  * `commit` must be all-or-nothing and answer `conflict` when an id to
- * remove or delete no longer exists. `history`, when present, lets
- * `compress(conversationId)` run without passing the history.
+ * remove or delete no longer exists (a caller-owned commit: only an
+ * archive delete), and write a caller-owned commit's recall_writes once
+ * each. `history`, when present, lets `compress(conversationId)` run
+ * without passing the history; `appendRecords`, `knownIds` and
+ * `activeMessages` make compress store the list it is given and compact
+ * the store's active history, as with SQLiteStore.
  * @typedef {object} Store
  * @property {(req: {tier: string, label_prefix: string}) => {blocks: ArchiveBlock[]} | HostErrorObject | Promise<{blocks: ArchiveBlock[]} | HostErrorObject>} list
  * @property {(req: CommitInput) => {ok: true} | HostErrorObject | Promise<{ok: true} | HostErrorObject>} commit
  * @property {(conversationId: string) => Message[] | Promise<Message[]>} [history]
+ * @property {(conversationId: string, records: {id: string, role: string, content: string, created_at?: string | null, raw: string}[]) => void | Promise<void>} [appendRecords]
+ *   with knownIds and activeMessages: lets compress store a list it is given (store-owned; SQLiteStore has all three)
+ * @property {(ids: string[]) => Set<string> | Promise<Set<string>>} [knownIds]
+ * @property {(conversationId: string) => {id: string, raw: string}[] | Promise<{id: string, raw: string}[]>} [activeMessages]
  * @property {(query: string, opts?: SearchOptions) => SearchHit[] | Promise<SearchHit[]>} [search] for compactor.search
  *   (SQLiteStore has searchFts5, which compactor.search prefers: the compactor's plug-in analyses the query)
  * @property {(id: string) => ReadRecord | null | Promise<ReadRecord | null>} [read] for compactor.read

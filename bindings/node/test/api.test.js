@@ -52,6 +52,25 @@ describe('createCompactor', () => {
     assert.equal((await c.score([{ role: 'user', content: 'a' }])).scores.length, 1);
   });
 
+  test('a Uint8Array view (subarray, pooled Buffer) is read as its own bytes, not its whole buffer', async () => {
+    // @extism/extism 1.0.3 stores a Uint8Array's whole ArrayBuffer
+    // (ignoring byteOffset and length): the instance copies views first.
+    const json = JSON.stringify({ text: 'abcdefgh' });
+    const padded = new TextEncoder().encode(`XXXXXXXX${json}YYYYYYYYYYYYYYYY`);
+    const view = padded.subarray(8, 8 + json.length);
+    assert.notEqual(view.byteOffset, 0);
+    const dec = new TextDecoder();
+    assert.deepEqual(JSON.parse(dec.decode(await c.callRaw('estimateTokens', view))), { tokens: 2 });
+    // A small Node Buffer is a view into a shared pool.
+    const pooled = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'a?' }] }));
+    assert.ok(pooled.byteLength < pooled.buffer.byteLength, 'Buffer.from of a short string is pooled');
+    assert.equal(JSON.parse(dec.decode(await c.callRaw('score', pooled))).scores.length, 1);
+    // A view at offset 0 that is shorter than its buffer, and the input left untouched.
+    const head = new TextEncoder().encode(`${json}  trailing garbage`).subarray(0, json.length);
+    assert.deepEqual(JSON.parse(dec.decode(await c.callRaw('estimateTokens', head))), { tokens: 2 });
+    assert.equal(dec.decode(view), json);
+  });
+
   test('the plug-in\'s warnings reach onLog', async () => {
     await c.split(makeConversation('w', 12), /** @type {any} */ ({ no_such_key: 1 }));
     assert.ok(logs.some(([l, m]) => l === 'warn' && m.includes('no_such_key')), JSON.stringify(logs));

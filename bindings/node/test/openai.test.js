@@ -4,7 +4,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { openaiCompatible, endpoint } from '../src/index.js';
-import { classify, openAIRequest, openAIResponse } from '../src/llm/wire.js';
 
 /**
  * @typedef {{method: string, url: string, headers: import('node:http').IncomingHttpHeaders, body: any}} Seen
@@ -235,20 +234,29 @@ describe('openaiCompatible', () => {
   });
 });
 
-describe('JavaScript wire format', () => {
-  test('an empty request still sends one message', () => {
-    assert.deepEqual(openAIRequest({ system: '', messages: [] }).body, {
-      model: '', messages: [{ role: 'user', content: '(conversation continues)' }], temperature: 0,
+describe('the wire format is the plug-in\'s (providerRequest / providerResponse)', () => {
+  const srv = fakeOpenAI();
+  let base = '';
+  before(async () => { base = await srv.listen(); });
+  after(() => srv.close());
+
+  test('an empty request still sends one message', async () => {
+    srv.seen.length = 0;
+    srv.on((_r, res) => ok(res, 'x'));
+    await openaiCompatible({ baseUrl: base, apiKey: '' }).complete({ system: '', messages: [] });
+    assert.deepEqual(srv.seen[0].body, { model: '', messages: [{ role: 'user', content: '(conversation continues)' }], temperature: 0 });
+  });
+  for (const [status, body, code] of /** @type {const} */ ([
+    [400, { error: { message: 'prompt is too long: 201234 tokens > 200000 maximum', type: 'invalid_request_error' } }, 'context_overflow'],
+    [413, '', 'context_overflow'],
+    [504, '<html>gateway timeout</html>', 'timeout'],
+    [418, 'teapot', 'invalid_request'],
+    [400, { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', param: null, code: 400 }, 'context_overflow'],
+  ])) {
+    test(`HTTP ${status} ${JSON.stringify(body).slice(0, 40)} is ${code}`, async () => {
+      srv.on((_r, res) => send(res, status, body));
+      const out = /** @type {any} */ (await openaiCompatible({ baseUrl: base, apiKey: 'k' }).complete(structuredClone(REQUEST)));
+      assert.equal(out.error?.code, code, JSON.stringify(out));
     });
-  });
-  test('classification order: type/code, fixed statuses, wording, status class', () => {
-    assert.equal(classify(400, 'invalid_request_error', '', 'prompt is too long: 201234 tokens > 200000 maximum').error.code, 'context_overflow');
-    assert.equal(classify(413, '', '', 'HTTP 413').error.code, 'context_overflow');
-    assert.equal(classify(504, '', '', 'gateway timeout').error.code, 'timeout');
-    assert.equal(classify(418, '', '', 'teapot').error.code, 'invalid_request');
-  });
-  test('vLLM {"object":"error"} bodies are read', () => {
-    const out = /** @type {any} */ (openAIResponse(400, JSON.stringify({ object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', param: null, code: 400 })));
-    assert.equal(out.error.code, 'context_overflow');
-  });
+  }
 });

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,11 +51,11 @@ after(() => { if (tmp) rmSync(tmp, { recursive: true, force: true }); });
 describe('npm package', () => {
   test('the tarball holds the plug-in, the .sql files, the types and the code, and no tests', () => {
     for (const f of ['package.json', 'README.md', 'LICENSE', 'clipfold.wasm', 'index.cjs', 'src/index.js', 'src/sqlite.js',
-      'types/index.d.ts', 'sql/migrations/0001.sql', 'sql/migrations/0002.sql', 'sql/queries/search.sql', 'sql/queries/move_to_recall.sql']) {
+      'types/index.d.ts', 'src/langchain.js', 'src/ai-sdk.js', 'types/langchain.d.ts', 'types/ai-sdk.d.ts', 'sql/migrations/0001.sql', 'sql/migrations/0002.sql', 'sql/queries/search.sql', 'sql/queries/move_to_recall.sql']) {
       assert.ok(packed.includes(f), `${f} is not in the tarball: ${packed}`);
     }
     for (const f of packed) {
-      assert.doesNotMatch(f, /^(test|scripts|node_modules)\/|bench|fixture|\.tgz$|tsconfig/, `${f} should not be published`);
+      assert.doesNotMatch(f, /^(test|scripts|node_modules)\/|^\.|bench|fixture|\.tgz$|tsconfig/, `${f} should not be published`);
     }
     // The bundled plug-in is the committed TinyGo build, byte for byte; the .sql files are the Go store's.
     const installed = join(app, 'node_modules', 'clipfold');
@@ -104,6 +104,15 @@ describe('npm package', () => {
       const DB = 'esm.db';${conversation}${body}`);
   });
 
+  test('no framework is needed for "clipfold"; an adapter without its framework says which package is missing', () => {
+    // The app has no langchain, ai or zod (yet): clipfold loaded above.
+    for (const [sub, missing] of [['clipfold/ai-sdk', 'ai'], ['clipfold/langchain', 'langchain']]) {
+      const r = spawnSync(process.execPath, ['--input-type=module', '-e', `await import('${sub}')`], { cwd: app, encoding: 'utf8', env: userEnv() });
+      assert.notEqual(r.status, 0, `${sub} loaded without ${missing}`);
+      assert.match(r.stderr, new RegExp(`ERR_MODULE_NOT_FOUND|Cannot find package '${missing}'`), r.stderr);
+    }
+  });
+
   test('CommonJS: require("clipfold") does the same', () => {
     runScript('cjs.cjs', `const { createCompactor, SQLiteStore, MemoryStore } = require('clipfold');
       const DB = 'cjs.db';${conversation}
@@ -116,6 +125,7 @@ describe('npm package', () => {
     const tsc = join(app, 'node_modules', 'typescript', 'bin', 'tsc');
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: ['node'], skipLibCheck: false },
+      files: ['good.mts', 'good.cts'],
     }));
     const good = `import { createCompactor, SQLiteStore, MemoryStore, ClipfoldError, openaiCompatible } from 'clipfold';
 import type { Compactor, Message, SearchHit, CompactionResult, Config, ReadRecord } from 'clipfold';
@@ -145,8 +155,35 @@ async function main(): Promise<clipfold.SearchHit[]> {
 }
 void main;
 `);
+    // The adapters' types, with the frameworks this package is tested with
+    // (its own devDependencies, linked: installing them again costs ~20 s).
+    for (const p of ['langchain', '@langchain/core', '@langchain/langgraph', 'ai', 'zod']) {
+      mkdirSync(dirname(join(app, 'node_modules', p)), { recursive: true });
+      symlinkSync(join(pkgDir, 'node_modules', p), join(app, 'node_modules', p), 'dir');
+    }
+    writeFileSync(join(app, 'adapters.mts'), `import { createCompactor } from 'clipfold';
+import type { CompactionResult } from 'clipfold';
+import { clipfoldMiddleware, memoryReadTool as lcMemoryRead, chatModelLLM } from 'clipfold/langchain';
+import { prepareStep, memoryReadTool } from 'clipfold/ai-sdk';
+import { createAgent, fakeModel } from 'langchain';
+import { generateText, stepCountIs, type ModelMessage } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+const c = await createCompactor({ llm: chatModelLLM(fakeModel()) });
+const agent = createAgent({ model: fakeModel(), tools: [lcMemoryRead({ compactor: c })],
+  middleware: [clipfoldMiddleware({ compactor: c, trigger: { tokens: 4000 }, keep: { messages: 20 }, onCompact: (r: CompactionResult) => void r })] });
+const messages: ModelMessage[] = [{ role: 'user', content: 'hi' }];
+const step = prepareStep({ compactor: c, conversationId: 'x', system: 's' });
+await generateText({ model: new MockLanguageModelV3(), messages, stopWhen: stepCountIs(3), prepareStep: step,
+  tools: { memory_read: memoryReadTool({ compactor: c, conversationId: 'x' }) } });
+void agent;
+`);
     let r = spawnSync(process.execPath, [tsc, '-p', '.'], { cwd: app, encoding: 'utf8' });
     assert.equal(r.status, 0, `the good consumers do not compile:\n${r.stdout}${r.stderr}`);
+    // The frameworks' own declarations are not ours to check (and checking
+    // them takes minutes): the adapters' use is checked with skipLibCheck.
+    r = spawnSync(process.execPath, [tsc, '--strict', '--noEmit', '--skipLibCheck', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+      '--target', 'es2022', '--types', 'node', 'adapters.mts'], { cwd: app, encoding: 'utf8' });
+    assert.equal(r.status, 0, `the adapters' consumer does not compile:\n${r.stdout}${r.stderr}`);
 
     const bad = [
       "import { createCompactor, SQLiteStore } from 'clipfold';",

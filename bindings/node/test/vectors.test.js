@@ -9,7 +9,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createCompactor, ClipfoldError } from '../src/index.js';
 import { jsonDiff, vectorsDir, wasmPath } from './helpers/common.js';
-import { member, scan } from './helpers/rawjson.js';
+import { rawAt, tree } from './helpers/rawjson.js';
 
 /** @returns {{file: string, exportName: string, name: string, input: string, v: any}[]} */
 function loadVectors() {
@@ -18,15 +18,12 @@ function loadVectors() {
   for (const f of files) {
     const text = readFileSync(join(vectorsDir, f), 'utf8');
     const file = JSON.parse(text);
-    const vectorsNode = member(scan(text), 'vectors');
-    assert.ok(vectorsNode && vectorsNode.kind === 'array', `${f}: no vectors array`);
+    const root = tree(text);
+    assert.ok(Array.isArray(file.vectors), `${f}: no vectors array`);
     file.vectors.forEach((/** @type {any} */ v, /** @type {number} */ i) => {
       let input = '';
       if (typeof v.input_raw === 'string') input = v.input_raw;
-      else {
-        const n = member(vectorsNode.items[i], 'input');
-        if (n) input = text.slice(n.start, n.end);
-      }
+      else input = rawAt(text, root, ['vectors', i, 'input']) ?? '';
       out.push({ file: f, exportName: file.export, name: v.name, input, v });
     });
   }

@@ -1,58 +1,87 @@
-// The JavaScript OpenAI wire format must agree with the plug-in's
-// providerRequest/providerResponse exports (core/provider.go), which the
-// adapter prefers when the build has them.
+// The wire helpers (src/wire.js): a compacted history, as compress
+// returned it, put back on each provider's wire.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createCompactor } from '../src/index.js';
-import { openAIRequest, openAIResponse } from '../src/llm/wire.js';
-import { requireExports, wasmPath } from './helpers/common.js';
+import { createCompactor, wire } from '../src/index.js';
+import { wasmPath } from './helpers/common.js';
+import { makeConversation } from './helpers/conversation.js';
 
+const CONFIG = { keep_recent: 3, chunk_size: 8, max_summary_tokens: 80 };
 
-const REQUESTS = [
-  { system: 'S', messages: [{ role: 'user', content: 'a' }, { role: 'system', content: 'b' }, { role: 'assistant', content: 'c' }], model: 'm', max_tokens: 100, temperature: 0 },
-  { system: '', messages: [], model: '', temperature: 0.5 },
-  { system: '  ', messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image', url: 'u' }, { type: 'text', text: 'y' }] }, { role: 'assistant', content: ' ' }], model: 'm', temperature: 1.25 },
-];
-const RESPONSES = [
-  [200, { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } }],
-  [200, { choices: [{ message: { role: 'assistant', content: null }, finish_reason: 'length' }] }],
-  [429, { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }],
-  [429, { error: { message: 'quota', type: 'insufficient_quota', code: 'insufficient_quota' } }],
-  [500, { error: { message: 'oops', type: 'server_error' } }],
-  [503, 'Service Unavailable'],
-  [401, { error: { message: 'Incorrect API key', type: 'invalid_request_error', code: 'invalid_api_key' } }],
-  [403, { error: { message: 'forbidden' } }],
-  [400, { error: { message: "This model's maximum context length is 8192 tokens.", type: 'invalid_request_error', code: 'context_length_exceeded' } }],
-  [400, { error: { message: 'the request exceeds the available context size', type: 'exceed_context_size_error', code: 400 } }],
-  [400, { object: 'error', message: 'bad', type: 'BadRequestError', code: 400 }],
-  [400, { detail: 'Not Found' }],
-  [413, ''],
-  [504, '<html>gateway timeout</html>'],
-  [200, { error: { message: 'Overloaded', type: 'overloaded_error' } }],
-];
+/** @param {number} i */
+function anthropicTurn(i) {
+  return [
+    { role: 'user', content: `Question ${i}: what did we decide about module ${i} and its retry budget?` },
+    { role: 'assistant', content: [{ type: 'tool_use', id: `tu_${i}`, name: 'search_notes', input: { module: i } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: `tu_${i}`, content: `notes: module ${i} keeps a retry budget of ${10 + i}` }] },
+    { role: 'assistant', content: [{ type: 'text', text: `We agreed module ${i} keeps a retry budget of ${10 + i}; recorded in the notes.` }] },
+  ];
+}
 
-describe('JavaScript wire = the plug-in\'s wire', () => {
+describe('wire helpers', () => {
   /** @type {Awaited<ReturnType<typeof createCompactor>>} */
   let c;
-  before(async () => {
-    requireExports('providerRequest', 'providerResponse');
-    c = await createCompactor({ wasmPath: wasmPath() });
-  });
+  before(async () => { c = await createCompactor({ wasmPath: wasmPath(), config: CONFIG }); });
   after(async () => { await c?.close(); });
 
-  REQUESTS.forEach((req, i) => {
-    test(`providerRequest #${i}`, async () => {
-      const plugin = await c.call('providerRequest', { provider: 'openai', request: req });
-      assert.deepEqual(openAIRequest(/** @type {any} */ (req)), plugin);
-    });
+  test('openaiChat: a native history loses id, conversation_id, created_at, pinned; the clip-archive stays a system message', async () => {
+    const h = makeConversation('w1', 30);
+    /** @type {any} */ (h[4]).pinned = true;
+    const r = await c.compress('w1', h, { callerOwned: true });
+    assert.ok(!r.failed && r.messages_compressed > 0, String(r.failure_message));
+    assert.ok('id' in r.history[0] && 'created_at' in r.history[0], 'a native history gets a native clip-archive');
+    const msgs = wire.openaiChat(r, { system: 'You are terse.' });
+    assert.deepEqual(msgs[0], { role: 'system', content: 'You are terse.' });
+    assert.deepEqual(msgs[1], { role: 'system', content: r.clip_archive });
+    for (const m of msgs) for (const k of wire.BOOKKEEPING) assert.ok(!(k in m), `${k} left in ${JSON.stringify(m)}`);
+    assert.equal(msgs.length, r.history.length + 1);
+    assert.ok('id' in r.history[1], 'the result itself is not changed');
   });
-  RESPONSES.forEach(([status, body], i) => {
-    test(`providerResponse #${i} (HTTP ${status})`, async () => {
-      const text = typeof body === 'string' ? body : JSON.stringify(body);
-      const plugin = await c.call('providerResponse', { provider: 'openai', status, body: text });
-      const js = /** @type {any} */ (openAIResponse(/** @type {number} */ (status), text));
-      if (plugin.error) assert.deepEqual(js, plugin);
-      else assert.deepEqual({ ...js, usage: js.usage }, plugin);
-    });
+
+  test('anthropic: the clip-archive turn goes into system; no system role is left; tool pairs stay', async () => {
+    const h = Array.from({ length: 20 }, (_, i) => anthropicTurn(i)).flat();
+    const r = await c.compress('w2', h, { callerOwned: true, config: { keep_recent: 4 } });
+    assert.ok(!r.failed && r.messages_compressed > 0, String(r.failure_message));
+    assert.deepEqual(r.history[0], { role: 'user', content: r.clip_archive });
+    const out = wire.anthropic(r, { system: 'You are terse.' });
+    assert.equal(out.system, `You are terse.\n\n${r.clip_archive}`);
+    assert.equal(out.messages[0].role, 'user');
+    assert.deepEqual(out.messages, r.history.slice(1));
+    const uses = new Set(out.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_use').map((b) => b.id));
+    for (const m of out.messages) {
+      for (const b of Array.isArray(m.content) ? m.content : []) if (b.type === 'tool_result') assert.ok(uses.has(b.tool_use_id));
+    }
+  });
+
+  test('anthropic: when the kept messages start with an assistant turn, the clip-archive stays the first user turn', () => {
+    const archive = '[Context Summary — 4 messages compressed across 1 compaction cycle(s)]\n\nx';
+    const out = wire.anthropic({ clip_archive: archive, history: [{ role: 'user', content: archive }, { role: 'assistant', content: 'ok' }] });
+    assert.deepEqual(out, { messages: [{ role: 'user', content: archive }, { role: 'assistant', content: 'ok' }] });
+    // A Chat-shaped history: its system messages are lifted, the ids go.
+    const chat = wire.anthropic({ clip_archive: archive, history: [{ id: 'clip', role: 'system', content: archive },
+      { id: 'a', role: 'system', content: 'Pinned rule.' }, { id: 'b', role: 'user', content: 'hi', created_at: '2026-01-01T00:00:00Z' }] });
+    assert.deepEqual(chat, { system: `${archive}\n\nPinned rule.`, messages: [{ role: 'user', content: 'hi' }] });
+  });
+
+  test('responses: items keep their own ids; the clip-archive moves to instructions when asked', async () => {
+    const h = [];
+    for (let i = 0; i < 20; i++) {
+      h.push({ type: 'message', role: 'user', content: `Question ${i} about module ${i}?` },
+        { type: 'function_call', id: `fc_item_${i}`, call_id: `call_${i}`, name: 'search_notes', arguments: JSON.stringify({ module: i }) },
+        { type: 'function_call_output', call_id: `call_${i}`, output: `module ${i} keeps a retry budget of ${10 + i}` },
+        { type: 'message', role: 'assistant', content: `Module ${i} keeps ${10 + i}.` });
+    }
+    const r = await c.compress('w3', h, { callerOwned: true, config: { keep_recent: 4 } });
+    assert.ok(!r.failed && r.messages_compressed > 0, String(r.failure_message));
+    assert.deepEqual(wire.responses(r).input, r.history);
+    const out = wire.responses(r, { instructions: 'Be brief.', archiveInInstructions: true });
+    assert.equal(out.instructions, `Be brief.\n\n${r.clip_archive}`);
+    assert.deepEqual(out.input, r.history.slice(1));
+    assert.ok(out.input.some((m) => m.id?.startsWith('fc_item_')), 'an item\'s own id is the API\'s');
+  });
+
+  test('a bare history is accepted; anything else is a TypeError', () => {
+    assert.deepEqual(wire.openaiChat([{ id: 'x', role: 'user', content: 'a' }]), [{ role: 'user', content: 'a' }]);
+    assert.throws(() => wire.anthropic(/** @type {any} */ ({ messages: [] })), TypeError);
   });
 });

@@ -3,7 +3,7 @@
  * OpenRouter, vLLM, llama.cpp server, LM Studio, Ollama's /v1, …).
  * @module
  */
-import { openAIRequest, openAIResponse } from './wire.js';
+import { sharedPlugin } from '../shared.js';
 
 /**
  * @typedef {import('../types.js').ModelRequest} ModelRequest
@@ -73,27 +73,32 @@ export function openaiCompatible(opts = {}) {
   /** @type {PluginCaller | null} */
   let plugin = null;
 
-  /** @param {ModelRequest} req */
+  /** The plug-in's exports: the compactor's (bindPlugin), else the shared instance. */
+  const exportsOf = async () => plugin ?? (plugin = await sharedPlugin());
+
+  /**
+   * The wire request: the plug-in's providerRequest export, so every host
+   * sends exactly the same bytes.
+   * @param {ModelRequest} req
+   * @returns {Promise<{url_path: string, body: object}>}
+   */
   async function build(req) {
-    if (plugin?.has('providerRequest')) return plugin.callJSON('providerRequest', { provider: 'openai', request: req });
-    return openAIRequest(req);
+    return (await exportsOf()).callJSON('providerRequest', { provider: 'openai', request: req });
   }
 
   /**
+   * The answer read by the plug-in's providerResponse export.
    * @param {number} status
    * @param {string} text
    * @returns {Promise<ModelResponse | HostErrorObject>}
    */
   async function read(status, text) {
-    if (plugin?.has('providerResponse')) {
-      try {
-        return await plugin.callJSON('providerResponse', { provider: 'openai', status, body: text });
-      } catch (err) {
-        // A 2xx that is not a chat-completions body.
-        return fail('other', `unexpected response: ${/** @type {Error} */ (err).message}`, false);
-      }
+    try {
+      return await (await exportsOf()).callJSON('providerResponse', { provider: 'openai', status, body: text });
+    } catch (err) {
+      // A 2xx that is not a chat-completions body.
+      return fail('other', `unexpected response: ${/** @type {Error} */ (err).message}`, false);
     }
-    return openAIResponse(status, text);
   }
 
   return {

@@ -1,0 +1,111 @@
+/**
+ * clipfold for the Vercel AI SDK (`ai` ≥ 6): a `prepareStep` that compacts
+ * the messages of each step when they are due, and the memory_read tool.
+ *
+ * ```js
+ * import { generateText, stepCountIs } from 'ai';
+ * import { createCompactor } from 'clipfold';
+ * import { prepareStep, memoryReadTool } from 'clipfold/ai-sdk';
+ * const compactor = await createCompactor();
+ * const r = await generateText({
+ *   model, messages, stopWhen: stepCountIs(10),
+ *   tools: { ...tools, memory_read: memoryReadTool({ compactor, conversationId: 'chat-1' }) },
+ *   prepareStep: prepareStep({ compactor, conversationId: 'chat-1' }),
+ * });
+ * ```
+ *
+ * The AI SDK hands prepareStep the whole list every step (the messages
+ * given plus every response so far) and the app usually keeps its whole
+ * list across turns: the caller owns the history (SPEC §4
+ * history_owner "caller"). Each step the list is compacted when due into
+ * the same compacted view — summaries archived once, removed messages
+ * written to recall once, searchable through memory_read.
+ *
+ * This module imports `ai` and `zod` (peer dependencies); `clipfold`
+ * itself never does.
+ * @module
+ */
+import { tool } from 'ai';
+import { z } from 'zod';
+import { DEFAULT_TARGET_SHARE } from './compactor.js';
+import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
+
+/**
+ * @typedef {import('./compactor.js').Compactor<any>} Compactor
+ * @typedef {import('./types.js').Config} Config
+ * @typedef {import('./types.js').CompactionResult} CompactionResult
+ * @typedef {import('ai').ModelMessage} ModelMessage
+ */
+
+/**
+ * @typedef {object} PrepareStepOptions
+ * @property {Compactor} compactor
+ * @property {string} conversationId   the archive's conversation (one per chat)
+ * @property {string} [system]         your system prompt: given, the clip-archive is appended to it and the step's
+ *   `system` is set (the messages then hold no system message); not given, the clip-archive stays the system message
+ *   compress put first in the messages
+ * @property {number} [targetShare]    compact to this share of the limit (default 0.8; compactIfDue's)
+ * @property {Config} [config]         config for these compactions (model_max_tokens: your model's context window)
+ * @property {(result: CompactionResult) => void} [onCompact] sees every compaction that changed the messages
+ *   (including a failed one: the step then runs on the messages as they were)
+ */
+
+/**
+ * A prepareStep function: when the step's messages are due (over
+ * context_budget × model_max_tokens; once compacted, their compacted view),
+ * it returns `{ messages }` compacted — the clip-archive first, the newest
+ * messages verbatim, tool calls with their results — else nothing (the step
+ * runs on its messages as they are). A failed compaction archives nothing:
+ * the step gets the view earlier compactions made, or its messages as they
+ * are.
+ * @param {PrepareStepOptions} o
+ * @returns {(step: {messages: ModelMessage[]}) => Promise<{messages: ModelMessage[], system?: string} | undefined>}
+ */
+export function prepareStep(o) {
+  const { compactor, conversationId, system, targetShare = DEFAULT_TARGET_SHARE, config, onCompact } = o ?? {};
+  if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('prepareStep: compactor must be a clipfold compactor (createCompactor)');
+  if (typeof conversationId !== 'string' || conversationId === '') throw new TypeError('prepareStep: conversationId must be a non-empty string');
+  return async ({ messages }) => {
+    const r = await compactor.compactIfDue(conversationId, messages, { callerOwned: true, shape: 'ai_sdk', targetShare, config });
+    if (r === null) return undefined;
+    onCompact?.(r);
+    // A failed caller-owned compaction archives nothing new and returns the
+    // view earlier compactions made (SPEC §4; RATIONALE "A caller-owned
+    // history"), which is what fits the model — or the list itself.
+    if (r.failed && r.history.length >= messages.length) return undefined;
+    /** @type {ModelMessage[]} */
+    const msgs = r.history;
+    if (system !== undefined && r.clip_archive != null && msgs[0]?.role === 'system' && msgs[0].content === r.clip_archive) {
+      return { system: joinText(system, r.clip_archive) ?? '', messages: msgs.slice(1) };
+    }
+    return { messages: msgs };
+  };
+}
+
+/**
+ * @typedef {object} MemoryReadToolOptions
+ * @property {Compactor} compactor
+ * @property {string} [conversationId] search only this conversation's archive (default: every conversation)
+ * @property {string} [description]    what the model is told (default MEMORY_READ_DESCRIPTION)
+ */
+
+/**
+ * The memory_read tool (SPEC §5) the clip-archive points to: the model
+ * asks a question in plain words and gets the best archived summaries and
+ * removed messages (kind, id, time, score, text), or reads one in full by
+ * id. Register it under the name `memory_read`.
+ * @param {MemoryReadToolOptions} o
+ */
+export function memoryReadTool(o) {
+  const { compactor, conversationId, description = MEMORY_READ_DESCRIPTION } = o ?? {};
+  if (!compactor || typeof compactor.search !== 'function') throw new TypeError('memoryReadTool: compactor must be a clipfold compactor (createCompactor)');
+  return tool({
+    description,
+    inputSchema: z.object({
+      query: z.string().optional().describe('a question in plain words'),
+      id: z.string().optional().describe('the id of a hit to read in full'),
+      limit: z.number().int().positive().max(50).optional().describe('at most this many hits (default 5)'),
+    }),
+    execute: async (input) => memoryRead(compactor, { ...input, conversationId }),
+  });
+}

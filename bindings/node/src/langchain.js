@@ -1,0 +1,261 @@
+/**
+ * clipfold for LangChain.js v1 (`langchain` ≥ 1, `@langchain/core` ≥ 1):
+ * `clipfoldMiddleware`, an agent middleware for
+ * `createAgent({ middleware: [...] })` and a drop-in for
+ * `summarizationMiddleware` (same `trigger` / `keep` vocabulary), the
+ * `memory_read` tool the clip-archive points to, and `chatModelLLM`, which
+ * lets a LangChain chat model write clipfold's summaries.
+ *
+ * ```js
+ * import { createAgent } from 'langchain';
+ * import { createCompactor } from 'clipfold';
+ * import { clipfoldMiddleware, memoryReadTool, chatModelLLM } from 'clipfold/langchain';
+ * const compactor = await createCompactor({ llm: chatModelLLM(model) });   // or offline: createCompactor()
+ * const agent = createAgent({
+ *   model, tools: [...tools, memoryReadTool({ compactor })],
+ *   middleware: [clipfoldMiddleware({ compactor, trigger: { tokens: 4000 }, keep: { messages: 20 } })],
+ * });
+ * ```
+ *
+ * Like summarizationMiddleware it runs before each model call and, when
+ * the trigger is met, replaces the agent's messages (RemoveMessage with
+ * REMOVE_ALL_MESSAGES, then the new list): the clip-archive (a
+ * SystemMessage, read by the next compaction as the prior summary), then
+ * the kept messages — the very message objects of the state, tool calls
+ * with their results. What it removes is summarized by importance in
+ * chunks, archived and kept in recall storage (searchable through
+ * memory_read), not discarded. For the model call the clip-archive is
+ * appended to the agent's system message. The agent's state owns the
+ * messages: the compactor's store keeps only the archive and recall
+ * storage (SPEC §4 history_owner "caller").
+ *
+ * This module imports `langchain`, `@langchain/core`, `@langchain/langgraph`
+ * and `zod` (peer dependencies); `clipfold` itself never does.
+ * @module
+ */
+import { countTokensApproximately, createMiddleware, tool } from 'langchain';
+import { AIMessage, HumanMessage, RemoveMessage, SystemMessage } from '@langchain/core/messages';
+import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
+import { z } from 'zod';
+import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from './memory.js';
+
+/**
+ * @typedef {import('./compactor.js').Compactor<any>} Compactor
+ * @typedef {import('./types.js').Config} Config
+ * @typedef {import('./types.js').CompactionResult} CompactionResult
+ * @typedef {import('./types.js').LLM} LLM
+ * @typedef {import('./types.js').ModelRequest} ModelRequest
+ * @typedef {import('@langchain/core/messages').BaseMessage} BaseMessage
+ */
+
+/**
+ * summarizationMiddleware's trigger condition: every property given must
+ * hold (tokens ≥, messages ≥, tokens ≥ fraction × the model's
+ * maxInputTokens).
+ * @typedef {{fraction?: number, tokens?: number, messages?: number}} ContextSize
+ */
+
+/**
+ * summarizationMiddleware's keep: exactly one of them.
+ * @typedef {{fraction: number} | {tokens: number} | {messages: number}} Keep
+ */
+
+/**
+ * @typedef {object} ClipfoldMiddlewareOptions
+ * @property {Compactor} compactor     clipfold's compactor (its llm writes the summaries, its store keeps the archive)
+ * @property {ContextSize | ContextSize[]} [trigger] when to compact, as summarizationMiddleware's (one condition: all
+ *   its properties must hold; a list: any of them). Not given: when clipfold's budget says so (config
+ *   context_budget × model_max_tokens)
+ * @property {Keep} [keep]             what to keep, as summarizationMiddleware's: the newest `messages` (clipfold's
+ *   keep_recent), or the newest messages that fit `tokens` / `fraction` of the model's maxInputTokens (clipfold's
+ *   target_tokens: the compacted history, clip-archive included, ends under it). Default `{messages: 20}`
+ * @property {{profile?: {maxInputTokens?: number | null}}} [model] the agent's chat model, for `fraction` (its profile)
+ * @property {(messages: BaseMessage[]) => number | Promise<number>} [tokenCounter] for `trigger` (default LangChain's
+ *   countTokensApproximately)
+ * @property {string | ((state: any, runtime: any) => string)} [conversationId] the archive's conversation: default the
+ *   run's thread_id (configurable.thread_id), else "default"
+ * @property {Config} [config]         clipfold config for these compactions
+ * @property {boolean} [archiveInSystemMessage] append the clip-archive to the system message for the model call
+ *   (default true; false: it stays the first message)
+ * @property {(result: CompactionResult) => void} [onCompact] sees every compaction attempted (a failed one changes
+ *   nothing)
+ */
+
+/** The additional_kwargs mark of the clip-archive message. */
+export const CLIP_ARCHIVE_SOURCE = 'clipfold';
+
+/**
+ * A LangChain message as the plug-in reads LangChain messages (SPEC §2
+ * "LangChain message dicts"): type, content, id, name, tool_calls,
+ * tool_call_id.
+ * @param {BaseMessage} m
+ * @param {number} i
+ * @returns {Record<string, unknown>}
+ */
+export function messageDict(m, i = 0) {
+  const type = typeof (/** @type {any} */ (m)?.type) === 'string' ? /** @type {any} */ (m).type : /** @type {any} */ (m)?._getType?.();
+  if (typeof type !== 'string') throw new TypeError(`messages[${i}]: not a LangChain message`);
+  /** @type {Record<string, unknown>} */
+  const d = { type, content: m.content };
+  if (m.id) d.id = m.id;
+  if (m.name) d.name = m.name;
+  const a = /** @type {any} */ (m);
+  if (Array.isArray(a.tool_calls) && a.tool_calls.length > 0) {
+    d.tool_calls = a.tool_calls.map((/** @type {any} */ c) => ({ name: c.name, args: c.args, id: c.id }));
+  }
+  if (typeof a.tool_call_id === 'string') d.tool_call_id = a.tool_call_id;
+  return d;
+}
+
+/** @param {BaseMessage} m */
+const isClipArchive = (m) => SystemMessage.isInstance(m) && m.additional_kwargs?.lc_source === CLIP_ARCHIVE_SOURCE;
+
+/**
+ * @param {{profile?: {maxInputTokens?: number | null}} | undefined} model
+ * @returns {number | undefined}
+ */
+function maxInputTokens(model) {
+  const n = model?.profile?.maxInputTokens;
+  return typeof n === 'number' && n > 0 ? n : undefined;
+}
+
+/**
+ * The trigger, as summarizationMiddleware reads it.
+ * @param {ContextSize[]} conditions
+ * @param {number} count
+ * @param {number} tokens
+ * @param {number | undefined} max
+ */
+function triggered(conditions, count, tokens, max) {
+  return conditions.some((c) => {
+    let any = false;
+    let met = true;
+    if (c.messages !== undefined) { any = true; if (count < c.messages) met = false; }
+    if (c.tokens !== undefined) { any = true; if (tokens < c.tokens) met = false; }
+    if (c.fraction !== undefined) { any = true; if (max === undefined || tokens < Math.floor(max * c.fraction)) met = false; }
+    return any && met;
+  });
+}
+
+/**
+ * An agent middleware that compacts the agent's messages with clipfold:
+ * a drop-in for summarizationMiddleware (see the module comment).
+ * @param {ClipfoldMiddlewareOptions} o
+ */
+export function clipfoldMiddleware(o) {
+  const { compactor, trigger, keep = { messages: 20 }, model, tokenCounter = countTokensApproximately, conversationId,
+    config, archiveInSystemMessage = true, onCompact } = o ?? /** @type {any} */ ({});
+  if (!compactor || typeof compactor.compress !== 'function') throw new TypeError('clipfoldMiddleware: compactor must be a clipfold compactor (createCompactor)');
+  const conditions = trigger === undefined ? [] : Array.isArray(trigger) ? trigger : [trigger];
+  const keys = Object.keys(keep ?? {}).filter((k) => /** @type {any} */ (keep)[k] !== undefined);
+  if (keys.length !== 1 || !['messages', 'tokens', 'fraction'].includes(keys[0])) {
+    throw new TypeError('clipfoldMiddleware: keep must give exactly one of fraction, tokens or messages');
+  }
+  const needsProfile = conditions.some((c) => c.fraction !== undefined) || 'fraction' in keep;
+  if (needsProfile && maxInputTokens(model) === undefined) {
+    throw new TypeError('clipfoldMiddleware: a fraction needs `model` with profile.maxInputTokens; use absolute token counts instead');
+  }
+
+  /** @returns {Config} */
+  const keepConfig = () => {
+    if ('messages' in keep) return { ...config, keep_recent: keep.messages };
+    const t = 'tokens' in keep ? keep.tokens : Math.floor(/** @type {number} */ (maxInputTokens(model)) * keep.fraction);
+    return { ...config, target_tokens: Math.max(1, Math.floor(t)) };
+  };
+
+  return createMiddleware({
+    name: 'ClipfoldMiddleware',
+    beforeModel: async (state, runtime) => {
+      /** @type {BaseMessage[]} */
+      const messages = state.messages;
+      if (messages.length === 0) return undefined;
+      if (conditions.length > 0) {
+        const tokens = await tokenCounter(messages);
+        if (!triggered(conditions, messages.length, tokens, maxInputTokens(model))) return undefined;
+      }
+      const conv = typeof conversationId === 'function' ? conversationId(state, runtime)
+        : conversationId ?? /** @type {any} */ (runtime)?.configurable?.thread_id ?? 'default';
+      const dicts = messages.map(messageDict);
+      const byDict = new Map(dicts.map((d, i) => [d, messages[i]]));
+      const r = await compactor.compress(String(conv), dicts, {
+        callerOwned: true, shape: 'langchain', config: keepConfig(), onlyIfDue: conditions.length === 0,
+      });
+      if (r.failed || r.messages_compressed > 0) onCompact?.(r);
+      if (r.failed || r.messages_compressed === 0) return undefined;
+      const next = r.history.map((d) => byDict.get(d) ?? new SystemMessage({
+        content: /** @type {any} */ (d).content, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE },
+      }));
+      return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...next] };
+    },
+    wrapModelCall: async (request, handler) => {
+      const [first, ...rest] = request.messages;
+      if (!archiveInSystemMessage || !first || !isClipArchive(first)) return handler(request);
+      const text = first.text;
+      const sys = request.systemMessage;
+      const systemMessage = sys && sys.text !== '' ? sys.concat(`\n\n${text}`) : new SystemMessage(text);
+      return handler({ ...request, systemMessage, messages: rest });
+    },
+  });
+}
+
+/**
+ * @typedef {object} MemoryReadToolOptions
+ * @property {Compactor} compactor
+ * @property {string} [conversationId] search only this conversation's archive (default: the run's thread_id, else
+ *   every conversation)
+ * @property {string} [description]
+ */
+
+/**
+ * The memory_read tool (SPEC §5), made with LangChain's `tool()`: the model
+ * asks a question in plain words and gets the best archived summaries and
+ * removed messages (kind, id, time, score, text), or reads one in full by
+ * id.
+ * @param {MemoryReadToolOptions} o
+ */
+export function memoryReadTool(o) {
+  const { compactor, conversationId, description = MEMORY_READ_DESCRIPTION } = o ?? /** @type {any} */ ({});
+  if (!compactor || typeof compactor.search !== 'function') throw new TypeError('memoryReadTool: compactor must be a clipfold compactor (createCompactor)');
+  return tool(async (input, config) => memoryRead(compactor, {
+    ...input, conversationId: conversationId ?? /** @type {any} */ (config)?.configurable?.thread_id,
+  }), {
+    name: MEMORY_READ_NAME,
+    description,
+    schema: z.object({
+      query: z.string().optional().describe('a question in plain words'),
+      id: z.string().optional().describe('the id of a hit to read in full'),
+      limit: z.number().int().positive().max(50).optional().describe('at most this many hits (default 5)'),
+    }),
+  });
+}
+
+/**
+ * llm_complete answered by a LangChain chat model: clipfold's summaries
+ * written by the model summarizationMiddleware would have used. The
+ * request's system prompt and messages become LangChain messages; the
+ * answer's text is the summary; a thrown error is a retryable
+ * `unavailable` (clipfold retries, then fails safe).
+ * @param {{invoke(messages: BaseMessage[], options?: any): Promise<BaseMessage>}} model
+ * @returns {LLM}
+ */
+export function chatModelLLM(model) {
+  if (!model || typeof model.invoke !== 'function') throw new TypeError('chatModelLLM: model must be a LangChain chat model');
+  return {
+    async complete(/** @type {ModelRequest} */ req) {
+      /** @type {BaseMessage[]} */
+      const msgs = [];
+      const sys = joinText(req.system);
+      if (sys) msgs.push(new SystemMessage(sys));
+      for (const m of req.messages) {
+        const text = typeof m.content === 'string' ? m.content : m.content.map((p) => p.text ?? '').join('\n');
+        msgs.push(m.role === 'assistant' ? new AIMessage(text) : m.role === 'system' ? new SystemMessage(text) : new HumanMessage(text));
+      }
+      try {
+        const out = await model.invoke(msgs, req.timeout_ms ? { timeout: req.timeout_ms } : undefined);
+        return { content: [{ type: 'text', text: out.text }], stop_reason: 'end_turn' };
+      } catch (err) {
+        return { error: { code: 'unavailable', message: `chat model: ${err instanceof Error ? err.message : String(err)}`, retryable: true } };
+      }
+    },
+  };
+}

@@ -1,0 +1,175 @@
+// clipfold/langchain end to end against the real LangChain.js v1 (the
+// `langchain`, `@langchain/core` and `@langchain/langgraph` packages pinned
+// in package-lock.json): createAgent with tools, clipfoldMiddleware and a
+// MemorySaver checkpointer, driven turn after turn by LangChain's own fake
+// chat model (fakeModel, no network); the summaries are written by another
+// fakeModel through chatModelLLM.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createAgent, fakeModel, summarizationMiddleware, tool } from 'langchain';
+import { MemorySaver } from '@langchain/langgraph';
+import { z } from 'zod';
+import { createCompactor, MemoryStore } from '../src/index.js';
+import { chatModelLLM, clipfoldMiddleware, memoryReadTool, messageDict } from '../src/langchain.js';
+import { wasmPath } from './helpers/common.js';
+
+const SYSTEM = 'You are the on-call assistant. Use lookup_service for facts.';
+const TEAMS = ['otter', 'heron', 'lynx', 'badger', 'marten', 'ibis', 'vole', 'gecko'];
+
+/** @param {string} name */
+function serviceDoc(name) {
+  const n = Number(/\d+/.exec(name)?.[0] ?? 0);
+  return `${name}: runs on port ${8000 + n}, owned by team-${TEAMS[n % 8]}. `
+    + 'Deploys go through the blue/green pipeline with a canary of 5 percent; rollbacks are automatic when the error budget '
+    + 'drops below 99.5. Logs ship to the central collector and are kept for 30 days. '.repeat(3);
+}
+
+/** @param {any[]} messages */
+function assertToolPairs(messages) {
+  const calls = new Set();
+  for (const m of messages) {
+    if (AIMessage.isInstance(m)) for (const c of m.tool_calls ?? []) calls.add(c.id);
+    if (ToolMessage.isInstance(m)) assert.ok(calls.has(m.tool_call_id), `ToolMessage ${m.tool_call_id} without its AIMessage`);
+  }
+}
+
+describe('clipfold/langchain with the real LangChain.js', () => {
+  test('createAgent + clipfoldMiddleware: compacted when triggered, tool pairs intact in every request, memory_read finds the archive, nothing duplicated', async () => {
+    const questions = [...Array.from({ length: 12 }, (_, i) => `What port does service-${i} use, and who owns it?`), 'Who owned service-1 earlier?'];
+    // The agent's model: for each question two lookups and an answer; for
+    // the last, memory_read and an answer quoting it.
+    // (respondWithTools would give each call the whole input as content.)
+    const model = fakeModel();
+    let n = 0;
+    const callTool = (/** @type {string} */ name, /** @type {object} */ args) => new AIMessage({ content: '', tool_calls: [{ name, args, id: `call_${++n}`, type: 'tool_call' }] });
+    for (let i = 0; i < 12; i++) {
+      model.respond(callTool('lookup_service', { name: `service-${i}` }))
+        .respond(callTool('lookup_service', { name: `service-${i}-replica` }))
+        .respond(new AIMessage(`service-${i} checked, both instances.`));
+    }
+    model.respond(callTool('memory_read', { query: 'Which team owns service-1?' }))
+      .respond((msgs) => new AIMessage(`From the archive: ${msgs.at(-1)?.text}`));
+    // The summarizer: a LangChain chat model too.
+    const summarizer = fakeModel();
+    for (let i = 0; i < 200; i++) {
+      summarizer.respond((msgs) => new AIMessage(`Facts: ${[...new Set(msgs.map((m) => m.text).join(' ')
+        .match(/service-\d+: runs on port \d+, owned by team-\w+/g) ?? [])].join('; ')}`));
+    }
+
+    const store = new MemoryStore();
+    const compactor = await createCompactor({ wasmPath: wasmPath(), store, llm: chatModelLLM(summarizer) });
+    /** @type {import('../src/index.js').CompactionResult[]} */
+    const compactions = [];
+    try {
+      const lookup = tool(async ({ name }) => serviceDoc(name), {
+        name: 'lookup_service', description: 'Facts about a service', schema: z.object({ name: z.string() }),
+      });
+      const agent = createAgent({
+        model, systemPrompt: SYSTEM, checkpointer: new MemorySaver(),
+        tools: [lookup, memoryReadTool({ compactor })],
+        middleware: [clipfoldMiddleware({ compactor, trigger: { tokens: 1500 }, keep: { tokens: 900 }, onCompact: (r) => compactions.push(r) })],
+      });
+      const cfg = { configurable: { thread_id: 'ops' } };
+      /** @type {Map<string, Record<string, unknown>>} every message the state ever held, by id */
+      const seen = new Map();
+      /** @type {any} */
+      let state;
+      for (const q of questions) {
+        state = await agent.invoke({ messages: [new HumanMessage(q)] }, cfg);
+        for (const m of state.messages) if (m.id) seen.set(m.id, messageDict(m));
+      }
+      for (const call of model.calls) for (const m of call.messages) if (m.id && !SystemMessage.isInstance(m)) seen.set(m.id, messageDict(m));
+
+      // Compaction happened: summaries by the LangChain summarizer, and the
+      // model saw the clip-archive in its system message.
+      assert.ok(compactions.length >= 2, `${compactions.length} compactions`);
+      assert.deepEqual(compactions.filter((r) => r.failed).map((r) => r.failure_message), [], 'no failed compaction');
+      assert.ok(summarizer.callCount > 0 && compactions.every((r) => r.batches.every((b) => b.method === 'llm')));
+      const compacted = model.calls.filter((c) => SystemMessage.isInstance(c.messages[0]) && c.messages[0].text.includes('[Context Summary'));
+      assert.ok(compacted.length > 0, 'some request carried the clip-archive');
+      for (const c of compacted) {
+        assert.ok(c.messages[0].text.startsWith(SYSTEM), 'the agent\'s system prompt stays first');
+        assert.equal(c.messages.filter((m) => SystemMessage.isInstance(m)).length, 1, 'one system message per request');
+      }
+      const sizes = model.calls.map((c) => JSON.stringify(c.messages.map((m) => messageDict(m))).length);
+      assert.ok(Math.max(...sizes) < JSON.stringify([...seen.values()]).length / 2, `requests stay small: ${Math.max(...sizes)}`);
+
+      // Tool pairs intact and nothing repeated in every request the model saw.
+      for (const c of model.calls) {
+        assertToolPairs(c.messages);
+        const ids = c.messages.map((m) => m.id).filter(Boolean);
+        assert.equal(new Set(ids).size, ids.length, 'a message repeated in one request');
+      }
+
+      // The agent found the old fact with memory_read; the archive is searchable.
+      assert.match(state.messages.at(-1).text, /^From the archive: .*service-1: runs on port 8001, owned by team-heron/s);
+      assert.ok((await compactor.search('who owns service-1', { conversationId: 'ops' })).some((h) => /team-heron/.test(h.text)));
+
+      // Nothing lost, nothing twice: every message the state held is in the
+      // final state or, once, in recall storage; the state keeps one clip-archive.
+      const finalIds = new Set(state.messages.map((/** @type {any} */ m) => m.id));
+      assert.equal(state.messages.filter((/** @type {any} */ m) => SystemMessage.isInstance(m)).length, 1);
+      let recalled = 0;
+      for (const [id, d] of seen) {
+        if (finalIds.has(id) || d.type === 'system') continue;
+        recalled++;
+        assert.deepEqual(store.recall(id)?.message, JSON.parse(JSON.stringify(d)), `lost: ${id}`);
+      }
+      assert.ok(recalled > 20, `${recalled} recalled`);
+      const rows = store.dump().split('\n').filter((l) => l.startsWith('  {')).map((l) => JSON.parse(l.slice(2)))
+        .filter((r) => Object.hasOwn(r, 'removed_at') && r.role !== 'system');
+      assert.equal(rows.length, recalled, 'each removed message is in recall once');
+      assert.deepEqual(store.activeMessages('ops'), [], 'the agent state owns the messages');
+    } finally {
+      await compactor.close();
+      store.close();
+    }
+  });
+
+  test('without a trigger clipfold\'s budget decides; keep.messages keeps that many; a second call on the replaced list is quiet', async () => {
+    const compactor = await createCompactor({ wasmPath: wasmPath(), config: { model_max_tokens: 2000, context_budget: 0.5 } });
+    try {
+      const mw = /** @type {any} */ (clipfoldMiddleware({ compactor, keep: { messages: 6 } }));
+      /** @type {any[]} */
+      const messages = [];
+      for (let i = 0; i < 12; i++) {
+        messages.push(new HumanMessage({ id: `h${i}`, content: `Question ${i} about service-${i}?` }),
+          new AIMessage({ id: `a${i}`, content: '', tool_calls: [{ id: `t${i}`, name: 'lookup_service', args: { name: `service-${i}` }, type: 'tool_call' }] }),
+          new ToolMessage({ id: `r${i}`, tool_call_id: `t${i}`, content: serviceDoc(`service-${i}`) }),
+          new AIMessage({ id: `x${i}`, content: `service-${i} answered.` }));
+      }
+      const runtime = { configurable: { thread_id: 'no-trigger' } };
+      assert.equal(await mw.beforeModel({ messages: messages.slice(0, 4) }, runtime), undefined, 'under the budget: nothing');
+      const out = await mw.beforeModel({ messages }, runtime);
+      assert.ok(out, 'over the budget: compacted');
+      const [remove, clip, ...kept] = out.messages;
+      assert.equal(remove.id, '__remove_all__');
+      assert.ok(SystemMessage.isInstance(clip) && clip.text.startsWith('[Context Summary'));
+      assert.deepEqual(kept.map((m) => m.id), messages.slice(-kept.length).map((m) => m.id), JSON.stringify(kept.map((m) => m.id)));
+      assert.ok(kept.length >= 6 && kept.every((m, i) => m === messages[messages.length - kept.length + i]), 'at least the newest six, the very objects');
+      assertToolPairs(kept);
+      assert.equal(await mw.beforeModel({ messages: [clip, ...kept] }, runtime), undefined, 'the replaced list is under the budget');
+    } finally {
+      await compactor.close();
+    }
+  });
+
+  test('the same trigger/keep vocabulary as summarizationMiddleware; bad options are TypeErrors', async () => {
+    const compactor = await createCompactor({ wasmPath: wasmPath() });
+    try {
+      const opts = { trigger: [{ tokens: 5000, messages: 3 }, { tokens: 3000, messages: 6 }], keep: { messages: 20 } };
+      // Both accept the same options (summarizationMiddleware needs its model).
+      assert.equal(summarizationMiddleware({ model: fakeModel(), ...opts }).name, 'SummarizationMiddleware');
+      assert.equal(clipfoldMiddleware({ compactor, ...opts }).name, 'ClipfoldMiddleware');
+      assert.throws(() => clipfoldMiddleware({ compactor, keep: /** @type {any} */ ({ messages: 2, tokens: 3 }) }), TypeError);
+      assert.throws(() => clipfoldMiddleware({ compactor, trigger: { fraction: 0.5 } }), /profile/);
+      assert.ok(clipfoldMiddleware({ compactor, trigger: { fraction: 0.5 }, model: { profile: { maxInputTokens: 1000 } } }));
+      assert.throws(() => clipfoldMiddleware(/** @type {any} */ ({})), TypeError);
+      const t = memoryReadTool({ compactor, conversationId: 'none' });
+      assert.equal(t.name, 'memory_read');
+      assert.match(String(await t.invoke({ query: 'anything' })), /Nothing in the archive matches/);
+    } finally {
+      await compactor.close();
+    }
+  });
+});

@@ -1,0 +1,58 @@
+// The README's "Use with LangChain.js" and "Use with the AI SDK" examples,
+// extracted and run as they are — `model` defined first as the framework's
+// own fake model (no network) — importing `clipfold`, `clipfold/langchain`
+// and `clipfold/ai-sdk` by name (the package's self-reference).
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { wasmPath } from './helpers/common.js';
+
+const pkgDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const readme = readFileSync(join(pkgDir, 'README.md'), 'utf8');
+const dir = mkdtempSync(join(pkgDir, '.readme-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * The first ```js block of the README section under `heading`.
+ * @param {string} heading
+ */
+function example(heading) {
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  assert.ok(start >= 0, `README has no section "${heading}"`);
+  const end = readme.indexOf('\n## ', start + 1);
+  const m = /```js\n([\s\S]*?)```/.exec(readme.slice(start, end < 0 ? undefined : end));
+  assert.ok(m, `README section "${heading}" has no js example`);
+  return m[1];
+}
+
+/** @param {string} name @param {string} prelude @param {string} code */
+function run(name, prelude, code) {
+  const lines = code.trim().split('\n').length;
+  assert.ok(lines <= 16, `the example is ${lines} lines`);
+  const file = join(dir, name);
+  writeFileSync(file, `${prelude}\n${code}`);
+  const r = spawnSync(process.execPath, [file], { cwd: dir, encoding: 'utf8', env: { ...process.env, CLIPFOLD_WASM: wasmPath() }, timeout: 120_000 });
+  assert.equal(r.status, 0, `${name} failed:\n${r.stderr}`);
+  assert.equal(r.stderr, '', `${name} printed on stderr`);
+  return r.stdout;
+}
+
+describe('README examples', () => {
+  test('Use with LangChain.js', () => {
+    const out = run('langchain.mjs', `import { AIMessage, fakeModel } from 'langchain';
+const model = fakeModel().respond(new AIMessage('We were upgrading Postgres.'));`, example('Use with LangChain.js'));
+    assert.equal(out.trim(), 'We were upgrading Postgres.');
+  });
+
+  test('Use with the AI SDK', () => {
+    const out = run('ai-sdk.mjs', `import { MockLanguageModelV3 } from 'ai/test';
+const model = new MockLanguageModelV3({ doGenerate: { content: [{ type: 'text', text: 'We were upgrading Postgres.' }],
+  finishReason: { unified: 'stop', raw: 'stop' }, warnings: [],
+  usage: { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } } } });`,
+    example('Use with the AI SDK'));
+    assert.equal(out.trim(), 'We were upgrading Postgres.');
+  });
+});
