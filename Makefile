@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo test-sdks check-32bit bench fidelity demo vectors clean
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -86,7 +86,51 @@ fidelity: cli
 	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md -json build/fidelity.json
 
 clean:
-	rm -rf build
+	rm -rf build dist
+
+## dist: what a release ships, into dist/ (emptied first): the command for linux, darwin and
+## windows on amd64 and arm64 (pure Go cross-compilation: CGO_ENABLED=0, -trimpath, the version
+## stamped as $(DIST_VERSION)), the Python wheel and sdist, the npm tarball, and SHA256SUMS;
+## then tools/distcheck checks every file's format and sum and runs the native command.
+## It ships embed/clipfold.wasm, so it first checks that it is fresh (make embed).
+VERSION      := $(shell sed -n 's/^var cliVersion = "\(.*\)"$$/\1/p' cmd/clipfold/main.go)
+COMMIT       := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo .dirty)
+DIST_VERSION ?= $(VERSION)+$(COMMIT)
+DIST         := dist
+PLATFORMS    := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST_VENV    := build/dist-venv
+
+dist: dist-clean
+	$(GO) test -count=1 -run TestEmbeddedIsFresh ./embed
+	$(MAKE) DIST_VERSION='$(DIST_VERSION)' dist-cli dist-python dist-node
+	cd $(DIST) && sha256sum $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
+	$(GO) run ./tools/distcheck -version '$(DIST_VERSION)' $(DIST)
+
+dist-clean:
+	rm -rf $(DIST)
+
+## dist-cli: only the commands (dist/clipfold-VERSION-OS-ARCH[.exe])
+dist-cli:
+	@mkdir -p $(DIST)
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		echo "go build $$os/$$arch -> $(DIST)/clipfold-$(VERSION)-$$os-$$arch$$ext"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
+			-ldflags='-s -w -X main.cliVersion=$(DIST_VERSION)' \
+			-o $(DIST)/clipfold-$(VERSION)-$$os-$$arch$$ext ./cmd/clipfold; \
+	done
+
+## dist-python: only the wheel and the sdist (python -m build, in build/dist-venv; the wheel is built from the sdist)
+dist-python:
+	@mkdir -p $(DIST)
+	[ -x $(DIST_VENV)/bin/python ] || python3 -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'build>=1.2'
+	$(DIST_VENV)/bin/python -m build --outdir $(DIST) bindings/python
+
+## dist-node: only the npm tarball (npm pack; its prepack bundles the plug-in, the SQL and the types)
+dist-node:
+	@mkdir -p $(DIST)
+	cd bindings/node && npm ci --no-audit --no-fund && npm pack --pack-destination $(abspath $(DIST))
 
 ## cli: the clipfold command (the same as `go build ./cmd/clipfold`: it embeds embed/clipfold.wasm)
 cli: $(CLI)
