@@ -41,8 +41,9 @@ tinygo-toolchain:
 vectors:
 	python3 tools/vectors/gen_vectors.py
 
-## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build
-test: build test-go test-node test-python test-tinygo test-sdks
+## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build,
+## every Extism SDK, and the README's installs from a clean clone
+test: build test-go test-node test-python test-tinygo test-sdks test-install
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
@@ -70,6 +71,11 @@ test-tinygo: $(WASM_TINY)
 ## embed/clipfold.wasm and build/clipfold.wasm with no shim (harness/sdks/README.md)
 test-sdks: build
 	bash harness/sdks/run.sh embed/clipfold.wasm $(WASM)
+
+## test-install: the README's install lines, run as a new user would from a clean clone of HEAD
+## in a temporary directory; a compaction and a search through each install (scripts/try-as-user.sh)
+test-install:
+	bash scripts/try-as-user.sh
 
 ## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
 check-32bit:

@@ -8,8 +8,8 @@
 //   - the clipfold command for every platform of the release, each file an
 //     executable of the format and CPU its name says (ELF, Mach-O, PE read
 //     with debug/elf, debug/macho, debug/pe), built by Go with CGO_ENABLED=0
-//     and -trimpath, stamped with the version (its build information, read
-//     with debug/buildinfo), statically linked on Linux;
+//     and -trimpath (its build information, read with debug/buildinfo),
+//     stamped with the version, statically linked on Linux;
 //   - the Python wheel and sdist and the npm tarball of that version;
 //   - SHA256SUMS naming every other file of dist/ with its right sum;
 //   - the native binary runs: `clipfold version --json` reports the stamped
@@ -21,6 +21,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"debug/buildinfo"
 	"debug/elf"
@@ -93,7 +94,7 @@ func Check(w io.Writer, dir, version string, run bool) error {
 	for _, p := range Platforms {
 		name := BinaryName("clipfold-"+rel, p)
 		expected[name] = true
-		desc, err := CheckBinary(filepath.Join(dir, name), p, version)
+		desc, err := CheckBinary(filepath.Join(dir, name), p, MainPackage, version)
 		if err != nil {
 			fail(name, err)
 			continue
@@ -138,9 +139,13 @@ func Check(w io.Writer, dir, version string, run bool) error {
 	return nil
 }
 
-// CheckBinary checks that path is the command for p, stamped with version,
-// and describes it.
-func CheckBinary(path string, p Platform, version string) (string, error) {
+// MainPackage is the command's package.
+const MainPackage = "github.com/clipfold/clipfold/cmd/clipfold"
+
+// CheckBinary checks that path is an executable for p built from the Go
+// package mainPkg with CGO_ENABLED=0 and -trimpath, its main.cliVersion
+// stamped as version, and describes it.
+func CheckBinary(path string, p Platform, mainPkg, version string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -153,8 +158,8 @@ func CheckBinary(path string, p Platform, version string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no Go build information: %w", err)
 	}
-	if bi.Path != "github.com/clipfold/clipfold/cmd/clipfold" {
-		return "", fmt.Errorf("built from %q, not github.com/clipfold/clipfold/cmd/clipfold", bi.Path)
+	if bi.Path != mainPkg {
+		return "", fmt.Errorf("built from %q, not %s", bi.Path, mainPkg)
 	}
 	settings := map[string]string{}
 	for _, s := range bi.Settings {
@@ -165,9 +170,14 @@ func CheckBinary(path string, p Platform, version string) (string, error) {
 			return "", fmt.Errorf("build setting %s is %q, want %q", key, settings[key], want)
 		}
 	}
-	stamp := "-X main.cliVersion=" + version
-	if !strings.Contains(settings["-ldflags"], stamp) {
-		return "", fmt.Errorf("-ldflags %q do not stamp the version (%s)", settings["-ldflags"], stamp)
+	// With -trimpath the build information leaves -ldflags out, so the
+	// stamp is looked for as the string the linker wrote (-s -w keep it).
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if !bytes.Contains(data, []byte(version)) {
+		return "", fmt.Errorf("the version %q is not stamped in (-ldflags -X main.cliVersion=%s)", version, version)
 	}
 	return fmt.Sprintf("%s, %.1f MB, %s", format, float64(fi.Size())/1e6, bi.GoVersion), nil
 }
