@@ -159,23 +159,30 @@ func main() {
 		log.Fatal(err)
 	}
 	var history []json.RawMessage
+	var first []struct {
+		ConversationID string `json:"conversation_id"`
+	}
 	if err := json.Unmarshal(raw, &history); err != nil {
 		log.Fatal(err)
 	}
+	if err := json.Unmarshal(raw, &first); err != nil || len(first) == 0 {
+		log.Fatal("no messages: ", err)
+	}
+	id := first[0].ConversationID // the bundled messages name theirs
 	ctx := context.Background()
 	c, err := clipfold.Open(ctx, clipfold.Options{}) // offline: SQLite in memory, extractive summarizer
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Compress(ctx, "support", history, nil)
+	res, err := c.Compress(ctx, id, history, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	if res.Failed || res.MessagesCompressed < len(history)/2 {
 		log.Fatalf("compress: failed %v (%s), %d of %d messages compressed", res.Failed, res.FailureMessage, res.MessagesCompressed, len(history))
 	}
-	hits, err := c.Search(ctx, question, store.SearchOptions{ConversationID: "support", Limit: 3})
+	hits, err := c.Search(ctx, question, store.SearchOptions{ConversationID: id, Limit: 3})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -208,6 +215,7 @@ from clipfold import AsyncCompactor, Compactor
 conv_path, question, answer = sys.argv[1:4]
 with open(conv_path, encoding="utf-8") as f:
     history = json.load(f)
+conv = history[0]["conversation_id"]  # the bundled messages name theirs
 wasm = clipfold.find_wasm()
 assert "site-packages" in wasm and os.path.isfile(wasm), wasm  # the plug-in the wheel bundles
 
@@ -221,12 +229,12 @@ def check(result, hits):
 
 
 with Compactor(store="sync.db") as c:
-    sync = check(c.compress("support", history), c.search(question, conversation_id="support", limit=3))
+    sync = check(c.compress(conv, history), c.search(question, conversation_id=conv, limit=3))
 
 
 async def main():
     async with AsyncCompactor(store="async.db") as c:
-        return check(await c.compress("support", history), await c.search(question, conversation_id="support", limit=3))
+        return check(await c.compress(conv, history), await c.search(question, conversation_id=conv, limit=3))
 
 
 assert asyncio.run(main()) == sync
@@ -246,11 +254,12 @@ try_node() {
 	npm install ../clipfold/bindings/node/clipfold-0.1.0.tgz
 	local body='
   const history = JSON.parse(readFileSync(conv, "utf8"));
+  const id = history[0].conversation_id; // the bundled messages name theirs
   const store = new SQLiteStore(db);
   const c = await createCompactor({ store });
-  const r = await c.compress("support", history);
+  const r = await c.compress(id, history);
   if (r.failed || r.messages_compressed < history.length / 2) throw new Error("compress: " + JSON.stringify(r).slice(0, 400));
-  const hits = await c.search(question, { conversationId: "support", limit: 3 });
+  const hits = await c.search(question, { conversationId: id, limit: 3 });
   const hit = hits.find((h) => h.text.includes(answer));
   if (!hit) throw new Error(question + ": " + answer + " is not in the top hits: " + JSON.stringify(hits).slice(0, 800));
   await c.close();
