@@ -257,7 +257,8 @@ try_node() {
   const id = history[0].conversation_id; // the bundled messages name theirs
   const store = new SQLiteStore(db);
   const c = await createCompactor({ store });
-  const r = await c.compress(id, history);
+  store.append(id, history); // as the README shows: the store keeps the messages
+  const r = await c.compress(id);
   if (r.failed || r.messages_compressed < history.length / 2) throw new Error("compress: " + JSON.stringify(r).slice(0, 400));
   const hits = await c.search(question, { conversationId: id, limit: 3 });
   const hit = hits.find((h) => h.text.includes(answer));
