@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo test-sdks check-32bit bench fidelity demo vectors clean
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -41,8 +41,9 @@ tinygo-toolchain:
 vectors:
 	python3 tools/vectors/gen_vectors.py
 
-## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build
-test: build test-go test-node test-python test-tinygo test-sdks
+## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build,
+## every Extism SDK, and the README's installs from a clean clone
+test: build test-go test-node test-python test-tinygo test-sdks test-install
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
@@ -71,6 +72,11 @@ test-tinygo: $(WASM_TINY)
 test-sdks: build
 	bash harness/sdks/run.sh embed/clipfold.wasm $(WASM)
 
+## test-install: the README's install lines, run as a new user would from a clean clone of HEAD
+## in a temporary directory; a compaction and a search through each install (scripts/try-as-user.sh)
+test-install:
+	bash scripts/try-as-user.sh
+
 ## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
 check-32bit:
 	GOOS=linux GOARCH=386 $(GO) build ./core ./api
@@ -86,7 +92,53 @@ fidelity: cli
 	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md -json build/fidelity.json
 
 clean:
-	rm -rf build
+	rm -rf build dist
+
+## dist: what a release ships, into dist/ (emptied first): the command for linux, darwin and
+## windows on amd64 and arm64 (pure Go cross-compilation: CGO_ENABLED=0, -trimpath, the version
+## stamped as $(DIST_VERSION)), the Python wheel and sdist, the npm tarball, and SHA256SUMS;
+## then tools/distcheck checks every file's format and sum and runs the native command.
+## It ships embed/clipfold.wasm, so it first checks that it is fresh (make embed; DIST_ALLOW_STALE=1 skips that).
+VERSION      := $(shell sed -n 's/^var cliVersion = "\(.*\)"$$/\1/p' cmd/clipfold/main.go)
+COMMIT       := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo .dirty)
+DIST_VERSION ?= $(VERSION)+$(COMMIT)
+DIST         := dist
+PLATFORMS    := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST_VENV    := build/dist-venv
+
+dist: dist-clean
+ifneq ($(DIST_ALLOW_STALE),1)
+	$(GO) test -count=1 -run TestEmbeddedIsFresh ./embed
+endif
+	$(MAKE) DIST_VERSION='$(DIST_VERSION)' dist-cli dist-python dist-node
+	cd $(DIST) && sha256sum $$(ls | grep -vx SHA256SUMS) > SHA256SUMS
+	$(GO) run ./tools/distcheck -version '$(DIST_VERSION)' $(DIST)
+
+dist-clean:
+	rm -rf $(DIST)
+
+## dist-cli: only the commands (dist/clipfold-VERSION-OS-ARCH[.exe])
+dist-cli:
+	@mkdir -p $(DIST)
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		echo "go build $$os/$$arch -> $(DIST)/clipfold-$(VERSION)-$$os-$$arch$$ext"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath \
+			-ldflags='-s -w -X main.cliVersion=$(DIST_VERSION)' \
+			-o $(DIST)/clipfold-$(VERSION)-$$os-$$arch$$ext ./cmd/clipfold; \
+	done
+
+## dist-python: only the wheel and the sdist (python -m build, in build/dist-venv; the wheel is built from the sdist)
+dist-python:
+	@mkdir -p $(DIST)
+	[ -x $(DIST_VENV)/bin/python ] || python3 -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'build>=1.2'
+	$(DIST_VENV)/bin/python -m build --outdir $(DIST) bindings/python
+
+## dist-node: only the npm tarball (npm pack; its prepack bundles the plug-in, the SQL and the types)
+dist-node:
+	@mkdir -p $(DIST)
+	cd bindings/node && npm ci --no-audit --no-fund && npm pack --pack-destination $(abspath $(DIST))
 
 ## cli: the clipfold command (the same as `go build ./cmd/clipfold`: it embeds embed/clipfold.wasm)
 cli: $(CLI)

@@ -25,8 +25,9 @@ import (
 )
 
 // cliVersion is the command's own version; `clipfold version` also prints
-// the plug-in's.
-const cliVersion = "0.1.0"
+// the plug-in's. `make dist` stamps its builds with -ldflags
+// "-X main.cliVersion=0.1.0+<commit>" (a variable, so the linker can set it).
+var cliVersion = "0.1.0"
 
 // Exit codes.
 const (
