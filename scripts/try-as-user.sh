@@ -93,9 +93,13 @@ try_readme() {
 	local lines n=0 missing=0
 	lines="$(readme_lines)"
 	[ -n "$lines" ] || { echo "README.md has no install lines (no \"## Install\" section?)"; return 1; }
+	# Not `sed … | grep -q`: grep -q exits at the first match, sed then
+	# dies of SIGPIPE, and pipefail turns a match into a failure.
+	local body
+	body="$(sed 's/^[[:space:]]*//' "$script")"
 	while IFS= read -r line; do
 		n=$((n + 1))
-		if ! sed 's/^[[:space:]]*//' "$script" | grep -qxF -- "$line"; then
+		if ! grep -qxF -- "$line" <<<"$body"; then
 			echo "README.md install line not run by scripts/try-as-user.sh: $line"
 			missing=$((missing + 1))
 		fi
