@@ -215,21 +215,21 @@ func (e *Env) BuildResummarizationRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc := root.Get("batch_contents")
+	bc, n := root.array("batch_contents")
 	if !bc.Exists() {
 		return nil, required("batch_contents")
 	}
 	if !bc.IsArray() {
 		return nil, wrongType("batch_contents", "an array of strings", bc)
 	}
-	var contents []string
+	contents := make([]string, 0, max(n, 0))
 	i := 0
 	bc.ForEach(func(_, v gjson.Result) bool {
 		if v.Type != gjson.String {
 			err = wrongType(idx("batch_contents", i), "a string", v)
 			return false
 		}
-		contents = append(contents, v.Str)
+		contents = append(contents, keep(v.Str))
 		i++
 		return true
 	})
@@ -252,7 +252,8 @@ func (e *Env) BuildClipArchive(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	batches, err := decodeBatches(root.Get("batches"), "batches")
+	br, n := root.array("batches")
+	batches, err := decodeBatches(br, n, "batches")
 	if err != nil {
 		return nil, err
 	}
