@@ -65,11 +65,19 @@ type msgRules struct {
 // itself needs (TinyGo's collector, in particular, pays for every
 // allocation on large histories).
 func decodeMessages(o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
+	return decodeMessagesInto(nil, o, key, rules)
+}
+
+// decodeMessagesInto is decodeMessages into buf when it is large enough:
+// buf is empty and zero up to its capacity.
+func decodeMessagesInto(buf []core.Message, o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
 	if err := readShape(o, &rules); err != nil {
 		return nil, core.HistoryShape{}, err
 	}
 	r, n := o.array(key)
-	msgs, fits, err := decodeMessagesShape(r, n, key, rules, copyMessages)
+	d := msgDecoder{field: key, rules: rules, buf: buf}
+	msgs, err := d.decodeArray(r, n, copyMessages)
+	fits := d.mask
 	if err != nil {
 		return msgs, core.HistoryShape{}, err
 	}
@@ -134,7 +142,10 @@ func (d *msgDecoder) decodeArray(r gjson.Result, n int, own bool) ([]core.Messag
 	if n < 0 {
 		n = len(r.Raw)/256 + 8 // a guess: append grows it if short
 	}
-	msgs := make([]core.Message, 0, n)
+	msgs := d.buf
+	if msgs == nil || cap(msgs) < n {
+		msgs = make([]core.Message, 0, n)
+	}
 	s := r.Raw
 	j := skipWS(s, 0)
 	if at(s, j) != '[' {
@@ -194,8 +205,9 @@ func decodeMessagesGJSON(r gjson.Result, d *msgDecoder, msgs []core.Message) ([]
 }
 
 type msgDecoder struct {
-	field          string // the array's path
-	i              int    // index in it
+	buf            []core.Message // empty, zero up to its capacity: decodeArray's slice when large enough
+	field          string         // the array's path
+	i              int            // index in it
 	rules          msgRules
 	m              *core.Message // the message being decoded
 	v              gjson.Result  // the walker's current member value
@@ -567,7 +579,7 @@ type batchDecoder struct {
 	times  uint8 // the required times seen: 1 start_time, 2 end_time
 	err    *core.Error
 	member func(k, v gjson.Result) bool // d.readMember, bound once
-	id     func(_, v gjson.Result) bool  // appends a source message id
+	id     func(_, v gjson.Result) bool // appends a source message id
 }
 
 func (d *batchDecoder) init() {
