@@ -301,25 +301,32 @@ func anthropicResponse(root gjson.Result) (ModelResponse, *LLMError, error) {
 	if !content.IsArray() {
 		return ModelResponse{}, nil, Invalid("body.content", "must be an array of content blocks")
 	}
+	// Paths are built on error only, and each block's strings are its own
+	// (a view into the body would make TinyGo's collector walk the whole
+	// body per block at every collection: minutes for 200,000 blocks).
 	var r ModelResponse
 	var bad error
-	content.ForEach(func(k, b gjson.Result) bool {
-		field := "body.content[" + k.String() + "]"
+	i := 0
+	field := func(sub string) string { return "body.content[" + strconv.Itoa(i) + "]" + sub }
+	content.ForEach(func(_, b gjson.Result) bool {
 		t := b.Get("type")
 		if t.Type != gjson.String {
-			bad = Invalid(field+".type", "must be a string")
+			bad = Invalid(field(".type"), "must be a string")
 			return false
 		}
-		blk := ContentBlock{Type: t.Str}
+		var blk ContentBlock
 		if t.Str == "text" {
 			txt := b.Get("text")
 			if txt.Type != gjson.String {
-				bad = Invalid(field+".text", "must be a string")
+				bad = Invalid(field(".text"), "must be a string")
 				return false
 			}
-			blk.Text = txt.Str
+			blk = ContentBlock{Type: "text", Text: strings.Clone(txt.Str)}
+		} else {
+			blk = ContentBlock{Type: strings.Clone(t.Str)}
 		}
 		r.Content = append(r.Content, blk)
+		i++
 		return true
 	})
 	if bad != nil {
