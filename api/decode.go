@@ -3,7 +3,6 @@ package api
 import (
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -15,21 +14,6 @@ import (
 // copyMessages is whether decoded messages get their own copy of their
 // bytes (see msgDecoder.decode).
 const copyMessages = runtime.Compiler != "gc"
-
-// keep returns a string decoded from the input that outlives decoding in
-// a list (a batch's content, a request message's text): under TinyGo a
-// copy, so that it points into its own small allocation and not into the
-// input. TinyGo's collector finds an object's head by walking back from
-// each interior pointer, 64 bytes a step, at every collection: 200,000
-// strings viewing a multi-megabyte input made one collection take
-// seconds. Go's collector finds heads in constant time, so there keep
-// returns s itself (see copyMessages).
-func keep(s string) string {
-	if copyMessages {
-		return strings.Clone(s)
-	}
-	return s
-}
 
 // rawBytes views a gjson Raw (a substring of the input) as bytes without
 // copying. The bytes are only ever read.
@@ -65,17 +49,18 @@ type msgRules struct {
 // itself needs (TinyGo's collector, in particular, pays for every
 // allocation on large histories).
 func decodeMessages(o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
-	return decodeMessagesInto(nil, o, key, rules)
+	return decodeMessagesInto(nil, nil, o, key, rules)
 }
 
-// decodeMessagesInto is decodeMessages into buf when it is large enough:
-// buf is empty and zero up to its capacity.
-func decodeMessagesInto(buf []core.Message, o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
+// decodeMessagesInto is decodeMessages into buf when it is large enough
+// (buf is empty and zero up to its capacity), copying the messages'
+// bytes into a when they are copied (see arena).
+func decodeMessagesInto(buf []core.Message, a *arena, o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
 	if err := readShape(o, &rules); err != nil {
 		return nil, core.HistoryShape{}, err
 	}
 	r, n := o.array(key)
-	d := msgDecoder{field: key, rules: rules, buf: buf}
+	d := msgDecoder{field: key, rules: rules, buf: buf, arena: a}
 	msgs, err := d.decodeArray(r, n, copyMessages)
 	fits := d.mask
 	if err != nil {
@@ -206,6 +191,7 @@ func decodeMessagesGJSON(r gjson.Result, d *msgDecoder, msgs []core.Message) ([]
 
 type msgDecoder struct {
 	buf            []core.Message // empty, zero up to its capacity: decodeArray's slice when large enough
+	arena          *arena         // where messages' bytes are copied (copyMessages), or nil
 	field          string         // the array's path
 	i              int            // index in it
 	rules          msgRules
@@ -255,7 +241,7 @@ func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (e
 		if end < 0 {
 			return -1, nil
 		}
-		m.Raw = append(make([]byte, 0, end-start), s[start:end]...)
+		m.Raw = d.arena.copy(s[start:end])
 		if _, ok := walkObject(bytesToString(m.Raw), 0, d); !ok {
 			return -1, nil
 		}
@@ -285,7 +271,7 @@ func (d *msgDecoder) decode(v gjson.Result, m *core.Message) error {
 	// an allocation per message.
 	raw := rawBytes(v.Raw)
 	if copyMessages {
-		raw = append(make([]byte, 0, len(v.Raw)), v.Raw...)
+		raw = d.arena.copy(v.Raw)
 	}
 	*m = core.Message{Raw: raw}
 	gjson.Parse(bytesToString(raw)).ForEach(func(k, v gjson.Result) bool {
@@ -399,10 +385,10 @@ func (d *msgDecoder) key(k string, val *gjson.Result) bool {
 
 // decodeContent reads a string, or a content-part array whose text parts
 // are joined with "\n"; null or absent is "".
-func decodeContent(v gjson.Result, field string) (string, error) {
+func decodeContent(v gjson.Result, field string, a *arena) (string, error) {
 	switch {
 	case v.Type == gjson.String:
-		return keep(v.Str), nil
+		return a.keep(v.Str), nil
 	case v.Type == gjson.Null:
 		return "", nil
 	case v.IsArray():
@@ -546,7 +532,7 @@ func optInt(r gjson.Result, field string, def, min int) (int, error) {
 // batch keeps are its own (keep): 200,000 batches decode in linear time
 // under TinyGo's collector. n is the number of batches when the input
 // scanner counted them (else -1): the slice is made that long at once.
-func decodeBatches(r gjson.Result, n int, field string) ([]core.Batch, error) {
+func decodeBatches(r gjson.Result, n int, field string, a *arena) ([]core.Batch, error) {
 	if !r.Exists() {
 		return nil, required(field)
 	}
@@ -554,7 +540,7 @@ func decodeBatches(r gjson.Result, n int, field string) ([]core.Batch, error) {
 		return nil, wrongType(field, "an array of batches", r)
 	}
 	out := make([]core.Batch, 0, max(n, 0))
-	var d batchDecoder
+	d := batchDecoder{arena: a}
 	d.init()
 	r.ForEach(func(_, v gjson.Result) bool {
 		i := len(out)
@@ -575,6 +561,7 @@ func decodeBatches(r gjson.Result, n int, field string) ([]core.Batch, error) {
 // batchDecoder reads one batch at a time. Its errors' Field is the
 // member's path relative to the batch (".content"), or "" for the batch.
 type batchDecoder struct {
+	arena  *arena // where kept strings are copied (see arena)
 	b      *core.Batch
 	times  uint8 // the required times seen: 1 start_time, 2 end_time
 	err    *core.Error
@@ -585,7 +572,7 @@ type batchDecoder struct {
 func (d *batchDecoder) init() {
 	d.member = d.readMember
 	d.id = func(_, v gjson.Result) bool {
-		d.b.SourceMessageIDs = append(d.b.SourceMessageIDs, keep(v.String()))
+		d.b.SourceMessageIDs = append(d.b.SourceMessageIDs, d.arena.keep(v.String()))
 		return true
 	}
 }
@@ -616,7 +603,7 @@ func (d *batchDecoder) readMember(k, v gjson.Result) bool {
 		if v.Type != gjson.Null && v.Type != gjson.String {
 			err = core.Invalid(".content", "must be a string or null, got "+typeName(v))
 		}
-		b.Content = keep(v.Str)
+		b.Content = d.arena.keep(v.Str)
 	case "depth":
 		b.Depth, err = optInt(v, ".depth", 0, 0)
 	case "message_count":
@@ -633,9 +620,9 @@ func (d *batchDecoder) readMember(k, v gjson.Result) bool {
 			err = core.Invalid(".source_message_ids", "must be an array of strings, got "+typeName(v))
 		}
 	case "operation_id":
-		b.OperationID = keep(v.String())
+		b.OperationID = d.arena.keep(v.String())
 	case "method":
-		b.Method = keep(v.String())
+		b.Method = d.arena.keep(v.String())
 	}
 	if err != nil {
 		d.err = err.(*core.Error)

@@ -224,13 +224,14 @@ func (e *Env) BuildResummarizationRequest(in []byte) ([]byte, error) {
 		return nil, wrongType("batch_contents", "an array of strings", bc)
 	}
 	contents := make([]string, 0, max(n, 0))
+	a := e.arena()
 	i := 0
 	bc.ForEach(func(_, v gjson.Result) bool {
 		if v.Type != gjson.String {
 			err = wrongType(idx("batch_contents", i), "a string", v)
 			return false
 		}
-		contents = append(contents, keep(v.Str))
+		contents = append(contents, a.keep(v.Str))
 		i++
 		return true
 	})
@@ -254,7 +255,7 @@ func (e *Env) BuildClipArchive(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	br, n := root.array("batches")
-	batches, err := decodeBatches(br, n, "batches")
+	batches, err := decodeBatches(br, n, "batches", e.arena())
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +294,7 @@ func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
 	if _, err := parseInput(in); err != nil {
 		return nil, err
 	}
-	req, err := decodeModelRequest(gjson.Parse(bytesToString(in)), "request")
+	req, err := decodeModelRequest(gjson.Parse(bytesToString(in)), "request", e.arena())
 	if err != nil {
 		return nil, err
 	}

@@ -15,12 +15,12 @@ func ParseModelRequest(in []byte) (core.ModelRequest, error) {
 	if !gjson.ValidBytes(in) {
 		return core.ModelRequest{}, core.Invalid("request", "is not valid JSON")
 	}
-	return decodeModelRequest(gjson.ParseBytes(in), "request")
+	return decodeModelRequest(gjson.ParseBytes(in), "request", nil)
 }
 
 // decodeModelRequest reads a ModelRequest (SPEC §2) from r. Hosts use it
 // on llm_complete's input; providerRequest uses it on its "request".
-func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error) {
+func decodeModelRequest(r gjson.Result, field string, a *arena) (core.ModelRequest, error) {
 	var req core.ModelRequest
 	if !r.Exists() {
 		return req, required(field)
@@ -29,7 +29,7 @@ func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error)
 		return req, wrongType(field, "a model request object", r)
 	}
 	var err error
-	if req.System, err = decodeContent(r.Get("system"), field+".system"); err != nil {
+	if req.System, err = decodeContent(r.Get("system"), field+".system", a); err != nil {
 		return req, err
 	}
 	if req.Model, err = optString(r.Get("model"), field+".model"); err != nil {
@@ -83,8 +83,8 @@ func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error)
 		}
 		var text string
 		if content.Type == gjson.String {
-			text = keep(content.Str) // the common case, without building the path
-		} else if text, err = decodeContent(content, path(".content")); err != nil {
+			text = a.keep(content.Str) // the common case, without building the path
+		} else if text, err = decodeContent(content, path(".content"), a); err != nil {
 			return false
 		}
 		req.Messages = append(req.Messages, core.ModelMessage{Role: rl, Content: text})

@@ -14,6 +14,7 @@ import "github.com/clipfold/clipfold/core"
 // to be pinned. Native callers (tests, the Go host's own decoding) leave
 // it off: their Env may be shared, and Go's collector has no such problem.
 type scratch struct {
+	arena    arena          // the bytes decoded values keep (under TinyGo)
 	msgs     []core.Message // the largest message slice so far, zero beyond dirty
 	dirty    int            // msgs[:dirty] may hold this call's messages
 	out      []byte         // the largest output buffer so far
@@ -35,6 +36,7 @@ func (e *Env) EndCall() {
 	}
 	clear(s.msgs[:s.dirty])
 	s.dirty = 0
+	s.arena.reset()
 	s.msgsBusy, s.outBusy = false, false
 }
 
@@ -43,10 +45,10 @@ func (e *Env) EndCall() {
 func (e *Env) messages(o object, key string, rules msgRules) ([]core.Message, core.HistoryShape, error) {
 	s := e.scratch
 	if s == nil || s.msgsBusy {
-		return decodeMessagesInto(nil, o, key, rules)
+		return decodeMessagesInto(nil, e.arena(), o, key, rules)
 	}
 	s.msgsBusy = true
-	msgs, shape, err := decodeMessagesInto(s.msgs[:0], o, key, rules)
+	msgs, shape, err := decodeMessagesInto(s.msgs[:0], &s.arena, o, key, rules)
 	if cap(msgs) > cap(s.msgs) { // a larger slice was made: keep it instead
 		s.msgs = msgs[:cap(msgs)]
 	}
@@ -68,4 +70,12 @@ func (e *Env) outBuffer(n int) []byte {
 		s.out = make([]byte, 0, n)
 	}
 	return s.out[:0]
+}
+
+// arena returns the arena of the Env's reused memory, or nil.
+func (e *Env) arena() *arena {
+	if e.scratch == nil {
+		return nil
+	}
+	return &e.scratch.arena
 }
