@@ -32,7 +32,7 @@ func benchExport(b *testing.B, export string) {
 // benchInstances is a staged instance and one with staging off
 // (Options.NoStaging): its input and output cross through Extism memory,
 // as for hosts that cannot stage.
-func benchInstances(b *testing.B) (staged, plain *wasmhost.Instance) {
+func benchInstances(b testing.TB) (staged, plain *wasmhost.Instance) {
 	staged = newInstance(b)
 	rt := newRuntime(b, wasmhost.Options{NoStaging: true})
 	plain, err := rt.NewInstance(context.Background())
