@@ -91,16 +91,9 @@ func readShape(o object, rules *msgRules) error {
 	return wrongType("shape", "a string", v)
 }
 
-// decodeMessagesShape is decodeMessagesCopy and the shapes the messages
-// all fit.
-func decodeMessagesShape(r gjson.Result, n int, field string, rules msgRules, own bool) ([]core.Message, core.Shape, error) {
-	d := msgDecoder{field: field, rules: rules}
-	msgs, err := d.decodeArray(r, n, own)
-	return msgs, d.mask, err
-}
-
 // decodeMessagesCopy is decodeMessages with each message copied out of
-// the input (own) or not; tests run both ways on any compiler.
+// the input (own), into a when it is not nil, or not; tests run every
+// way on any compiler.
 //
 // Messages are decoded in place, into the slice, and the walker hands
 // values over by pointer: under standard Go's Wasm every copy of a
@@ -110,8 +103,8 @@ func decodeMessagesShape(r gjson.Result, n int, field string, rules msgRules, ow
 //
 // n is the number of elements when the scanner counted them (else -1):
 // the slice is made that long at once, neither grown nor oversized.
-func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own bool) ([]core.Message, error) {
-	d := msgDecoder{field: field, rules: rules}
+func decodeMessagesCopy(r gjson.Result, n int, field string, rules msgRules, own bool, a *arena) ([]core.Message, error) {
+	d := msgDecoder{field: field, rules: rules, arena: a}
 	return d.decodeArray(r, n, own)
 }
 
