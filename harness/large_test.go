@@ -67,6 +67,8 @@ func largeCases(n int) []largeCase {
 		{"split, last bad", "split", elements(`{"messages":[`, tinyMessage, tinyBad, n, `]}`), "invalid_input", "messages[" + last + "].role"},
 		{"compress, last bad", "compress", elements(`{"conversation_id":"c","history":[`, tinyMessage, tinyBad, n, `]}`), "invalid_input", "history[" + last + "].role"},
 		{"providerResponse anthropic", "providerResponse", elements(`{"provider":"anthropic","status":200,"body":{"content":[`, `{"type":"text","text":"hi"}`, "", n, `]}}`), "", ""},
+		{"decodeHistory", "decodeHistory", elements(`{"conversation_id":"c","history":[`, tinyMessage, "", n, `]}`), "", ""},
+		{"extractiveSummary", "extractiveSummary", elements(`{"model":"m","max_tokens":5,"messages":[`, tinyMessage, "", n, `]}`), "", ""},
 	}
 }
 
