@@ -85,8 +85,9 @@ check-32bit:
 	GOOS=linux GOARCH=386 $(GO) build ./core ./api
 	GOOS=linux GOARCH=386 $(GO) test -count=1 ./core
 
-## bench: measure performance; writes docs/benchmarks.md and docs/benchmarks.svg (tools/benchreport)
-bench: build
+## bench: measure both builds in every host (Go, plain Extism Go SDK, Node, Python); writes
+## docs/benchmarks.md and docs/benchmarks.svg (tools/benchreport; it runs make build build-tinygo)
+bench:
 	$(GO) run ./tools/benchreport
 
 ## fidelity: what compaction keeps, measured: replays testdata/fidelity through build/clipfold, writes docs/fidelity.md

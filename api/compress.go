@@ -51,7 +51,7 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 		return nil, core.Invalid("conversation_id", "must be a non-empty string")
 	}
 	ci.ConversationID = conv.Str
-	if ci.History, ci.Shape, err = decodeMessages(root, "history", msgRules{}); err != nil {
+	if ci.History, ci.Shape, err = e.messages(root, "history", msgRules{}); err != nil {
 		return nil, err
 	}
 	if err := historyIDs(root.Get("history_ids"), ci.History); err != nil {
@@ -101,7 +101,7 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 	hp := hostPorts{h}
 	res := core.Compress(&ci, core.Ports{LLM: hp, Memory: hp, Committer: hp, Clock: clock, Breakers: e.breakers})
 	res.Warnings = append(warnings, res.Warnings...)
-	return appendResult(make([]byte, 0, len(in)+1024), &ci, &res), nil
+	return appendResult(e.outBuffer(len(in)+1024), &ci, &res), nil
 }
 
 // historyIDs reads compress's optional "history_ids": one entry per

@@ -22,6 +22,7 @@ type Env struct {
 	Warn func(string)
 
 	breakers *core.Breakers // compress's circuit breakers, per conversation
+	scratch  *scratch       // memory reused from call to call (ReuseMemory)
 }
 
 // DefaultEnv uses SPEC's defaults and drops warnings.
@@ -41,7 +42,7 @@ func (e *Env) messagesAndConfig(in []byte) ([]core.Message, core.Config, error) 
 	if err != nil {
 		return nil, cfg, err
 	}
-	msgs, _, err := decodeMessages(root, "messages", msgRules{})
+	msgs, _, err := e.messages(root, "messages", msgRules{})
 	return msgs, cfg, err
 }
 
@@ -51,7 +52,7 @@ func (e *Env) Score(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 16+len(msgs)*20)
+	b := e.outBuffer(16 + len(msgs)*20)
 	b = append(b, `{"scores":[`...)
 	for i := range msgs {
 		if i > 0 {
@@ -70,7 +71,7 @@ func (e *Env) Split(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	res := core.Split(msgs, &cfg)
-	b := make([]byte, 0, len(in)+64)
+	b := e.outBuffer(len(in) + 64)
 	b = append(b, `{"to_compress":`...)
 	b = appendRawList(b, msgs, res.ToCompress)
 	b = append(b, `,"to_keep":`...)
@@ -104,7 +105,7 @@ func (e *Env) Chunk(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.MaxChunkTokens)
-	b := make([]byte, 0, len(in)+16+4*len(chunks))
+	b := e.outBuffer(len(in) + 16 + 4*len(chunks))
 	b = append(b, `{"chunks":[`...)
 	for k, c := range chunks {
 		if k > 0 {
@@ -129,7 +130,7 @@ func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 		}
 		n = core.EstimateTokens(t.Str)
 	} else if root.Get("messages").Exists() {
-		msgs, _, err := decodeMessages(root, "messages", msgRules{})
+		msgs, _, err := e.messages(root, "messages", msgRules{})
 		if err != nil {
 			return nil, err
 		}
@@ -170,12 +171,12 @@ func (e *Env) BuildSummarizationRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	msgs, _, err := decodeMessages(root, "messages", msgRules{})
+	msgs, _, err := e.messages(root, "messages", msgRules{})
 	if err != nil {
 		return nil, err
 	}
 	req := core.BuildSummarizationRequest(sys, prev, msgs, model, maxTokens, cfg.MaxMessageChars)
-	return AppendModelRequest(make([]byte, 0, len(in)+len(core.DefaultDirective)+256), &req), nil
+	return AppendModelRequest(e.outBuffer(len(in)+len(core.DefaultDirective)+256), &req), nil
 }
 
 // requestInput reads what both request builders share: the input, its
@@ -215,21 +216,22 @@ func (e *Env) BuildResummarizationRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc := root.Get("batch_contents")
+	bc, n := root.array("batch_contents")
 	if !bc.Exists() {
 		return nil, required("batch_contents")
 	}
 	if !bc.IsArray() {
 		return nil, wrongType("batch_contents", "an array of strings", bc)
 	}
-	var contents []string
+	contents := make([]string, 0, max(n, 0))
+	a := e.arena()
 	i := 0
 	bc.ForEach(func(_, v gjson.Result) bool {
 		if v.Type != gjson.String {
 			err = wrongType(idx("batch_contents", i), "a string", v)
 			return false
 		}
-		contents = append(contents, v.Str)
+		contents = append(contents, a.keep(v.Str))
 		i++
 		return true
 	})
@@ -237,7 +239,7 @@ func (e *Env) BuildResummarizationRequest(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	req := core.BuildResummarizationRequest(sys, contents, model, maxTokens)
-	return AppendModelRequest(make([]byte, 0, len(in)+len(core.DefaultDirective)+256), &req), nil
+	return AppendModelRequest(e.outBuffer(len(in)+len(core.DefaultDirective)+256), &req), nil
 }
 
 // BuildClipArchive is the buildClipArchive export: {batches, config,
@@ -252,7 +254,8 @@ func (e *Env) BuildClipArchive(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	batches, err := decodeBatches(root.Get("batches"), "batches")
+	br, n := root.array("batches")
+	batches, err := decodeBatches(br, n, "batches", e.arena())
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +294,7 @@ func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
 	if _, err := parseInput(in); err != nil {
 		return nil, err
 	}
-	req, err := decodeModelRequest(gjson.Parse(bytesToString(in)), "request")
+	req, err := decodeModelRequest(gjson.Parse(bytesToString(in)), "request", e.arena())
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	if conv.Type != gjson.String || conv.Str == "" {
 		return nil, core.Invalid("conversation_id", "must be a non-empty string")
 	}
-	msgs, shape, err := decodeMessages(root, "history", msgRules{})
+	msgs, shape, err := e.messages(root, "history", msgRules{})
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	if err := uniqueIDs(msgs); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 64+len(in)/2)
+	b := e.outBuffer(64 + len(in)/2)
 	b = append(b, `{"shape":`...)
 	b = core.AppendJSONString(b, shape.Shape.String())
 	b = append(b, `,"messages":[`...)

@@ -93,7 +93,7 @@ func decodeBlocks(r gjson.Result) ([]core.Block, error) {
 			err = errors.New("memory_list: every block needs string id, label and content")
 			return false
 		}
-		out = append(out, core.Block{ID: id.Str, Label: label.Str, Content: content.Str})
+		out = append(out, core.Block{ID: keep(id.Str), Label: keep(label.Str), Content: keep(content.Str)})
 		return true
 	})
 	return out, err

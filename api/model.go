@@ -15,12 +15,12 @@ func ParseModelRequest(in []byte) (core.ModelRequest, error) {
 	if !gjson.ValidBytes(in) {
 		return core.ModelRequest{}, core.Invalid("request", "is not valid JSON")
 	}
-	return decodeModelRequest(gjson.ParseBytes(in), "request")
+	return decodeModelRequest(gjson.ParseBytes(in), "request", nil)
 }
 
 // decodeModelRequest reads a ModelRequest (SPEC §2) from r. Hosts use it
 // on llm_complete's input; providerRequest uses it on its "request".
-func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error) {
+func decodeModelRequest(r gjson.Result, field string, a *arena) (core.ModelRequest, error) {
 	var req core.ModelRequest
 	if !r.Exists() {
 		return req, required(field)
@@ -29,7 +29,7 @@ func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error)
 		return req, wrongType(field, "a model request object", r)
 	}
 	var err error
-	if req.System, err = decodeContent(r.Get("system"), field+".system"); err != nil {
+	if req.System, err = decodeContent(r.Get("system"), field+".system", a); err != nil {
 		return req, err
 	}
 	if req.Model, err = optString(r.Get("model"), field+".model"); err != nil {
@@ -54,25 +54,41 @@ func decodeModelRequest(r gjson.Result, field string) (core.ModelRequest, error)
 	if !ms.IsArray() {
 		return req, wrongType(field+".messages", "an array", ms)
 	}
+	// Each message is read in one pass over its members, one closure
+	// serves the array, paths are built on error only and each content
+	// is kept (see keep): nothing is allocated per message but its text.
 	i := 0
+	path := func(sub string) string { return idx(field+".messages", i) + sub }
+	var role, content gjson.Result // the message's first "role" and "content"
+	member := func(k, v gjson.Result) bool {
+		switch {
+		case k.Str == "role" && !role.Exists():
+			role = v
+		case k.Str == "content" && !content.Exists():
+			content = v
+		}
+		return true
+	}
 	ms.ForEach(func(_, m gjson.Result) bool {
-		f := idx(field+".messages", i)
-		i++
 		if !m.IsObject() {
-			err = wrongType(f, "a message object", m)
+			err = wrongType(path(""), "a message object", m)
 			return false
 		}
-		role := m.Get("role")
+		role, content = gjson.Result{}, gjson.Result{}
+		m.ForEach(member)
 		rl, ok := core.ParseRole(role.Str)
 		if role.Type != gjson.String || !ok || rl == core.RoleTool {
-			err = core.Invalid(f+".role", "must be one of system, user, assistant, got "+clip(role.Raw, 40))
+			err = core.Invalid(path(".role"), "must be one of system, user, assistant, got "+clip(role.Raw, 40))
 			return false
 		}
-		var c string
-		if c, err = decodeContent(m.Get("content"), f+".content"); err != nil {
+		var text string
+		if content.Type == gjson.String {
+			text = a.keep(content.Str) // the common case, without building the path
+		} else if text, err = decodeContent(content, path(".content"), a); err != nil {
 			return false
 		}
-		req.Messages = append(req.Messages, core.ModelMessage{Role: rl, Content: c})
+		req.Messages = append(req.Messages, core.ModelMessage{Role: rl, Content: text})
+		i++
 		return true
 	})
 	return req, err
@@ -136,7 +152,7 @@ func decodeModelOutcome(r gjson.Result) (core.ModelResponse, *core.LLMError, err
 		resp.Content = []core.ContentBlock{{Type: "text", Text: content.Str}}
 	case content.IsArray():
 		content.ForEach(func(_, blk gjson.Result) bool {
-			resp.Content = append(resp.Content, core.ContentBlock{Type: blk.Get("type").String(), Text: blk.Get("text").String()})
+			resp.Content = append(resp.Content, core.ContentBlock{Type: keep(blk.Get("type").String()), Text: keep(blk.Get("text").String())})
 			return true
 		})
 	case !content.Exists() || content.Type == gjson.Null:

@@ -17,7 +17,7 @@ func (e *Env) ProviderRequest(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, err := decodeModelRequest(root.Get("request"), "request")
+	req, err := decodeModelRequest(root.Get("request"), "request", e.arena())
 	if err != nil {
 		return nil, err
 	}

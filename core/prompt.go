@@ -82,6 +82,14 @@ func RenderForSummary(m *Message, maxMessageChars int) (role Role, text string, 
 		}
 		return role, ClampText(own, maxMessageChars), true
 	}
+	return role, renderPieces(m, own, maxMessageChars), true
+}
+
+// renderPieces is RenderForSummary's text for a message with tool calls
+// or results. It is a function of its own so that the plain path does
+// not pay for its closure: TinyGo moves a parameter a closure captures to
+// the heap on entry, an allocation per message.
+func renderPieces(m *Message, own string, maxMessageChars int) string {
 	var b strings.Builder
 	piece := func(prefix, s string) {
 		if b.Len() > 0 {
@@ -107,7 +115,7 @@ func RenderForSummary(m *Message, maxMessageChars int) (role Role, text string, 
 			piece(ToolCallPrefix, tc.Name+"("+tc.Arguments+")")
 		}
 	}
-	return role, b.String(), true
+	return b.String()
 }
 
 // BuildResummarizationRequest builds the request that folds several batch

@@ -97,33 +97,40 @@ func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 // prompt as a separate parameter and rejects system turns, empty text,
 // a conversation starting with an assistant turn and an empty list.
 func anthropicBody(req *ModelRequest) []byte {
-	system := ""
+	// System messages are gathered and runs of same-role turns merged as
+	// lists, each joined once: appending to a growing string per message
+	// is quadratic (200,000 one-line user turns took minutes).
+	var system []string
 	if !isBlank(req.System) {
-		system = req.System
+		system = append(system, req.System)
 	}
-	turns := make([]ModelMessage, 0, len(req.Messages)+1)
+	type span struct {
+		role     Role
+		from, to int // the turn's texts: texts[from:to]
+	}
+	var spans []span
+	texts := make([]string, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		if isBlank(m.Content) {
 			continue
 		}
 		if m.Role == RoleSystem {
-			if system == "" {
-				system = m.Content
-			} else {
-				system += "\n\n" + m.Content
-			}
+			system = append(system, m.Content)
 			continue
 		}
-		if n := len(turns); n > 0 && turns[n-1].Role == m.Role {
-			turns[n-1].Content += "\n\n" + m.Content
-			continue
+		if n := len(spans); n > 0 && spans[n-1].role == m.Role {
+			spans[n-1].to++
+		} else {
+			spans = append(spans, span{m.Role, len(texts), len(texts) + 1})
 		}
-		turns = append(turns, m)
+		texts = append(texts, m.Content)
 	}
-	if len(turns) == 0 || turns[0].Role != RoleUser {
-		turns = append(turns, ModelMessage{})
-		copy(turns[1:], turns)
-		turns[0] = ModelMessage{Role: RoleUser, Content: ContinuationPlaceholder}
+	turns := make([]ModelMessage, 0, len(spans)+1)
+	if len(spans) == 0 || spans[0].role != RoleUser {
+		turns = append(turns, ModelMessage{Role: RoleUser, Content: ContinuationPlaceholder})
+	}
+	for _, s := range spans {
+		turns = append(turns, ModelMessage{Role: s.role, Content: strings.Join(texts[s.from:s.to], "\n\n")})
 	}
 	// A final assistant turn is a prefill, and Anthropic rejects a prefill
 	// that ends in white space.
@@ -140,9 +147,9 @@ func anthropicBody(req *ModelRequest) []byte {
 	w.str(req.Model)
 	w.raw(`,"max_tokens":`)
 	w.int(maxTokens)
-	if system != "" {
+	if len(system) > 0 {
 		w.raw(`,"system":`)
-		w.str(system)
+		w.str(strings.Join(system, "\n\n"))
 	}
 	w.raw(`,"messages":`)
 	writeMessages(&w, turns)
@@ -294,25 +301,32 @@ func anthropicResponse(root gjson.Result) (ModelResponse, *LLMError, error) {
 	if !content.IsArray() {
 		return ModelResponse{}, nil, Invalid("body.content", "must be an array of content blocks")
 	}
+	// Paths are built on error only, and each block's strings are its own
+	// (a view into the body would make TinyGo's collector walk the whole
+	// body per block at every collection: minutes for 200,000 blocks).
 	var r ModelResponse
 	var bad error
-	content.ForEach(func(k, b gjson.Result) bool {
-		field := "body.content[" + k.String() + "]"
+	i := 0
+	field := func(sub string) string { return "body.content[" + strconv.Itoa(i) + "]" + sub }
+	content.ForEach(func(_, b gjson.Result) bool {
 		t := b.Get("type")
 		if t.Type != gjson.String {
-			bad = Invalid(field+".type", "must be a string")
+			bad = Invalid(field(".type"), "must be a string")
 			return false
 		}
-		blk := ContentBlock{Type: t.Str}
+		var blk ContentBlock
 		if t.Str == "text" {
 			txt := b.Get("text")
 			if txt.Type != gjson.String {
-				bad = Invalid(field+".text", "must be a string")
+				bad = Invalid(field(".text"), "must be a string")
 				return false
 			}
-			blk.Text = txt.Str
+			blk = ContentBlock{Type: "text", Text: strings.Clone(txt.Str)}
+		} else {
+			blk = ContentBlock{Type: strings.Clone(t.Str)}
 		}
 		r.Content = append(r.Content, blk)
+		i++
 		return true
 	})
 	if bad != nil {

@@ -36,7 +36,9 @@ func sortUnits(order []unit) {
 		slices.SortFunc(order, compareUnits)
 		return
 	}
-	key := func(u *unit) uint64 { return math.Float64bits(u.score) }
+	// The keys are the scores' bits, read with math.Float64bits inline (a
+	// closure call per read was 150,000 calls per 10k-unit sort under
+	// TinyGo, which does not inline it at -opt=z).
 	for i := range order {
 		order[i].score = math.Float64frombits(orderedBits(order[i].score))
 	}
@@ -45,9 +47,9 @@ func sortUnits(order []unit) {
 	for shift := uint(0); shift < 64; shift += 8 {
 		count = [256]int{}
 		for i := range src {
-			count[byte(key(&src[i])>>shift)]++
+			count[byte(math.Float64bits(src[i].score)>>shift)]++
 		}
-		if count[byte(key(&src[0])>>shift)] == len(src) {
+		if count[byte(math.Float64bits(src[0].score)>>shift)] == len(src) {
 			continue // every key has this byte: the pass would change nothing
 		}
 		pos := 0
@@ -56,7 +58,7 @@ func sortUnits(order []unit) {
 			pos += c
 		}
 		for i := range src {
-			d := byte(key(&src[i]) >> shift)
+			d := byte(math.Float64bits(src[i].score) >> shift)
 			dst[count[d]] = src[i]
 			count[d]++
 		}

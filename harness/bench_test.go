@@ -19,10 +19,13 @@ func benchHistory(n int) []byte { return benchdata.History(n) }
 
 var benchSizes = compare.Sizes
 
-// BenchmarkSplit and BenchmarkScore compare the same api function natively
-// and through the .wasm (JSON decode and encode included on both sides).
-func BenchmarkSplit(b *testing.B) { benchExport(b, "split") }
-func BenchmarkScore(b *testing.B) { benchExport(b, "score") }
+// BenchmarkSplit, BenchmarkScore and BenchmarkShouldCompact compare the
+// same api function natively and through the .wasm, staged (the clipfold
+// Go host) and through Extism memory (a plain Extism Go SDK), JSON
+// decode and encode included on every side.
+func BenchmarkSplit(b *testing.B)         { benchExport(b, "split") }
+func BenchmarkScore(b *testing.B)         { benchExport(b, "score") }
+func BenchmarkShouldCompact(b *testing.B) { benchExport(b, "shouldCompact") }
 
 func benchExport(b *testing.B, export string) {
 	staged, plain := benchInstances(b)
@@ -32,7 +35,7 @@ func benchExport(b *testing.B, export string) {
 // benchInstances is a staged instance and one with staging off
 // (Options.NoStaging): its input and output cross through Extism memory,
 // as for hosts that cannot stage.
-func benchInstances(b *testing.B) (staged, plain *wasmhost.Instance) {
+func benchInstances(b testing.TB) (staged, plain *wasmhost.Instance) {
 	staged = newInstance(b)
 	rt := newRuntime(b, wasmhost.Options{NoStaging: true})
 	plain, err := rt.NewInstance(context.Background())

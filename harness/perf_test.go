@@ -160,7 +160,8 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 	ctx := context.Background()
 	hist := conversation("leak", 100)
 	host := &hostfuncs.Host{LLM: quickLLM{}, Store: newMemStore(hist)}
-	rt, probe := newProbedRuntime(t, wasmhost.Options{HostFunctions: hostfuncs.Bind(host)},
+	// MaxMemory -1: no instance is ever replaced, so growth cannot hide.
+	rt, probe := newProbedRuntime(t, wasmhost.Options{HostFunctions: hostfuncs.Bind(host), MaxMemory: -1},
 		"split", "score", "estimateTokens", "compress")
 	inst, err := rt.NewInstance(ctx)
 	require.NoError(t, err)
@@ -192,27 +193,65 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 	t.Logf("after %d calls (%v): plug-in memory %.1f MiB (%.1f after %d), kernel %.1f MiB",
 		total, time.Since(start).Round(time.Millisecond), float64(m)/(1<<20), float64(warmMain)/(1<<20), warm, float64(k)/(1<<20))
 
-	// Larger inputs: Go's heap in the plug-in grows for the first calls
-	// (about a dozen with 1,000 messages) and then must stay put.
-	big := benchHistory(1000)
-	inst2, err := rt.NewInstance(ctx)
-	require.NoError(t, err)
-	defer inst2.Close(ctx)
-	const bigTotal, bigWarm = 120, 60
-	for i := 1; i <= bigTotal; i++ {
-		_, err := inst2.Call(ctx, "split", big)
-		require.NoError(t, err, "split of 1,000 messages, call %d", i)
-		if i == bigWarm {
-			warmMain, warmKernel = probe.sizes()
+	// Larger inputs: the plug-in's heap grows for the first calls (about
+	// a dozen with 1,000 messages) and then must stay put. 1,000 calls of
+	// a 10k split are BenchmarkPerfMemory's.
+	for _, c := range []struct{ n, total, warm int }{{1000, 120, 60}, {10_000, 60, 20}} {
+		big := benchHistory(c.n)
+		inst2, err := rt.NewInstance(ctx)
+		require.NoError(t, err)
+		for i := 1; i <= c.total; i++ {
+			_, err := inst2.Call(ctx, "split", big)
+			require.NoError(t, err, "split of %d messages, call %d", c.n, i)
+			if i == c.warm {
+				warmMain, warmKernel = probe.sizes()
+			}
+			if i > c.warm {
+				m, k := probe.sizes()
+				require.LessOrEqualf(t, m, warmMain+slack, "plug-in memory grew from %d to %d bytes by call %d (%d messages)", warmMain, m, i, c.n)
+				require.LessOrEqualf(t, k, warmKernel+slack, "kernel memory grew from %d to %d bytes by call %d (%d messages)", warmKernel, k, i, c.n)
+			}
 		}
-		if i > bigWarm {
-			m, k := probe.sizes()
-			require.LessOrEqualf(t, m, warmMain+slack, "plug-in memory grew from %d to %d bytes by call %d (1,000 messages)", warmMain, m, i)
-			require.LessOrEqualf(t, k, warmKernel+slack, "kernel memory grew from %d to %d bytes by call %d (1,000 messages)", warmKernel, k, i)
-		}
+		_ = inst2.Close(ctx)
+		t.Logf("split of %d messages (%d bytes), %d calls: plug-in memory %.1f MiB, kernel %.1f MiB",
+			c.n, len(big), c.total, float64(warmMain)/(1<<20), float64(warmKernel)/(1<<20))
 	}
-	t.Logf("split of 1,000 messages (%d bytes), %d calls: plug-in memory %.1f MiB, kernel %.1f MiB",
-		len(big), bigTotal, float64(warmMain)/(1<<20), float64(warmKernel)/(1<<20))
+}
+
+// BenchmarkPerfMemory makes 1,000 calls of a 10k-message split on one
+// instance that is never replaced (MaxMemory -1) and reports the plug-in's
+// linear memory after the 20th call ("warm-MiB"), after the last
+// ("final-MiB") and the difference ("growth-MiB", issue 20: 0); ns/op is
+// one call. Run it with -benchtime 1x.
+func BenchmarkPerfMemory(b *testing.B) {
+	ctx := context.Background()
+	rt, probe := newProbedRuntime(b, wasmhost.Options{MaxMemory: -1}, "split")
+	in := benchHistory(10_000)
+	const total, warm = 1000, 20
+	var warmMem, final uint32
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		inst, err := rt.NewInstance(ctx)
+		require.NoError(b, err)
+		b.StartTimer()
+		for j := 1; j <= total; j++ {
+			if _, err := inst.Call(ctx, "split", in); err != nil {
+				b.Fatal(err)
+			}
+			if j == warm {
+				warmMem, _ = probe.sizes()
+			}
+		}
+		b.StopTimer()
+		final, _ = probe.sizes()
+		_ = inst.Close(ctx)
+		b.StartTimer()
+	}
+	mib := func(x uint32) float64 { return float64(x) / (1 << 20) }
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/op")
+	b.ReportMetric(mib(warmMem), "warm-MiB")
+	b.ReportMetric(mib(final), "final-MiB")
+	b.ReportMetric(mib(final)-mib(warmMem), "growth-MiB")
 }
 
 // quickLLM answers at once with a short fixed summary and keeps nothing,

@@ -71,6 +71,7 @@ func call(h handler, live bool) (rc int32) {
 		pdk.SetErrorString(err.Error())
 		return 1
 	}
+	defer e.EndCall()
 	in, viaStage := takeStaged()
 	defer func() { directHostArgs = false }()
 	if !viaStage {
@@ -80,7 +81,7 @@ func call(h handler, live bool) (rc int32) {
 				" bytes; the limit is " + strconv.Itoa(api.MaxInputBytes))
 			return 1
 		}
-		in = pdk.Input()
+		in = loadInput()
 	}
 	large := len(in) > largeCall
 	if large && live && runtime.Compiler == "gc" {
@@ -145,6 +146,7 @@ func environment() (*api.Env, error) {
 		}
 	}
 	env = &api.Env{Base: c, Warn: warn}
+	env.ReuseMemory()
 	return env, nil
 }
 

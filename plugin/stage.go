@@ -31,17 +31,9 @@ import (
 //     clipfold_release.
 var staged struct {
 	in, out []byte
-	buf     []byte // the staged input's buffer, until clipfold_release
-	large   bool   // the staged call's input or output was large: collect on release
-	direct  bool   // the host reads host-function inputs from this memory
+	large   bool // the staged call's input or output was large: collect on release
+	direct  bool // the host reads host-function inputs from this memory
 }
-
-// spare is a released input buffer of at most largeCall bytes, which the
-// next stage reuses when it fits: an agent's per-turn calls (tens of KB)
-// then allocate no input buffer, and the collector runs less often
-// (a ninth of a per-turn shouldCompact was collection). Nothing may keep
-// a view into an input past its call (core.Breakers copies its keys).
-var spare []byte
 
 // directHostArgs is true during a staged call whose host reads
 // host-function inputs straight from this module's memory.
@@ -52,27 +44,19 @@ const stageDirectHostArgs = 1
 
 //go:wasmexport clipfold_stage
 func stage(n, flags uint32) uint32 {
-	staged.in, staged.out, staged.buf, staged.large = nil, nil, nil, false
+	staged.in, staged.out, staged.large = nil, nil, false
 	staged.direct = flags&stageDirectHostArgs != 0
 	if n == 0 || uint64(n) > api.MaxInputBytes {
 		return 0
 	}
-	if int(n) <= cap(spare) {
-		staged.in, spare = spare[:n], nil
-	} else {
-		staged.in = make([]byte, n)
-	}
-	staged.buf = staged.in
+	staged.in = inputBuffer(int(n))
 	return uint32(uintptr(unsafe.Pointer(&staged.in[0])))
 }
 
 //go:wasmexport clipfold_release
 func release() {
 	large := staged.large
-	if b := staged.buf; cap(b) <= largeCall && cap(b) > cap(spare) {
-		spare = b[:0]
-	}
-	staged.out, staged.in, staged.buf, staged.large = nil, nil, nil, false
+	staged.out, staged.in, staged.large = nil, nil, false
 	if large {
 		collect()
 	}
@@ -106,11 +90,15 @@ func stagedOutput(out []byte, large bool) []byte {
 // garbage before returning.
 const largeCall = 256 << 10
 
-// collect runs the collector after a large call: Wasm memory never
-// shrinks, and collecting now keeps an instance at ~12 MiB across
-// 10k-message calls instead of creeping towards 100 MiB, at no measured
-// cost. TinyGo's collector is costlier the more often it runs, so it is
-// left to collect on demand (see RATIONALE.md).
+// collect runs the collector after a large call, with nothing of the
+// call left alive, under standard Go: Wasm memory never shrinks, and
+// collecting now keeps an instance at ~12 MiB across 10k-message calls
+// instead of creeping towards 100 MiB, at no measured cost. Under TinyGo
+// a call that reuses its buffers (inputBuffer, api.Env.ReuseMemory)
+// leaves little garbage, and a collection costs a walk from every
+// number in static data that falls inside a large live buffer, so the
+// collector is left to run when the heap is full: a 10k-message split
+// took 44 ms instead of 58 ms, with memory as flat (RATIONALE.md).
 func collect() {
 	if runtime.Compiler == "gc" {
 		runtime.GC()

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
-// Benchmarks of the Node host (@extism/extism over build/clipfold.wasm):
-// median time of `split` and `score` on 1k and 10k messages of ~400 bytes
-// (internal/benchdata's conversation; --inputs=DIR reads its files),
-// JSON encoding of the input and decoding of the output included; and cold
-// start (compile + instantiate + first call), measured in fresh processes.
+// Benchmarks of the Node host (@extism/extism over build/clipfold.wasm, or
+// $CLIPFOLD_WASM): median time of `split`, `score` and `shouldCompact` on
+// histories of messages of ~400 bytes (internal/benchdata's conversation;
+// --inputs=DIR reads its files), once for the call on the input's JSON
+// text (`raw_ms`: what the host adds to the plug-in) and once with
+// JSON.stringify of the input and JSON.parse of the output included
+// (`median_ms`); and cold start (compile + instantiate + first call),
+// measured in fresh processes.
 //
 //   node bench.mjs                 a table
 //   node bench.mjs --json          JSON on stdout
 //   node bench.mjs --json=out.json the table, and JSON written to out.json
-//   options: --sizes=1000,10000 --runs=N --cold-runs=N --inputs=DIR
+//   options: --sizes=1000,10000 --exports=split,score,shouldCompact --runs=N --cold-runs=N --inputs=DIR
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -76,18 +79,24 @@ const dec = new TextDecoder();
 for (const n of sizes) {
   const input = history(n);
   const bytes = enc.encode(JSON.stringify(input)).length;
-  const runs = Number(args.runs ?? (n >= 10000 ? 7 : 21));
-  for (const exp of ['split', 'score']) {
+  const runs = Number(args.runs ?? (n >= 100000 ? 5 : n >= 10000 ? 9 : 41));
+  const text = JSON.stringify(input);
+  for (const exp of String(args.exports ?? 'split,score,shouldCompact').split(',')) {
     // warm-up
     JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify(input))));
     const times = [];
+    const raw = [];
     for (let r = 0; r < runs; r++) {
-      const t0 = performance.now();
+      let t0 = performance.now();
+      await c.callRaw(exp, text);
+      raw.push(performance.now() - t0);
+      t0 = performance.now();
       const out = JSON.parse(dec.decode(await c.callRaw(exp, JSON.stringify(input))));
       times.push(performance.now() - t0);
       if (!out) throw new Error('no output');
     }
-    results.calls.push({ export: exp, messages: n, input_bytes: bytes, runs, median_ms: median(times), min_ms: Math.min(...times) });
+    results.calls.push({ export: exp, messages: n, input_bytes: bytes, runs, median_ms: median(times), min_ms: Math.min(...times),
+      raw_ms: median(raw), raw_min_ms: Math.min(...raw) });
   }
 }
 await c.close();
@@ -111,9 +120,9 @@ if (args.json === true) {
   process.stdout.write(JSON.stringify(results, null, 2) + '\n');
 } else {
   console.log(`clipfold Node host — node ${results.node}, @extism/extism ${results.extism}, ${(results.wasm_bytes / 1e6).toFixed(1)} MB wasm`);
-  console.log('export  messages   input MB  median ms    min ms  runs');
+  console.log('export         messages   input MB    raw ms  median ms    min ms  runs');
   for (const r of results.calls) {
-    console.log(`${r.export.padEnd(7)} ${String(r.messages).padStart(8)} ${(r.input_bytes / 1e6).toFixed(2).padStart(10)} ${f(r.median_ms)} ${f(r.min_ms)} ${String(r.runs).padStart(5)}`);
+    console.log(`${r.export.padEnd(14)} ${String(r.messages).padStart(8)} ${(r.input_bytes / 1e6).toFixed(2).padStart(10)} ${f(r.raw_ms)} ${f(r.median_ms)} ${f(r.min_ms)} ${String(r.runs).padStart(5)}`);
   }
   console.log('cold start (fresh process, median)  compile  instantiate  first call   total ms');
   for (const [mode, s] of Object.entries(results.cold_start)) {

@@ -1,29 +1,36 @@
-// Command benchreport measures clipfold's performance and writes
-// docs/benchmarks.md and docs/benchmarks.svg. Run it from the repository
-// root:
+// Command benchreport measures clipfold's performance, for both builds of
+// the plug-in, in every host, and writes docs/benchmarks.md and
+// docs/benchmarks.svg (issue 20). Run it from the repository root:
 //
-//	go run ./tools/benchreport [flags]
+//	go run ./tools/benchreport [flags]     (make bench)
 //
-// It runs `make build`, the harness benchmarks (`go test ./harness -bench`,
-// -count times; BenchmarkSplit, BenchmarkScore, BenchmarkCompressOverhead
-// and the BenchmarkPerf* ones), the memory-growth test, cold starts in
-// fresh processes (./coldstart), binaryen's wasm-opt variants (checked
-// against the conformance vectors), the TinyGo build when
-// build/clipfold-tinygo.wasm exists, and the Node host's bench.mjs when
-// present; then benchstat over the raw output.
+// It builds both plug-ins (make build build-tinygo), then for each:
+//
+//   - the Go benchmarks (go test ./harness -bench): split, score and
+//     shouldCompact at 100, 1k, 10k and 100k messages, natively, from the
+//     clipfold Go host (staged) and through Extism memory (a plain Extism
+//     Go SDK), in interleaved rounds so that a change of load hits both
+//     builds alike; benchstat over them;
+//   - BenchmarkPerfMemory: 1,000 10k-message splits on one instance;
+//   - BenchmarkLargeInputs: issue 20's 200k-element and 64 MiB inputs;
+//   - cold starts of the Go host in fresh processes (./coldstart), with
+//     and without wazero's compilation cache;
+//   - the Node host (bindings/node/bench.mjs) and the Python host, a plain
+//     Extism SDK on Wasmtime (bindings/python/bench.py), on the same input
+//     files, with their cold starts.
+//
+// The load average is recorded before and after every step.
 //
 // Flags:
 //
-//	-count N        benchmark repetitions (default 6: benchstat needs ≥ 6 for a confidence interval)
-//	-cold-runs N    fresh processes per cold-start case (default 10)
-//	-benchstat P    benchstat binary (default: $PATH, then $GOBIN, /tmp/bin)
-//	-wasm-opt       also measure wasm-opt -O2/-Oz variants (default true)
-//	-node           also run bindings/node/bench.mjs (default true)
-//	-quick          -count 1, -cold-runs 3, no wasm-opt: a smoke run
-//	-extra NAME=P   also measure module P (e.g. an experimental build) as variant NAME; repeatable
-//	-raw DIR        keep raw outputs there (default: a temporary directory)
-//	-rerender J     only rewrite the report from the report.json an earlier run left in -raw
-//	-md, -svg       output paths (default docs/benchmarks.md, docs/benchmarks.svg)
+//	-count N       rounds of the Go benchmarks (default 6: benchstat's minimum for a confidence interval)
+//	-cold-runs N   fresh processes per cold-start case (default 10)
+//	-large         also run BenchmarkLargeInputs (default true; minutes)
+//	-node, -python also run those hosts (default true)
+//	-quick         -count 1, -cold-runs 3, sizes up to 10k for Node and Python, no large inputs
+//	-raw DIR       keep raw outputs there (default: a temporary directory)
+//	-rerender J    only rewrite the report from the report.json a run left in -raw
+//	-md, -svg      output paths (default docs/benchmarks.md, docs/benchmarks.svg)
 package main
 
 import (
@@ -34,60 +41,64 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold/internal/benchdata"
+	"github.com/clipfold/clipfold/internal/benchdata/compare"
 )
 
-type variant struct {
-	Name    string // "Go", "Go + wasm-opt -O2", "TinyGo"
-	Path    string
-	Bytes   int64
-	Vectors string // "pass", "FAIL: …"
-	Bench   *benchRun
-	AB      *benchRun           // the interleaved rounds of §4
-	Cold    map[string]coldStat // "cache", "nocache"
-	Note    string
+// build is one plug-in and everything measured on it.
+type build struct {
+	Name  string // "TinyGo", "Go"
+	Path  string
+	Bytes int64
+	Go    *benchRun           // the Go benchmarks, every round
+	Mem   *benchRun           // BenchmarkPerfMemory
+	Large *benchRun           // BenchmarkLargeInputs
+	Cold  map[string]coldStat // the Go host: "cache", "nocache"
+	Node  *hostRun
+	Py    *hostRun
+}
+
+// hostRun is a Node or Python bench run: its JSON and the load around it.
+type hostRun struct {
+	Out        map[string]any
+	Err        string
+	LoadBefore string
+	LoadAfter  string
 }
 
 type report struct {
-	Date      time.Time
-	CPU       string
-	NProc     int
-	GoVersion string
-	// SDKVersion and WazeroVersion are the Extism Go SDK's and wazero's.
+	Date                      time.Time
+	CPU                       string
+	NProc                     int
+	GoVersion                 string
 	SDKVersion, WazeroVersion string
+	TinyGoVersion             string
 	Count                     int
-	Main                      *benchRun
-	Variants                  []*variant
-	LeakLog                   string
-	LeakOK                    bool
-	LeakLoad                  string
-	Node                      map[string]any
-	NodeErr                   string
-	NodeLoad                  string
-	Benchstat                 string
-	WasmOptVer                string
+	Builds                    []*build
+	Benchstat                 map[string]string // build name → benchstat output
 	Errors                    []string
 }
 
 func main() {
-	count := flag.Int("count", 6, "benchmark repetitions (benchstat needs ≥ 6 for a confidence interval)")
+	count := flag.Int("count", 6, "rounds of the Go benchmarks")
 	coldRuns := flag.Int("cold-runs", 10, "fresh processes per cold-start case")
-	benchstat := flag.String("benchstat", "", "benchstat binary")
-	doOpt := flag.Bool("wasm-opt", true, "measure wasm-opt variants")
+	doLarge := flag.Bool("large", true, "run BenchmarkLargeInputs")
 	doNode := flag.Bool("node", true, "run bindings/node/bench.mjs")
-	quick := flag.Bool("quick", false, "smoke run: -count 1, -cold-runs 3, no wasm-opt")
+	doPy := flag.Bool("python", true, "run bindings/python/bench.py")
+	quick := flag.Bool("quick", false, "smoke run")
 	rawDir := flag.String("raw", "", "keep raw outputs in this directory")
-	var extra extraFlag
-	flag.Var(&extra, "extra", "NAME=PATH.wasm: also measure this module (an experimental build); repeatable")
 	rerender := flag.String("rerender", "", "only rewrite the report from a report.json kept by an earlier run's -raw")
 	mdPath := flag.String("md", "docs/benchmarks.md", "Markdown report")
 	svgPath := flag.String("svg", "docs/benchmarks.svg", "SVG chart")
 	flag.Parse()
+	hostSizes := compare.Sizes
 	if *quick {
-		*count, *coldRuns, *doOpt = 1, 3, false
+		*count, *coldRuns, *doLarge = 1, 3, false
+		hostSizes = hostSizes[:3]
 	}
 	if _, err := os.Stat("go.mod"); err != nil {
 		fatal("run from the repository root")
@@ -101,14 +112,13 @@ func main() {
 		if err != nil {
 			fatal(err.Error())
 		}
-		for _, v := range r.Variants {
-			for _, b := range []*benchRun{v.Bench, v.AB} {
-				if b != nil {
-					b.results = parseBench(b.Raw)
+		for _, bd := range r.Builds {
+			for _, run := range []*benchRun{bd.Go, bd.Mem, bd.Large} {
+				if run != nil {
+					run.results = parseBench(run.Raw)
 				}
 			}
 		}
-		r.Main = r.Variants[0].Bench
 		write(r, *mdPath, *svgPath)
 		return
 	}
@@ -123,7 +133,7 @@ func main() {
 		fatal(err.Error())
 	}
 
-	r := &report{Date: time.Now().UTC(), NProc: runtime.NumCPU(), CPU: cpuModel(), Count: *count}
+	r := &report{Date: time.Now().UTC(), NProc: runtime.NumCPU(), CPU: cpuModel(), Count: *count, Benchstat: map[string]string{}}
 	if out, err := sh(nil, "go", "version"); err == nil {
 		r.GoVersion = strings.TrimSpace(string(out))
 	}
@@ -132,165 +142,103 @@ func main() {
 			r.SDKVersion, r.WazeroVersion = v[0], v[1]
 		}
 	}
-	must(sh(nil, "make", "build"))
-
-	// Helpers: the cold-start child and the echo plug-in.
+	must(sh(nil, "make", "build", "build-tinygo"))
+	if out, err := sh(nil, "bash", "-c", `. "$(bash scripts/install-tinygo.sh --env)" && "$TINYGO" version`); err == nil {
+		r.TinyGoVersion = strings.TrimSpace(string(out))
+	}
+	r.Builds = []*build{{Name: "TinyGo", Path: "build/clipfold-tinygo.wasm"}, {Name: "Go", Path: "build/clipfold.wasm"}}
+	for _, bd := range r.Builds {
+		if st, err := os.Stat(bd.Path); err == nil {
+			bd.Bytes = st.Size()
+		}
+	}
 	coldBin := filepath.Join(tmp, "coldstart")
 	must(sh(nil, "go", "build", "-o", coldBin, "./tools/benchreport/coldstart"))
-	echo := filepath.Join(tmp, "echo.wasm")
-	must(sh([]string{"GOOS=wasip1", "GOARCH=wasm"}, "go", "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", echo, "./tools/benchreport/echoplugin"))
+	// Every host reads the same bytes: the Go generator's.
+	inputs := filepath.Join(*rawDir, "inputs")
+	must(nil, os.MkdirAll(inputs, 0o755))
+	for _, n := range compare.Sizes {
+		must(nil, os.WriteFile(filepath.Join(inputs, fmt.Sprintf("history-%d.json", n)), benchdata.History(n), 0o644))
+	}
+	env := func(bd *build) []string { return []string{"CLIPFOLD_WASM=" + abs(bd.Path)} }
 
-	// Variants of the module.
-	main := &variant{Name: "Go", Path: "build/clipfold.wasm"}
-	r.Variants = append(r.Variants, main)
-	if _, err := os.Stat("build/clipfold-tinygo.wasm"); err == nil {
-		r.Variants = append(r.Variants, &variant{Name: "TinyGo", Path: "build/clipfold-tinygo.wasm"})
-	} else {
-		logf("build/clipfold-tinygo.wasm not present: no TinyGo column")
-	}
-	if *doOpt {
-		if _, err := exec.LookPath("wasm-opt"); err == nil {
-			out, _ := sh(nil, "wasm-opt", "--version")
-			r.WasmOptVer = strings.TrimSpace(string(out))
-			for _, level := range []string{"-O2", "-Oz"} {
-				dst := filepath.Join(tmp, "clipfold"+level+".wasm")
-				args := []string{level, "--enable-sign-ext", "--enable-nontrapping-float-to-int", "--enable-bulk-memory", "--enable-mutable-globals", main.Path, "-o", dst}
-				if _, err := sh(nil, "wasm-opt", args...); err != nil {
-					r.Errors = append(r.Errors, "wasm-opt "+level+": "+err.Error())
-					continue
-				}
-				r.Variants = append(r.Variants, &variant{Name: "Go + wasm-opt " + level, Path: dst, Note: "wasm-opt " + strings.Join(args[:len(args)-3], " ")})
-			}
-		} else {
-			r.Errors = append(r.Errors, "wasm-opt not found (apt-get install binaryen): no optimized variants")
-		}
-	}
-	for _, e := range extra {
-		r.Variants = append(r.Variants, &variant{Name: e[0], Path: e[1], Note: "experimental build given with -extra"})
-	}
-	for _, v := range r.Variants {
-		if st, err := os.Stat(v.Path); err == nil {
-			v.Bytes = st.Size()
-		}
-		if _, err := sh([]string{"CLIPFOLD_WASM=" + abs(v.Path)}, "go", "test", "./harness", "-run", "Vectors", "-count=1"); err != nil {
-			v.Vectors = "FAIL"
-			r.Errors = append(r.Errors, v.Name+" conformance vectors: "+tail(err.Error(), 600))
-		} else {
-			v.Vectors = "pass"
-		}
-	}
-
-	// 1, 2, 5, 6: the harness benchmarks on the standard build.
-	echoEnv := "CLIPFOLD_ECHO_WASM=" + echo
-	run, err := runBench("main", []string{echoEnv, "CLIPFOLD_WASM=" + abs(main.Path)},
-		"^(BenchmarkSplit|BenchmarkScore|BenchmarkCompressOverhead|BenchmarkPerf.*)$", *count, "", *rawDir)
-	if err != nil {
-		fatal(err.Error())
-	}
-	r.Main, main.Bench = run, run
-	// 4: every variant (the standard build too) in interleaved rounds, so
-	// that a change of load hits all of them alike.
-	if len(r.Variants) > 1 {
-		for round := 0; round < *count; round++ {
-			for _, v := range r.Variants {
-				if v.Vectors != "pass" {
-					continue
-				}
-				pattern := "^(BenchmarkSplit|BenchmarkScore)$/^wasm$"
-				if v.Name != "TinyGo" {
-					pattern = "^(BenchmarkSplit|BenchmarkScore)$/^wasm$/^n=10000$"
-				}
-				env := []string{"CLIPFOLD_WASM=" + abs(v.Path)}
-				b, err := runBench(fmt.Sprintf("%s round %d", v.Name, round+1), env, pattern, 1, "", *rawDir)
-				if err == nil {
-					// A three-level -bench pattern skips two-level benchmarks.
-					var c *benchRun
-					if c, err = runBench(fmt.Sprintf("%s compress round %d", v.Name, round+1), env, "^BenchmarkCompressOverhead$/^wasm$", 1, "", *rawDir); err == nil {
-						b.Raw += c.Raw
-						b.LoadAfter = c.LoadAfter
-					}
-				}
-				if err != nil {
-					r.Errors = append(r.Errors, v.Name+" benchmarks: "+tail(err.Error(), 600))
-					continue
-				}
-				if v.AB == nil {
-					v.AB = &benchRun{Label: v.Name, LoadBefore: b.LoadBefore}
-				}
-				v.AB.Raw += b.Raw
-				v.AB.LoadAfter = b.LoadAfter
-				v.AB.results = parseBench(v.AB.Raw)
-			}
-		}
-		for _, v := range r.Variants[1:] {
-			v.Bench = v.AB
-		}
-	}
-
-	// 5: the memory-growth test.
-	r.LeakLoad = loadavg()
-	out, err := sh(nil, "go", "test", "./harness", "-run", "^TestPerfNoMemoryGrowth$", "-count=1", "-v")
-	r.LeakOK = err == nil
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.Contains(l, "perf_test.go") || strings.HasPrefix(strings.TrimSpace(l), "--- ") || strings.Contains(l, "Error") {
-			r.LeakLog += strings.TrimSpace(l) + "\n"
-		}
-	}
-
-	// 3: cold start in fresh processes, with and without the cache.
-	for _, v := range r.Variants {
-		if v.Vectors != "pass" {
-			continue
-		}
-		v.Cold = map[string]coldStat{}
-		cache := filepath.Join(tmp, "cache-"+slug(v.Name))
-		if _, err := exec.Command(coldBin, "-wasm", v.Path, "-cache", cache).Output(); err != nil { // fill the cache
-			r.Errors = append(r.Errors, v.Name+" cold start: "+err.Error())
-			continue
-		}
-		for mode, dir := range map[string]string{"cache": cache, "nocache": "-"} {
-			logf("cold start %s %s × %d", v.Name, mode, *coldRuns)
-			s, err := coldStart(coldBin, v.Path, dir, *coldRuns)
+	// The Go benchmarks, in interleaved rounds.
+	for round := 1; round <= *count; round++ {
+		for _, bd := range r.Builds {
+			run, err := runBench(fmt.Sprintf("%s round %d", bd.Name, round), env(bd),
+				"^(BenchmarkSplit|BenchmarkScore|BenchmarkShouldCompact)$", 1, "", *rawDir)
 			if err != nil {
-				r.Errors = append(r.Errors, err.Error())
+				r.Errors = append(r.Errors, bd.Name+" benchmarks: "+tail(err.Error(), 600))
 				continue
 			}
-			v.Cold[mode] = s
+			bd.Go = bd.Go.add(run)
+		}
+	}
+	for _, bd := range r.Builds {
+		if bd.Go == nil {
+			continue
+		}
+		f := filepath.Join(*rawDir, "bench-"+slug(bd.Name)+"-all.txt")
+		_ = os.WriteFile(f, []byte(bd.Go.Raw), 0o644)
+		if bs := findBenchstat(); bs != "" {
+			if out, err := sh(nil, bs, f); err == nil {
+				r.Benchstat[bd.Name] = string(out)
+			} else {
+				r.Errors = append(r.Errors, "benchstat: "+err.Error())
+			}
+		} else {
+			r.Errors = append(r.Errors, "benchstat not found (GOBIN=/tmp/bin go install golang.org/x/perf/cmd/benchstat@latest)")
 		}
 	}
 
-	// 7: the Node host.
-	if *doNode {
-		if _, err := os.Stat("bindings/node/bench.mjs"); err == nil {
-			r.NodeLoad = loadavg()
-			// The Go benchmarks' inputs, byte for byte.
-			inputs := filepath.Join(*rawDir, "inputs")
-			_ = os.MkdirAll(inputs, 0o755)
-			for _, n := range []int{1000, 10000} {
-				_ = os.WriteFile(filepath.Join(inputs, fmt.Sprintf("history-%d.json", n)), benchdata.History(n), 0o644)
+	for _, bd := range r.Builds {
+		// Memory over 1,000 calls.
+		if run, err := runBench(bd.Name+" memory", env(bd), "^BenchmarkPerfMemory$", 1, "1x", *rawDir); err == nil {
+			bd.Mem = run
+		} else {
+			r.Errors = append(r.Errors, bd.Name+" BenchmarkPerfMemory: "+tail(err.Error(), 600))
+		}
+		// Issue 20's largest inputs.
+		if *doLarge {
+			if run, err := runBench(bd.Name+" large", env(bd), "^BenchmarkLargeInputs$", 1, "1x", *rawDir); err == nil {
+				bd.Large = run
+			} else {
+				r.Errors = append(r.Errors, bd.Name+" BenchmarkLargeInputs: "+tail(err.Error(), 600))
 			}
-			out, err := sh([]string{"CLIPFOLD_WASM=" + abs(main.Path)}, "node", "bindings/node/bench.mjs", "--json", fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
+		}
+		// Cold starts of the Go host.
+		bd.Cold = map[string]coldStat{}
+		cache := filepath.Join(tmp, "cache-"+slug(bd.Name))
+		if _, err := exec.Command(coldBin, "-wasm", bd.Path, "-cache", cache).Output(); err != nil { // fill the cache
+			r.Errors = append(r.Errors, bd.Name+" cold start: "+err.Error())
+		} else {
+			for mode, dir := range map[string]string{"cache": cache, "nocache": "-"} {
+				logf("cold start %s %s × %d", bd.Name, mode, *coldRuns)
+				s, err := coldStart(coldBin, bd.Path, dir, *coldRuns)
+				if err != nil {
+					r.Errors = append(r.Errors, err.Error())
+					continue
+				}
+				s.Load = loadavg()
+				bd.Cold[mode] = s
+			}
+		}
+		sizes := joinInts(hostSizes)
+		if *doNode {
+			bd.Node = hostBench(env(bd), filepath.Join(*rawDir, "node-"+slug(bd.Name)+".json"), "node",
+				"--disable-warning=ExperimentalWarning", "bindings/node/bench.mjs", "--json", "--sizes="+sizes,
+				fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
+		}
+		if *doPy {
+			py, err := pythonHost()
 			if err != nil {
-				r.NodeErr = tail(err.Error(), 800)
-			} else if err := json.Unmarshal(out, &r.Node); err != nil {
-				r.NodeErr = "bench.mjs output: " + err.Error()
+				bd.Py = &hostRun{Err: err.Error()}
+			} else {
+				out := filepath.Join(*rawDir, "python-"+slug(bd.Name)+".json")
+				bd.Py = hostBench(env(bd), out, py, "bindings/python/bench.py", "--sizes", sizes,
+					"--cold-runs", strconv.Itoa(min(*coldRuns, 5)), "--inputs", abs(inputs), "--json", out)
 			}
-			_ = os.WriteFile(filepath.Join(*rawDir, "node.json"), out, 0o644)
-		} else {
-			r.NodeErr = "bindings/node/bench.mjs not present"
 		}
-	}
-
-	// benchstat over the standard build's raw output.
-	if bs := findBenchstat(*benchstat); bs != "" {
-		f := filepath.Join(*rawDir, "bench-main.txt")
-		if out, err := sh(nil, bs, f); err == nil {
-			r.Benchstat = string(out)
-		} else {
-			r.Errors = append(r.Errors, "benchstat: "+err.Error())
-		}
-	} else {
-		r.Errors = append(r.Errors, "benchstat not found (GOBIN=/tmp/bin go install golang.org/x/perf/cmd/benchstat@latest)")
 	}
 
 	if b, err := json.MarshalIndent(r, "", "  "); err == nil {
@@ -298,6 +246,47 @@ func main() {
 	}
 	write(r, *mdPath, *svgPath)
 	logf("raw outputs in %s", *rawDir)
+}
+
+// hostBench runs a host's bench script; its JSON is on stdout (Node) or in
+// jsonFile (Python, whose stdout is a table).
+func hostBench(env []string, jsonFile string, name string, args ...string) *hostRun {
+	h := &hostRun{LoadBefore: loadavg()}
+	out, err := sh(env, name, args...)
+	h.LoadAfter = loadavg()
+	if err != nil {
+		h.Err = tail(err.Error(), 800)
+		return h
+	}
+	if name == "node" {
+		_ = os.WriteFile(jsonFile, out, 0o644)
+	} else if out, err = os.ReadFile(jsonFile); err != nil {
+		h.Err = err.Error()
+		return h
+	}
+	if err := json.Unmarshal(out, &h.Out); err != nil {
+		h.Err = "bench output: " + err.Error()
+	}
+	return h
+}
+
+// pythonHost returns a Python with the clipfold package installed:
+// $CLIPFOLD_PY, else bindings/python/.venv (made as run_tests.sh makes it).
+func pythonHost() (string, error) {
+	if p := os.Getenv("CLIPFOLD_PY"); p != "" {
+		return p, nil
+	}
+	venv := "bindings/python/.venv"
+	py := filepath.Join(venv, "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		if _, err := sh(nil, "python3", "-m", "venv", venv); err != nil {
+			return "", err
+		}
+	}
+	if _, err := sh(nil, py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "./bindings/python"); err != nil {
+		return "", err
+	}
+	return py, nil
 }
 
 func write(r *report, mdPath, svgPath string) {
@@ -309,10 +298,7 @@ func write(r *report, mdPath, svgPath string) {
 	logf("wrote %s and %s", mdPath, svgPath)
 }
 
-func findBenchstat(flagPath string) string {
-	if flagPath != "" {
-		return flagPath
-	}
+func findBenchstat() string {
 	if p, err := exec.LookPath("benchstat"); err == nil {
 		return p
 	}
@@ -341,6 +327,14 @@ func cpuModel() string {
 	return "?"
 }
 
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
 func abs(p string) string {
 	a, err := filepath.Abs(p)
 	if err != nil {
@@ -358,18 +352,4 @@ func must(_ []byte, err error) {
 func fatal(msg string) {
 	fmt.Fprintln(os.Stderr, "benchreport:", msg)
 	os.Exit(1)
-}
-
-// extraFlag collects -extra NAME=PATH.
-type extraFlag [][2]string
-
-func (e *extraFlag) String() string { return fmt.Sprint(*e) }
-
-func (e *extraFlag) Set(s string) error {
-	name, path, ok := strings.Cut(s, "=")
-	if !ok || name == "" || path == "" {
-		return fmt.Errorf("want NAME=PATH.wasm")
-	}
-	*e = append(*e, [2]string{name, path})
-	return nil
 }

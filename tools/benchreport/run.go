@@ -134,6 +134,19 @@ func (r *benchRun) n(name string) int {
 	return len(r.results[name].units["ns/op"])
 }
 
+// add appends run's output to r (nil: a new run), keeping the load
+// before the first and after the last.
+func (r *benchRun) add(run *benchRun) *benchRun {
+	if r == nil {
+		r = &benchRun{Label: run.Label, LoadBefore: run.LoadBefore, Started: run.Started}
+	}
+	r.Raw += run.Raw
+	r.LoadAfter = run.LoadAfter
+	r.Took += run.Took
+	r.results = parseBench(r.Raw)
+	return r
+}
+
 // runBench runs the harness benchmarks matching pattern.
 func runBench(label string, env []string, pattern string, count int, benchtime string, rawDir string) (*benchRun, error) {
 	r := &benchRun{Label: label, LoadBefore: loadavg(), Started: time.Now()}
@@ -166,6 +179,7 @@ type coldStat struct {
 	Compile, Instantiate, FirstCall, InProc float64
 	Wall                                    float64
 	WallMin, WallMax                        float64
+	Load                                    string // the load average after the runs
 }
 
 func coldStart(bin, wasm, cache string, runs int) (coldStat, error) {

@@ -36,9 +36,9 @@ func Export(b *testing.B, export string, in []byte, staged, plain Caller, name f
 	}
 }
 
-// Sizes are the history sizes, in messages, at which split and score are
-// compared (issue 6's targets).
-var Sizes = []int{1_000, 10_000, 100_000}
+// Sizes are the history sizes, in messages, at which the exports are
+// compared: an agent's turn (100) to issue 20's largest (100k).
+var Sizes = []int{100, 1_000, 10_000, 100_000}
 
 // ExportSizes runs Export on a benchdata history of each of Sizes, as
 // sub-benchmarks "native/n=1000", "wasm/n=1000", … (the names
