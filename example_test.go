@@ -57,7 +57,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("best hit: %s %s: %s\n", hits[0].Kind, hits[0].ID, hits[0].Text)
+	fmt.Printf("best hit: %s %s: %s\n", hits[0].Kind, hits[0].ID, hits[0].OwnText())
 	// Output:
 	// compressed 34 messages into 2 batch(es); 7 messages remain
 	// best hit: message m02: The rental car pickup is at Reno airport, confirmation RX-4471.

@@ -159,7 +159,9 @@ type Hit struct {
 	// text's beginning (LeadSnippet).
 	Snippet string
 	// Text is the hit's full text: for a message what was indexed (its
-	// text with its tool calls and results), for a batch its summary.
+	// text with its tool calls and results, then, after
+	// core.SearchContextSep, the lines of its exchange that were indexed
+	// with it: OwnText leaves them out), for a batch its summary.
 	Text string
 	// Role is the message's role; empty for blocks.
 	Role string
@@ -578,4 +580,11 @@ func Minus(want, got []string) []string {
 		}
 	}
 	return out
+}
+
+// OwnText is the hit's text without the context lines of its exchange: a
+// message's own text with its tool calls and results, a batch's summary.
+func (h *Hit) OwnText() string {
+	own, _, _ := strings.Cut(h.Text, core.SearchContextSep)
+	return own
 }
