@@ -16,7 +16,7 @@
 #                            the default one; it needs rustc >= 1.91)
 #   CLIPFOLD_CACHE           cache root (default $HOME/.cache/clipfold, as for
 #                            TinyGo): the Rust program builds Wasmtime from
-#                            source (dev profile, about 8.5 CPU-minutes cold)
+#                            source (dev profile, about 11 CPU-minutes cold)
 #                            into $CLIPFOLD_CACHE/sdk-rust-target, so a fresh
 #                            clone on the same machine builds it warm
 #   CLIPFOLD_SDKS_VERBOSE=1  print every program's whole output
@@ -99,8 +99,8 @@ prepare() {
 		fi
 		echo "toolchain: ${tc:-default} ($(rustc ${tc} --version))" >&2
 		local target="${CLIPFOLD_CACHE:-$HOME/.cache/clipfold}/sdk-rust-target"
-		# the dev profile (Cargo.toml: no debug info): half the CPU time of
-		# --release cold; Cranelift then compiles the plug-in slower
+		# the dev profile (Cargo.toml: no debug info, Cranelift optimized):
+		# 0.6 of the CPU time of --release cold
 		(cd "$here/rust" && CARGO_TARGET_DIR="$target" cargo ${tc} build --locked) &&
 			cmd=("$target/debug/clipfold-sdk-check")
 		;;
