@@ -47,6 +47,18 @@ func (h *fnv128) write(s string) {
 	h.hi, h.lo = hi, lo
 }
 
+// writeBytes is write for bytes.
+func (h *fnv128) writeBytes(s []byte) {
+	hi, lo := h.hi, h.lo
+	for i := 0; i < len(s); i++ {
+		lo ^= uint64(s[i])
+		c, l := bits.Mul64(lo, 0x13b)
+		hi = hi*0x13b + c + lo<<24
+		lo = l
+	}
+	h.hi, h.lo = hi, lo
+}
+
 func (h *fnv128) sum() [16]byte {
 	var out [16]byte
 	for i := 0; i < 8; i++ {
@@ -85,18 +97,20 @@ func contentDigest(conv string, m *Message) [16]byte {
 	return h.sum()
 }
 
-// derivedID is the id of occurrence k of a message with digest d.
+// derivedID is the id of occurrence k of a message with digest d. It
+// allocates only the id: AssignIDs calls it once per message.
 func derivedID(d [16]byte, k int, archive bool) string {
+	var buf [32]byte
 	h := newFNV128()
-	h.write(string(d[:]))
-	h.write(strconv.Itoa(k))
+	h.writeBytes(d[:])
+	h.writeBytes(strconv.AppendInt(buf[:0], int64(k), 10))
 	s := h.sum()
-	prefix := "d_"
+	b := buf[:0]
 	if archive {
-		prefix = "clip_"
+		b = append(b, "clip_"...)
+	} else {
+		b = append(b, "d_"...)
 	}
-	b := make([]byte, 0, len(prefix)+24)
-	b = append(b, prefix...)
 	for _, c := range s[:12] {
 		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
 	}
@@ -115,7 +129,7 @@ func AssignIDs(conv string, msgs []Message) {
 		}
 		d := contentDigest(conv, m)
 		if seen == nil {
-			seen = make(map[[16]byte]int)
+			seen = make(map[[16]byte]int, len(msgs)-i)
 		}
 		k := seen[d]
 		seen[d] = k + 1
