@@ -111,8 +111,9 @@ func TestHostileLargeInputs(t *testing.T) {
 // largeCaseAtLimit is largeCases' case i with as many elements as fit in
 // the 64 MiB input limit.
 func largeCaseAtLimit(i int) largeCase {
-	n := 1000 * (api.MaxInputBytes - 1024) / len(largeCases(1000)[i].in)
-	return largeCases(n)[i]
+	a, b := len(largeCases(1000)[i].in), len(largeCases(2000)[i].in)
+	per := (b - a) / 1000 // bytes per element
+	return largeCases(1000 + (api.MaxInputBytes-1024-a)/per)[i]
 }
 
 // BenchmarkLargeInputs times issue 20's cases at 200,000 elements and at
