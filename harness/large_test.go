@@ -17,8 +17,16 @@ import (
 // once took minutes under TinyGo (issue 20).
 type largeCase struct {
 	name, export string
-	in           []byte
-	code, field  string // code "" means the call must succeed
+	n            int       // elements
+	parts        [4]string // prefix, element, bad last element ("": none), suffix
+	code         string    // "" means the call must succeed
+	field        string    // the field its error names, "%d" the last index
+}
+
+// input is the case's input, made when needed: at 64 MiB, all of them at
+// once would hold a gigabyte.
+func (c largeCase) input() []byte {
+	return elements(c.parts[0], c.parts[1], c.parts[2], c.n, c.parts[3])
 }
 
 // elements writes prefix, n elements (item, or bad for the last one when
@@ -48,34 +56,34 @@ const (
 )
 
 // largeCases are the cases with n elements each. At n = 200,000 they are
-// the bad-input cases of issue 20; fitting n to the 64 MiB limit
-// (largeCasesAtLimit) makes the largest inputs of their kind.
+// the bad-input cases of issue 20; largeCaseAtLimit fits n to the 64 MiB
+// limit.
 func largeCases(n int) []largeCase {
-	last := fmt.Sprint(n - 1)
 	req := func(provider string) string {
 		return `{"provider":"` + provider + `","request":{"model":"m","max_tokens":5,"messages":[`
 	}
+	const bad = "invalid_input"
 	return []largeCase{
-		{"providerRequest anthropic", "providerRequest", elements(req("anthropic"), tinyMessage, "", n, `]}}`), "", ""},
-		{"providerRequest anthropic, last bad", "providerRequest", elements(req("anthropic"), tinyMessage, tinyBad, n, `]}}`), "invalid_input", "request.messages[" + last + "].role"},
-		{"providerRequest openai, last bad", "providerRequest", elements(req("openai"), tinyMessage, tinyBad, n, `]}}`), "invalid_input", "request.messages[" + last + "].role"},
-		{"buildClipArchive", "buildClipArchive", elements(`{"batches":[`, tinyBatch, "", n, `]}`), "", ""},
-		{"buildClipArchive, last bad", "buildClipArchive", elements(`{"batches":[`, tinyBatch, `{"content":7}`, n, `]}`), "invalid_input", "batches[" + last + "].content"},
-		{"buildResummarizationRequest", "buildResummarizationRequest", elements(`{"batch_contents":[`, `"s"`, "", n, `]}`), "", ""},
-		{"buildResummarizationRequest, last bad", "buildResummarizationRequest", elements(`{"batch_contents":[`, `"s"`, `7`, n, `]}`), "invalid_input", "batch_contents[" + last + "]"},
-		{"buildSummarizationRequest", "buildSummarizationRequest", elements(`{"messages":[`, tinyMessage, "", n, `]}`), "", ""},
-		{"split, last bad", "split", elements(`{"messages":[`, tinyMessage, tinyBad, n, `]}`), "invalid_input", "messages[" + last + "].role"},
-		{"compress, last bad", "compress", elements(`{"conversation_id":"c","history":[`, tinyMessage, tinyBad, n, `]}`), "invalid_input", "history[" + last + "].role"},
-		{"providerResponse anthropic", "providerResponse", elements(`{"provider":"anthropic","status":200,"body":{"content":[`, `{"type":"text","text":"hi"}`, "", n, `]}}`), "", ""},
-		{"decodeHistory", "decodeHistory", elements(`{"conversation_id":"c","history":[`, tinyMessage, "", n, `]}`), "", ""},
-		{"extractiveSummary", "extractiveSummary", elements(`{"model":"m","max_tokens":5,"messages":[`, tinyMessage, "", n, `]}`), "", ""},
+		{"providerRequest anthropic", "providerRequest", n, [4]string{req("anthropic"), tinyMessage, "", `]}}`}, "", ""},
+		{"providerRequest anthropic, last bad", "providerRequest", n, [4]string{req("anthropic"), tinyMessage, tinyBad, `]}}`}, bad, "request.messages[%d].role"},
+		{"providerRequest openai, last bad", "providerRequest", n, [4]string{req("openai"), tinyMessage, tinyBad, `]}}`}, bad, "request.messages[%d].role"},
+		{"buildClipArchive", "buildClipArchive", n, [4]string{`{"batches":[`, tinyBatch, "", `]}`}, "", ""},
+		{"buildClipArchive, last bad", "buildClipArchive", n, [4]string{`{"batches":[`, tinyBatch, `{"content":7}`, `]}`}, bad, "batches[%d].content"},
+		{"buildResummarizationRequest", "buildResummarizationRequest", n, [4]string{`{"batch_contents":[`, `"s"`, "", `]}`}, "", ""},
+		{"buildResummarizationRequest, last bad", "buildResummarizationRequest", n, [4]string{`{"batch_contents":[`, `"s"`, `7`, `]}`}, bad, "batch_contents[%d]"},
+		{"buildSummarizationRequest", "buildSummarizationRequest", n, [4]string{`{"messages":[`, tinyMessage, "", `]}`}, "", ""},
+		{"split, last bad", "split", n, [4]string{`{"messages":[`, tinyMessage, tinyBad, `]}`}, bad, "messages[%d].role"},
+		{"compress, last bad", "compress", n, [4]string{`{"conversation_id":"c","history":[`, tinyMessage, tinyBad, `]}`}, bad, "history[%d].role"},
+		{"providerResponse anthropic", "providerResponse", n, [4]string{`{"provider":"anthropic","status":200,"body":{"content":[`, `{"type":"text","text":"hi"}`, "", `]}}`}, "", ""},
+		{"decodeHistory", "decodeHistory", n, [4]string{`{"conversation_id":"c","history":[`, tinyMessage, "", `]}`}, "", ""},
+		{"extractiveSummary", "extractiveSummary", n, [4]string{`{"model":"m","max_tokens":5,"messages":[`, tinyMessage, "", `]}`}, "", ""},
 	}
 }
 
-// checkLarge calls c.export and checks its answer.
-func checkLarge(t testing.TB, inst *wasmhost.Instance, c largeCase) {
+// checkLarge calls c.export on in, c's input, and checks its answer.
+func checkLarge(t testing.TB, inst *wasmhost.Instance, c largeCase, in []byte) {
 	t.Helper()
-	out, err := inst.Call(context.Background(), c.export, c.in)
+	out, err := inst.Call(context.Background(), c.export, in)
 	if c.code == "" {
 		require.NoError(t, err)
 		require.NotEmpty(t, out)
@@ -84,7 +92,8 @@ func checkLarge(t testing.TB, inst *wasmhost.Instance, c largeCase) {
 	var ce *wasmhost.CallError
 	require.True(t, errors.As(err, &ce), "want a reported error, got %v", err)
 	require.Equal(t, c.code, ce.Code, ce.Message)
-	require.True(t, strings.HasPrefix(ce.Message, c.field+": "), "error %q should name %q", ce.Message, c.field)
+	field := fmt.Sprintf(c.field, c.n-1)
+	require.True(t, strings.HasPrefix(ce.Message, field+": "), "error %q should name %q", ce.Message, field)
 }
 
 // TestHostileLargeInputs sends issue 20's bad-input cases (200,000
@@ -99,11 +108,12 @@ func TestHostileLargeInputs(t *testing.T) {
 	}
 	staged, plain := benchInstances(t)
 	for _, c := range largeCases(200_000) {
+		in := c.input()
 		for _, p := range []struct {
 			name string
 			inst *wasmhost.Instance
 		}{{"staged", staged}, {"plain", plain}} {
-			t.Run(c.name+"/"+p.name, func(t *testing.T) { checkLarge(t, p.inst, c) })
+			t.Run(c.name+"/"+p.name, func(t *testing.T) { checkLarge(t, p.inst, c, in) })
 		}
 	}
 }
@@ -111,8 +121,15 @@ func TestHostileLargeInputs(t *testing.T) {
 // largeCaseAtLimit is largeCases' case i with as many elements as fit in
 // the 64 MiB input limit.
 func largeCaseAtLimit(i int) largeCase {
-	n := 1000 * (api.MaxInputBytes - 1024) / len(largeCases(1000)[i].in)
-	return largeCases(n)[i]
+	c := largeCases(0)[i]
+	p := c.parts
+	fixed := len(p[0]) + len(p[3]) // and the last element, bad or not
+	last := len(p[1])
+	if p[2] != "" {
+		last = len(p[2])
+	}
+	c.n = 1 + (api.MaxInputBytes-1024-fixed-last)/(len(p[1])+1)
+	return c
 }
 
 // BenchmarkLargeInputs times issue 20's cases at 200,000 elements and at
@@ -125,27 +142,26 @@ func BenchmarkLargeInputs(b *testing.B) {
 	ctx := context.Background()
 	staged := newRuntime(b, wasmhost.Options{MaxMemory: -1})
 	plain := newRuntime(b, wasmhost.Options{NoStaging: true})
-	kinds := len(largeCases(1))
+	kinds := len(largeCases(0))
 	for _, size := range []string{"n=200000", "64MiB"} {
 		for i := 0; i < kinds; i++ {
-			var c largeCase
+			c := largeCases(200_000)[i]
 			if size == "64MiB" {
 				c = largeCaseAtLimit(i)
-			} else {
-				c = largeCases(200_000)[i]
 			}
+			in := c.input()
 			for _, p := range []struct {
 				name string
 				rt   *wasmhost.Runtime
 			}{{"staged", staged}, {"plain", plain}} {
 				b.Run(fmt.Sprintf("%s/%s/%s", strings.ReplaceAll(c.name, " ", "_"), size, p.name), func(b *testing.B) {
-					b.SetBytes(int64(len(c.in)))
+					b.SetBytes(int64(len(in)))
 					for j := 0; j < b.N; j++ {
 						b.StopTimer()
 						inst, err := p.rt.NewInstance(ctx)
 						require.NoError(b, err)
 						b.StartTimer()
-						checkLarge(b, inst, c)
+						checkLarge(b, inst, c, in)
 						b.StopTimer()
 						_ = inst.Close(ctx)
 						b.StartTimer()
@@ -153,5 +169,18 @@ func BenchmarkLargeInputs(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// TestLargeCasesFitTheLimit: BenchmarkLargeInputs' 64 MiB inputs are
+// under the limit and within a kilobyte of it.
+func TestLargeCasesFitTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 64 MiB inputs")
+	}
+	for i, c := range largeCases(0) {
+		n := len(largeCaseAtLimit(i).input())
+		require.LessOrEqual(t, n, api.MaxInputBytes, c.name)
+		require.Greater(t, n, api.MaxInputBytes-1024-200, c.name)
 	}
 }
