@@ -28,8 +28,11 @@ const cases = JSON.parse(readFileSync(casesPath, 'utf8'));
 
 // The installed SDK's own package.json (its "exports" map hides it from import).
 const require = createRequire(import.meta.url);
-const sdkPkg = JSON.parse(readFileSync(
-  require.resolve('@extism/extism').replace(/dist[\\/].*$/, 'package.json'), 'utf8'));
+// Cut at the package's own directory, not at the first "dist/" of the path
+// (a checkout in /work/wt-dist/ or ~/dist/ has one before node_modules).
+const sdkEntry = require.resolve('@extism/extism');
+const sdkDir = sdkEntry.replace(/([\\/]node_modules[\\/]@extism[\\/]extism)[\\/].*$/, '$1');
+const sdkPkg = JSON.parse(readFileSync(sdkDir + '/package.json', 'utf8'));
 console.log(`sdk ${sdkPkg.name} ${sdkPkg.version}${worker ? ' (runInWorker)' : ''}`);
 
 // What the plug-in sent to each host function, and the script answering it.
