@@ -64,7 +64,9 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	if err := uniqueIDs(msgs); err != nil {
 		return nil, err
 	}
-	b := e.outBuffer(64 + len(in)/2)
+	// Sized so that it never grows: under TinyGo each growth of a large
+	// buffer can cost a collection over every message and id.
+	b := e.outBuffer(64 + len(in) + 96*len(msgs))
 	b = append(b, `{"shape":`...)
 	b = core.AppendJSONString(b, shape.Shape.String())
 	b = append(b, `,"messages":[`...)

@@ -152,6 +152,15 @@ func (b *build) largeRows() []largeRow {
 			row.plain = v
 		}
 	}
+	// Case by case, 200k before 64 MiB.
+	sort.SliceStable(order, func(i, j int) bool {
+		ci, si, _ := strings.Cut(order[i], "/")
+		cj, sj, _ := strings.Cut(order[j], "/")
+		if ci != cj {
+			return ci < cj
+		}
+		return si > sj // "n=200000" > "64MiB"
+	})
 	out := make([]largeRow, 0, len(order))
 	for _, k := range order {
 		out = append(out, *rows[k])
