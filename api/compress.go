@@ -141,14 +141,11 @@ func historyIDs(r gjson.Result, msgs []core.Message) error {
 }
 
 func uniqueIDs(msgs []core.Message) error {
-	seen := make(map[string]int, len(msgs))
-	for i := range msgs {
-		if j, dup := seen[msgs[i].ID]; dup {
-			return core.Invalid(idx("history", i)+".id", "duplicates history["+strconv.Itoa(j)+"].id "+strconv.Quote(msgs[i].ID))
-		}
-		seen[msgs[i].ID] = i
+	i, j := core.FirstDuplicate(len(msgs), func(i int) string { return msgs[i].ID })
+	if i < 0 {
+		return nil
 	}
-	return nil
+	return core.Invalid(idx("history", i)+".id", "duplicates history["+strconv.Itoa(j)+"].id "+strconv.Quote(msgs[i].ID))
 }
 
 // decodeNow reads "now": an RFC 3339 string or Unix milliseconds.

@@ -12,6 +12,13 @@ import (
 // MaxInputBytes is the largest input an export parses (SPEC §3: 64 MiB).
 const MaxInputBytes = 64 << 20
 
+// MaxElements bounds the elements of any array in an input. Real
+// histories have thousands of messages and an archive hundreds of batches;
+// a bound keeps an input of millions of tiny elements (64 MiB of
+// {"role":"user","content":"hi"} is two million messages) from costing
+// the plug-in minutes and gigabytes of memory (issue 20, RATIONALE.md).
+const MaxElements = 250_000
+
 // MaxDepth bounds JSON nesting. Real inputs nest a few levels; a bound
 // keeps a hostile "[[[[…" from exhausting the stack of a recursive parser.
 const MaxDepth = 256
@@ -24,8 +31,13 @@ func parseInput(in []byte) (object, error) {
 	if len(in) > MaxInputBytes {
 		return object{}, &core.Error{Code: core.CodeTooLarge, Msg: "input is " + strconv.Itoa(len(in)) + " bytes; the limit is " + strconv.Itoa(MaxInputBytes)}
 	}
-	if o, ok := scanInput(in); ok {
+	o, ok := scanInput(in)
+	if ok {
 		return o, nil
+	}
+	if o.long >= 0 {
+		return object{}, &core.Error{Code: core.CodeTooLarge, Msg: pathAt(bytesToString(in), o.long) +
+			": has more than " + strconv.Itoa(MaxElements) + " elements; the limit is " + strconv.Itoa(MaxElements)}
 	}
 	if err := checkShape(in); err != nil {
 		return object{}, err
@@ -39,12 +51,12 @@ func parseInput(in []byte) (object, error) {
 	}
 	// The scanner refused what the checks accept: a bug in one of them
 	// (FuzzScanInput looks for it). Serve the input all the same.
-	var o object
+	fb := object{long: -1}
 	r.ForEach(func(k, v gjson.Result) bool {
-		o.members = append(o.members, member{key: k.Raw[1 : len(k.Raw)-1], raw: v.Raw, elems: -1})
+		fb.members = append(fb.members, member{key: k.Raw[1 : len(k.Raw)-1], raw: v.Raw, elems: -1})
 		return true
 	})
-	return o, nil
+	return fb, nil
 }
 
 // checkShape rejects empty input, invalid UTF-8 and nesting deeper than

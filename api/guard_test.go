@@ -33,3 +33,48 @@ func TestCheckShape(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxElements: an array of more than MaxElements elements anywhere in
+// an input is refused with too_large naming it, before anything is
+// decoded; MaxElements elements are fine.
+func TestMaxElements(t *testing.T) {
+	arr := func(n int, item string) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]"
+	}
+	over := arr(MaxElements+1, "1")
+	for _, tc := range []struct {
+		in, path string
+	}{
+		{`{"messages":` + over + `}`, "messages"},
+		{`{"a":1, "history" : ` + over + `, "z":2}`, "history"},
+		{`{"provider":"anthropic","request":{"model":"m","messages":` + over + `}}`, "request.messages"},
+		{`{"batches":[{"content":"s"},{"x":{"y":` + over + `}}]}`, "batches[1].x.y"},
+		{`{"m":[[1],[2,` + over + `]]}`, "m[1][1]"},
+		{`{"messages":` + arr(MaxElements+1, `{"role":"user","content":"hi"}`) + `,"bad":}`, "messages"},
+	} {
+		_, err := parseInput([]byte(tc.in))
+		require.Error(t, err, tc.path)
+		require.Equal(t, "too_large: "+tc.path+": has more than 250000 elements; the limit is 250000", err.Error())
+	}
+	o, err := parseInput([]byte(`{"messages":` + arr(MaxElements, "1") + `}`))
+	require.NoError(t, err)
+	_, n := o.array("messages")
+	require.Equal(t, MaxElements, n)
+	// A long object is not an array.
+	_, err = parseInput([]byte(`{"o":{` + strings.TrimSuffix(strings.Repeat(`"k":1,`, MaxElements+1), ",") + `}}`))
+	require.NoError(t, err)
+}
+
+func TestPathAt(t *testing.T) {
+	s := `{"a":[1,{"b":"x","c":[true]}], "d" : {"e":null}}`
+	for _, tc := range []struct {
+		sub  string
+		path string
+	}{
+		{`[1,{`, "a"}, {`{"b"`, "a[1]"}, {`"x"`, "a[1].b"}, {`[true]`, "a[1].c"}, {`true`, "a[1].c[0]"},
+		{`{"e"`, "d"}, {`null`, "d.e"}, {`"a"`, "input"},
+	} {
+		require.Equal(t, tc.path, pathAt(s, strings.Index(s, tc.sub)), tc.sub)
+	}
+	require.Equal(t, "input", pathAt(s, 0))
+}

@@ -27,6 +27,7 @@ type member struct {
 // object is an export's input: its top-level members in order.
 type object struct {
 	members []member
+	long    int // scanInput: where an array over MaxElements opens, or -1
 }
 
 // Get returns the value of the first member named key, as gjson.Get on
@@ -61,7 +62,9 @@ func hasBackslash(s string) bool {
 // scanInput returns in's top-level members when in is a valid JSON object
 // that parseInput accepts, and ok false otherwise.
 func scanInput(in []byte) (o object, ok bool) {
-	s := inputScanner{b: in}
+	s := inputScanner{b: in, long: -1}
+	o.long = -1
+	defer func() { o.long = s.long }()
 	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return o, false
@@ -123,6 +126,7 @@ type inputScanner struct {
 	b     []byte
 	i     int
 	elems int // elements of the last array closed at depth 2 (a top-level member's)
+	long  int // where an array of more than MaxElements elements opens; -1 for none
 }
 
 func (s *inputScanner) ws() {
@@ -165,6 +169,7 @@ func (s *inputScanner) value(depth int) bool {
 
 // container scans an object or array whose opening bracket is at s.i.
 func (s *inputScanner) container(depth int) bool {
+	open := s.i
 	obj := s.b[s.i] == '{'
 	end := byte(']')
 	if obj {
@@ -180,6 +185,10 @@ func (s *inputScanner) container(depth int) bool {
 		return true
 	}
 	for n := 1; ; n++ {
+		if !obj && n > MaxElements {
+			s.long = open
+			return false
+		}
 		if obj {
 			if s.i >= len(s.b) || s.b[s.i] != '"' {
 				return false

@@ -16,7 +16,7 @@ func bytesToString(b []byte) string {
 // scanner (scan.go) over any JSON value; checkShape has already bounded
 // the nesting depth and checked the UTF-8.
 func firstSyntaxError(in []byte) int {
-	s := inputScanner{b: in}
+	s := inputScanner{b: in, long: -1}
 	s.ws()
 	if !s.value(0) {
 		return s.i

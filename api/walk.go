@@ -317,3 +317,56 @@ func head8(k string) uint64 {
 func tail8(k string) uint64 {
 	return *(*uint64)(unsafe.Pointer(unsafe.StringData(k[len(k)-8:])))
 }
+
+// pathAt names the value that starts at byte off of s, a JSON object
+// whose text up to and around that value is valid, as error messages
+// name fields: history, request.messages, batches[3].content. It returns
+// "input" when off is not the start of a value inside s.
+func pathAt(s string, off int) string {
+	path := ""
+	i := skipWS(s, 0)
+	for i != off {
+		c := at(s, i)
+		if c != '{' && c != '[' {
+			return "input"
+		}
+		found := false
+		for k, j := 0, skipWS(s, i+1); at(s, j) != '}' && at(s, j) != ']' && j >= 0; k++ {
+			name := ""
+			if c == '{' {
+				end := skipString(s, j)
+				if end < 0 {
+					return "input"
+				}
+				name = s[j+1 : end-1]
+				if j = skipWS(s, end); at(s, j) != ':' {
+					return "input"
+				}
+				j = skipWS(s, j+1)
+			}
+			end := skipValue(s, j)
+			if j == off || end < 0 || off < end {
+				switch {
+				case c == '[':
+					path = idx(path, k)
+				case path == "":
+					path = name
+				default:
+					path += "." + name
+				}
+				i, found = j, true
+				break
+			}
+			if j = skipWS(s, end); at(s, j) == ',' {
+				j = skipWS(s, j+1)
+			}
+		}
+		if !found {
+			return "input"
+		}
+	}
+	if path == "" {
+		return "input"
+	}
+	return path
+}

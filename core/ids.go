@@ -3,6 +3,7 @@ package core
 import (
 	"math/bits"
 	"strconv"
+	"unsafe"
 )
 
 // Derived message ids (SPEC §2: "an input without ids gets stable ids").
@@ -97,43 +98,60 @@ func contentDigest(conv string, m *Message) [16]byte {
 	return h.sum()
 }
 
-// derivedID is the id of occurrence k of a message with digest d. It
-// allocates only the id: AssignIDs calls it once per message.
+// derivedID is the id of occurrence k of a message with digest d.
 func derivedID(d [16]byte, k int, archive bool) string {
+	var c idChunks
+	return c.derivedID(d, k, archive)
+}
+
+// idChunks hands out ids from 4 KiB chunks: a history of two million
+// messages without ids then makes five hundred allocations, not two
+// million (under TinyGo each allocation may start a collection over the
+// whole heap; see hashindex.go). Chunks hold no pointers.
+type idChunks struct{ buf []byte }
+
+const idChunk = 4 << 10
+
+// derivedID is the package's derivedID, its string from the chunks.
+func (c *idChunks) derivedID(d [16]byte, k int, archive bool) string {
 	var buf [32]byte
 	h := newFNV128()
 	h.writeBytes(d[:])
 	h.writeBytes(strconv.AppendInt(buf[:0], int64(k), 10))
 	s := h.sum()
-	b := buf[:0]
+	const maxLen = len("clip_") + 24
+	if cap(c.buf)-len(c.buf) < maxLen {
+		c.buf = make([]byte, 0, idChunk)
+	}
+	start := len(c.buf)
 	if archive {
-		b = append(b, "clip_"...)
+		c.buf = append(c.buf, "clip_"...)
 	} else {
-		b = append(b, "d_"...)
+		c.buf = append(c.buf, "d_"...)
 	}
-	for _, c := range s[:12] {
-		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	for _, x := range s[:12] {
+		c.buf = append(c.buf, hexDigits[x>>4], hexDigits[x&0xf])
 	}
-	return string(b)
+	b := c.buf[start:len(c.buf):len(c.buf)]
+	return unsafe.String(&b[0], len(b))
 }
 
 // AssignIDs gives every message of msgs without an ID its derived id in
 // conversation conv (see above). Messages with an ID keep it and do not
 // count as occurrences.
 func AssignIDs(conv string, msgs []Message) {
-	var seen map[[16]byte]int
+	var seen *occurrences
+	var ids idChunks
 	for i := range msgs {
 		m := &msgs[i]
 		if m.ID != "" {
 			continue
 		}
-		d := contentDigest(conv, m)
 		if seen == nil {
-			seen = make(map[[16]byte]int, len(msgs)-i)
+			seen = newOccurrences(len(msgs) - i)
 		}
-		k := seen[d]
-		seen[d] = k + 1
-		m.ID = derivedID(d, k, IsClipArchive(m))
+		d := contentDigest(conv, m)
+		m.ID = ids.derivedID(d, seen.add(d), IsClipArchive(m))
 	}
 }
 

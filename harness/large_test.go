@@ -21,6 +21,7 @@ type largeCase struct {
 	parts        [4]string // prefix, element, bad last element ("": none), suffix
 	code         string    // "" means the call must succeed
 	field        string    // the field its error names, "%d" the last index
+	array        string    // the array of elements, as errors name it
 }
 
 // input is the case's input, made when needed: at 64 MiB, all of them at
@@ -64,20 +65,42 @@ func largeCases(n int) []largeCase {
 	}
 	const bad = "invalid_input"
 	return []largeCase{
-		{"providerRequest anthropic", "providerRequest", n, [4]string{req("anthropic"), tinyMessage, "", `]}}`}, "", ""},
-		{"providerRequest anthropic, last bad", "providerRequest", n, [4]string{req("anthropic"), tinyMessage, tinyBad, `]}}`}, bad, "request.messages[%d].role"},
-		{"providerRequest openai, last bad", "providerRequest", n, [4]string{req("openai"), tinyMessage, tinyBad, `]}}`}, bad, "request.messages[%d].role"},
-		{"buildClipArchive", "buildClipArchive", n, [4]string{`{"batches":[`, tinyBatch, "", `]}`}, "", ""},
-		{"buildClipArchive, last bad", "buildClipArchive", n, [4]string{`{"batches":[`, tinyBatch, `{"content":7}`, `]}`}, bad, "batches[%d].content"},
-		{"buildResummarizationRequest", "buildResummarizationRequest", n, [4]string{`{"batch_contents":[`, `"s"`, "", `]}`}, "", ""},
-		{"buildResummarizationRequest, last bad", "buildResummarizationRequest", n, [4]string{`{"batch_contents":[`, `"s"`, `7`, `]}`}, bad, "batch_contents[%d]"},
-		{"buildSummarizationRequest", "buildSummarizationRequest", n, [4]string{`{"messages":[`, tinyMessage, "", `]}`}, "", ""},
-		{"split, last bad", "split", n, [4]string{`{"messages":[`, tinyMessage, tinyBad, `]}`}, bad, "messages[%d].role"},
-		{"compress, last bad", "compress", n, [4]string{`{"conversation_id":"c","history":[`, tinyMessage, tinyBad, `]}`}, bad, "history[%d].role"},
-		{"providerResponse anthropic", "providerResponse", n, [4]string{`{"provider":"anthropic","status":200,"body":{"content":[`, `{"type":"text","text":"hi"}`, "", `]}}`}, "", ""},
-		{"decodeHistory", "decodeHistory", n, [4]string{`{"conversation_id":"c","history":[`, tinyMessage, "", `]}`}, "", ""},
-		{"extractiveSummary", "extractiveSummary", n, [4]string{`{"model":"m","max_tokens":5,"messages":[`, tinyMessage, "", `]}`}, "", ""},
+		{"providerRequest anthropic", "providerRequest", n, [4]string{req("anthropic"), tinyMessage, "", `]}}`}, "", "", "request.messages"},
+		{"providerRequest anthropic, last bad", "providerRequest", n, [4]string{req("anthropic"), tinyMessage, tinyBad, `]}}`}, bad, "request.messages[%d].role", "request.messages"},
+		{"providerRequest openai, last bad", "providerRequest", n, [4]string{req("openai"), tinyMessage, tinyBad, `]}}`}, bad, "request.messages[%d].role", "request.messages"},
+		{"buildClipArchive", "buildClipArchive", n, [4]string{`{"batches":[`, tinyBatch, "", `]}`}, "", "", "batches"},
+		{"buildClipArchive, last bad", "buildClipArchive", n, [4]string{`{"batches":[`, tinyBatch, `{"content":7}`, `]}`}, bad, "batches[%d].content", "batches"},
+		{"buildResummarizationRequest", "buildResummarizationRequest", n, [4]string{`{"batch_contents":[`, `"s"`, "", `]}`}, "", "", "batch_contents"},
+		{"buildResummarizationRequest, last bad", "buildResummarizationRequest", n, [4]string{`{"batch_contents":[`, `"s"`, `7`, `]}`}, bad, "batch_contents[%d]", "batch_contents"},
+		{"buildSummarizationRequest", "buildSummarizationRequest", n, [4]string{`{"messages":[`, tinyMessage, "", `]}`}, "", "", "messages"},
+		{"split, last bad", "split", n, [4]string{`{"messages":[`, tinyMessage, tinyBad, `]}`}, bad, "messages[%d].role", "messages"},
+		{"compress, last bad", "compress", n, [4]string{`{"conversation_id":"c","history":[`, tinyMessage, tinyBad, `]}`}, bad, "history[%d].role", "history"},
+		{"providerResponse anthropic", "providerResponse", n, [4]string{`{"provider":"anthropic","status":200,"body":{"content":[`, `{"type":"text","text":"hi"}`, "", `]}}`}, "", "", "body.content"},
+		{"decodeHistory", "decodeHistory", n, [4]string{`{"conversation_id":"c","history":[`, tinyMessage, "", `]}`}, "", "", "history"},
+		{"extractiveSummary", "extractiveSummary", n, [4]string{`{"model":"m","max_tokens":5,"messages":[`, tinyMessage, "", `]}`}, "", "", "messages"},
 	}
+}
+
+// padded is c with its elements' text ("hi", "s") padded with pad
+// letters, the bad last element as it is.
+func (c largeCase) padded(pad int) largeCase {
+	p := strings.Repeat("x", pad)
+	item := c.parts[1]
+	if strings.Contains(item, `"hi"`) {
+		item = strings.Replace(item, `"hi"`, `"hi `+p+`"`, 1)
+	} else {
+		item = strings.Replace(item, `"s"`, `"s `+p+`"`, 1)
+	}
+	c.parts[1] = item
+	return c
+}
+
+// overLimit is c with one element more than api.MaxElements: refused
+// with too_large naming the array, before anything is decoded.
+func (c largeCase) overLimit() largeCase {
+	c.n = api.MaxElements + 1
+	c.code, c.field = "too_large", c.array
+	return c
 }
 
 // checkLarge calls c.export on in, c's input, and checks its answer.
@@ -92,7 +115,10 @@ func checkLarge(t testing.TB, inst *wasmhost.Instance, c largeCase, in []byte) {
 	var ce *wasmhost.CallError
 	require.True(t, errors.As(err, &ce), "want a reported error, got %v", err)
 	require.Equal(t, c.code, ce.Code, ce.Message)
-	field := fmt.Sprintf(c.field, c.n-1)
+	field := c.field
+	if strings.Contains(field, "%d") {
+		field = fmt.Sprintf(field, c.n-1)
+	}
 	require.True(t, strings.HasPrefix(ce.Message, field+": "), "error %q should name %q", ce.Message, field)
 }
 
@@ -118,18 +144,19 @@ func TestHostileLargeInputs(t *testing.T) {
 	}
 }
 
-// largeCaseAtLimit is largeCases' case i with as many elements as fit in
-// the 64 MiB input limit.
+// largeCaseAtLimit is largeCases' case i at the largest input the
+// plug-in takes: api.MaxElements elements, each padded so that the input
+// is within a kilobyte of the 64 MiB limit.
 func largeCaseAtLimit(i int) largeCase {
-	c := largeCases(0)[i]
+	c := largeCases(api.MaxElements)[i]
 	p := c.parts
-	fixed := len(p[0]) + len(p[3]) // and the last element, bad or not
-	last := len(p[1])
+	fixed := len(p[0]) + len(p[3]) + len(p[2]) + c.n // and the commas
+	padded := c.n                                    // elements that get padding
 	if p[2] != "" {
-		last = len(p[2])
+		padded--
 	}
-	c.n = 1 + (api.MaxInputBytes-1024-fixed-last)/(len(p[1])+1)
-	return c
+	pad := (api.MaxInputBytes-1024-fixed)/padded - len(p[1]) - len(" ")
+	return c.padded(pad)
 }
 
 // BenchmarkLargeInputs times issue 20's cases at 200,000 elements and at
@@ -143,11 +170,17 @@ func BenchmarkLargeInputs(b *testing.B) {
 	staged := newRuntime(b, wasmhost.Options{MaxMemory: -1})
 	plain := newRuntime(b, wasmhost.Options{NoStaging: true})
 	kinds := len(largeCases(0))
-	for _, size := range []string{"n=200000", "64MiB"} {
+	for _, size := range []string{"n=200000", "64MiB", "over"} {
 		for i := 0; i < kinds; i++ {
 			c := largeCases(200_000)[i]
-			if size == "64MiB" {
+			switch size {
+			case "64MiB":
 				c = largeCaseAtLimit(i)
+			case "over":
+				if c.code != "" {
+					continue // the same refusal as the valid case's
+				}
+				c = c.overLimit()
 			}
 			in := c.input()
 			for _, p := range []struct {
@@ -173,14 +206,40 @@ func BenchmarkLargeInputs(b *testing.B) {
 }
 
 // TestLargeCasesFitTheLimit: BenchmarkLargeInputs' 64 MiB inputs are
-// under the limit and within a kilobyte of it.
+// under the limit and within a kilobyte of it, with api.MaxElements
+// elements.
 func TestLargeCasesFitTheLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes 64 MiB inputs")
 	}
 	for i, c := range largeCases(0) {
-		n := len(largeCaseAtLimit(i).input())
+		at := largeCaseAtLimit(i)
+		require.Equal(t, api.MaxElements, at.n, c.name)
+		n := len(at.input())
 		require.LessOrEqual(t, n, api.MaxInputBytes, c.name)
-		require.Greater(t, n, api.MaxInputBytes-1024-200, c.name)
+		require.Greater(t, n, api.MaxInputBytes-1024-at.n, c.name)
+	}
+}
+
+// TestLargeInputsOverTheLimit: one element over api.MaxElements, in every
+// export's array, is refused with too_large naming the array, staged and
+// through Extism memory.
+func TestLargeInputsOverTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("8 MB calls through the .wasm")
+	}
+	staged, plain := benchInstances(t)
+	for _, c := range largeCases(0) {
+		if c.code != "" {
+			continue
+		}
+		c = c.overLimit()
+		in := c.input()
+		for _, p := range []struct {
+			name string
+			inst *wasmhost.Instance
+		}{{"staged", staged}, {"plain", plain}} {
+			t.Run(c.name+"/"+p.name, func(t *testing.T) { checkLarge(t, p.inst, c, in) })
+		}
 	}
 }
