@@ -340,14 +340,21 @@ func (ex *extractor) newSource(label, date string, kind, speaker uint8, msg int)
 // addMessage cuts one message into sentences, all of one source.
 func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg int) {
 	src := int32(-1)
-	forEachLine(c, func(line string) {
-		forEachSentence(line, func(s string) {
+	for rest := c; rest != ""; {
+		var line string
+		line, rest = nextLine(rest)
+		for from := 0; ; {
+			s, next, ok := nextSentence(line, from)
+			if !ok {
+				break
+			}
 			if src < 0 {
 				src = ex.newSource(label, date, exNew, speaker, msg)
 			}
 			ex.addSentence(s, src)
-		})
-	})
+			from = next
+		}
+	}
 }
 
 // addToolCallLines reads "[Tool call]: name(args)" lines (or bare
@@ -645,25 +652,31 @@ const (
 	wLengthDiv    = 80  // penalty of one point per this many code points
 )
 
+// dfOf is df's count of w (0 when absent).
+func dfOf(df *u64Counts, w uint64) int32 {
+	n, _ := df.get(w)
+	return n
+}
+
 // score computes every sentence's features, hash and score, marks
 // duplicates (of each other and of the previous summary) and filler, and
 // applies the per-message rank penalty.
 func (ex *extractor) score() {
-	seen := make(map[uint64]int32, len(ex.sents))
-	near := make(map[uint64]int32, len(ex.sents))
-	machine := map[uint64]int32{}
+	seen := newU64Counts(len(ex.sents))
+	near := newU64Counts(len(ex.sents))
+	machine := newU64Counts(0)
 	restated := make([]bool, len(ex.srcs)) // tool results that prose after them restates
 	// Pass 1: every sentence's features, hashes and content words, and in
 	// how many sources each content word occurs.
 	shapes := make([]uint64, len(ex.sents))
 	wordsAt := make([]int32, len(ex.sents)+1)
 	var words []uint64
-	df := map[uint64]int32{}
-	dfSrc := map[uint64]int32{} // the last source counted for a word
+	df := newU64Counts(len(ex.sents))
+	dfSrc := newU64Counts(len(ex.sents)) // the last source counted for a word, plus 1
 	count := func(w uint64, src int32) {
-		if last, ok := dfSrc[w]; !ok || last != src+1 {
-			dfSrc[w] = src + 1
-			df[w]++
+		if last := dfSrc.at(w); *last != src+1 {
+			*last = src + 1
+			*df.at(w)++
 		}
 	}
 	toksAt := make([]int32, len(ex.sents)+1)
@@ -697,13 +710,13 @@ func (ex *extractor) score() {
 			// health checks, retries: the same text but for numbers,
 			// times and ids) collapse into the first, which says how many
 			// lines it stands for and until when.
-			if j, ok := machine[hl]; ok {
+			if j, ok := machine.get(hl); ok {
 				ex.absorb(j, int32(i))
 				continue
 			}
-			machine[hl] = int32(i)
+			*machine.at(hl) = int32(i)
 		}
-		if j, ok := seen[s.hash]; ok {
+		if j, ok := seen.get(s.hash); ok {
 			// Said again: keep the first, which gains a bounded bonus.
 			s.dup = true
 			if d := &ex.sents[j]; float64(d.repeats)*wRepeat < wRepeatMax {
@@ -712,11 +725,12 @@ func (ex *extractor) score() {
 			}
 			continue
 		}
-		seen[s.hash] = int32(i)
+		*seen.at(s.hash) = int32(i)
 		// Near-duplicates (log lines, retries) add little: each one more
 		// of the same shape weighs less.
-		nearCount := near[hl]
-		near[hl] = nearCount + 1
+		nc := near.at(hl)
+		nearCount := *nc
+		*nc = nearCount + 1
 		var v float64
 		switch src.speaker {
 		case spTool:
@@ -757,7 +771,7 @@ func (ex *extractor) score() {
 		// sources repeat (the shop, the server, the backup) says little.
 		info := 0.0
 		for _, w := range ex.words {
-			info += infoWeight(df[w])
+			info += infoWeight(dfOf(df, w))
 		}
 		info += float64(f.content - len(ex.words)) // CJK runs count more than once
 		gain += min(info*wContent, wContentMax)
@@ -789,7 +803,7 @@ func (ex *extractor) score() {
 		// path or an acronym on every line of a log is not news.
 		idents, weak := float64(f.idents), float64(f.weak)
 		for _, t := range toks[toksAt[i]:toksAt[i+1]] {
-			iw := infoWeight(df[t.hash])
+			iw := infoWeight(dfOf(df, t.hash))
 			idents -= float64(t.points) * (1 - iw)
 			weak -= float64(t.weak) * (1 - iw)
 		}

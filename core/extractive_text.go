@@ -15,23 +15,31 @@ import (
 func forEachLine(s string, f func(string)) {
 	for len(s) > 0 {
 		var line string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			line, s = s, ""
-		}
-		line = strings.TrimSpace(line)
-		for {
-			if len(line) >= 2 && (line[0] == '-' || line[0] == '*' || line[0] == '>') && line[1] == ' ' {
-				line = strings.TrimSpace(line[2:])
-			} else if strings.HasPrefix(line, "• ") {
-				line = strings.TrimSpace(line[len("• "):])
-			} else {
-				break
-			}
-		}
-		if line != "" {
+		if line, s = nextLine(s); line != "" {
 			f(line)
+		}
+	}
+}
+
+// nextLine returns the first line of s, trimmed and without list
+// bullets (possibly empty), and the rest of s after it. The loops of
+// forEachLine and forEachSentence are also written out with nextLine and
+// nextSentence where they run per message: under TinyGo a closure that
+// captures a variable it changes costs allocations per call.
+func nextLine(s string) (line, rest string) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		line, rest = s[:i], s[i+1:]
+	} else {
+		line = s
+	}
+	line = strings.TrimSpace(line)
+	for {
+		if len(line) >= 2 && (line[0] == '-' || line[0] == '*' || line[0] == '>') && line[1] == ' ' {
+			line = strings.TrimSpace(line[2:])
+		} else if strings.HasPrefix(line, "• ") {
+			line = strings.TrimSpace(line[len("• "):])
+		} else {
+			return line, rest
 		}
 	}
 }
@@ -45,21 +53,38 @@ func forEachLine(s string, f func(string)) {
 // mark. "v1.2.3", "main.go" and "3.5" never end a sentence: no space
 // follows their dots.
 func forEachSentence(line string, f func(string)) {
-	start := 0
-	emit := func(end int) {
-		s := strings.TrimSpace(line[start:end])
+	for from := 0; ; {
+		s, next, ok := nextSentence(line, from)
+		if !ok {
+			return
+		}
+		f(s)
+		from = next
+	}
+}
+
+// nextSentence returns the first sentence of line[from:] (see
+// forEachSentence) that holds a letter or a digit, trimmed, and where the
+// one after it starts; ok is false when there is none.
+func nextSentence(line string, from int) (s string, next int, ok bool) {
+	for from < len(line) {
+		end, resume := sentenceEnd(line, from)
+		s, from = strings.TrimSpace(line[from:end]), resume
 		if hasAlnum(s) {
-			f(s)
+			return s, from, true
 		}
 	}
-	for i := 0; i < len(line); {
+	return "", from, false
+}
+
+// sentenceEnd returns where the sentence that starts at line[start]
+// ends and where the next one starts.
+func sentenceEnd(line string, start int) (end, next int) {
+	for i := start; i < len(line); {
 		c := line[i]
 		if c == '|' && i > 0 && line[i-1] == ' ' && i+1 < len(line) && line[i+1] == ' ' {
 			// " | " separates lines that a previous fold put on one line.
-			emit(i)
-			start = i + 1
-			i++
-			continue
+			return i, i + 1
 		}
 		if c == '.' || c == '!' || c == '?' {
 			j := i + 1
@@ -68,8 +93,7 @@ func forEachSentence(line string, f func(string)) {
 			}
 			if j < len(line) && (line[j] == ' ' || line[j] == '\t') && !(c == '.' && isAbbrevBefore(line[start:i])) &&
 				!strings.HasPrefix(line[j+1:], "(×") { // a repeat mark stays with its sentence
-				emit(j)
-				start = j
+				return j, j
 			}
 			i = j
 			continue
@@ -77,17 +101,14 @@ func forEachSentence(line string, f func(string)) {
 		if c >= utf8.RuneSelf {
 			r, w := utf8.DecodeRuneInString(line[i:])
 			if r == '。' || r == '！' || r == '？' {
-				emit(i + w)
-				start = i + w
+				return i + w, i + w
 			}
 			i += w
 			continue
 		}
 		i++
 	}
-	if start < len(line) {
-		emit(len(line))
-	}
+	return len(line), len(line)
 }
 
 // isAbbrevBefore reports whether the text s, which a '.' follows, ends

@@ -137,3 +137,66 @@ func (o *occurrences) add(d [16]byte) int {
 		}
 	}
 }
+
+// u64Counts maps uint64 keys (hashes of words and sentences) to int32
+// values, as a Go map would, in one slice that doubles when half full:
+// a few allocations for any number of keys (see the top of the file).
+// Keys are mixed with the seed before probing, since they may come from
+// the input.
+type u64Counts struct {
+	slots []u64Slot
+	n     int
+	mask  uint64
+}
+
+type u64Slot struct {
+	key  uint64
+	val  int32
+	full bool
+}
+
+// newU64Counts makes room for n keys.
+func newU64Counts(n int) *u64Counts {
+	size, mask := tableSize(n)
+	return &u64Counts{slots: make([]u64Slot, size), mask: mask}
+}
+
+// get returns k's value and whether k is there.
+func (m *u64Counts) get(k uint64) (int32, bool) {
+	for p := mix(k^hashSeed, hashK1) & m.mask; ; p = (p + 1) & m.mask {
+		s := &m.slots[p]
+		if !s.full {
+			return 0, false
+		}
+		if s.key == k {
+			return s.val, true
+		}
+	}
+}
+
+// at returns where k's value is, adding k with 0 if it is not there.
+// The pointer is good until the next call of at.
+func (m *u64Counts) at(k uint64) *int32 {
+	if 2*(m.n+1) > len(m.slots) {
+		old := m.slots
+		size, mask := tableSize(2 * (m.n + 1))
+		m.slots, m.mask = make([]u64Slot, size), mask
+		for i := range old {
+			if old[i].full {
+				*m.at(old[i].key) = old[i].val
+				m.n--
+			}
+		}
+	}
+	for p := mix(k^hashSeed, hashK1) & m.mask; ; p = (p + 1) & m.mask {
+		s := &m.slots[p]
+		if !s.full {
+			s.key, s.full = k, true
+			m.n++
+			return &s.val
+		}
+		if s.key == k {
+			return &s.val
+		}
+	}
+}

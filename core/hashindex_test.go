@@ -61,3 +61,25 @@ func TestHashStringLengths(t *testing.T) {
 		s += "\x00"
 	}
 }
+
+func TestU64Counts(t *testing.T) {
+	m := newU64Counts(0)
+	want := map[uint64]int32{}
+	for i := uint64(0); i < 5000; i++ {
+		k := i * 0x9e3779b97f4a7c15 // and 0 itself
+		*m.at(k) += int32(i%7) + 1
+		want[k] += int32(i%7) + 1
+		if i%3 == 0 {
+			*m.at(k)++
+			want[k]++
+		}
+	}
+	require.Equal(t, len(want), m.n)
+	for k, v := range want {
+		got, ok := m.get(k)
+		require.True(t, ok)
+		require.Equal(t, v, got)
+	}
+	_, ok := m.get(12345)
+	require.False(t, ok)
+}

@@ -184,7 +184,7 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 	// returns at once): compress needs the real ones for its deadline,
 	// retry backoff and breaker cooldown.
 	mc := wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep()
-	p, err := r.compiled.Instance(ctx, extism.PluginInstanceConfig{ModuleConfig: mc})
+	p, err := r.compiled.Instance(withMemory(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return fmt.Errorf("clipfold: instantiating the plug-in: %w", err)
 	}
