@@ -19,6 +19,7 @@ type keywordMatcher struct {
 	next   []uint32
 	accept uint32
 	out    []uint64 // keywords (bit k: lower[k]) ending at each state, by number
+	maxLen int      // the longest pattern's length in bytes
 }
 
 const (
@@ -134,6 +135,9 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 		}
 	}
 	m := &keywordMatcher{next: make([]uint32, states<<8), accept: accept, out: make([]uint64, states)}
+	for _, p := range patterns {
+		m.maxLen = max(m.maxLen, len(p.s))
+	}
 	for s := 0; s < states; s++ {
 		r := row[s]
 		m.out[r>>8] = out[s]
@@ -153,7 +157,30 @@ func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 	next, out, accept := m.next, m.out, int(m.accept)
 	var r int // an int, not a uint32: Wasm then has no zero-extension in the chain
 	var hi byte
-	for i := 0; i < len(c); i++ {
+	i := 0
+	if ov := m.maxLen - 1; len(c) >= 64 && ov < len(c)/4 {
+		// Two walks at once, over the first half and from just before
+		// the second (a keyword ending there starts at most ov bytes
+		// before it): each step waits on the load of the one before, so
+		// two independent chains take little longer than one.
+		half := len(c) / 2
+		a, b := c[:half], c[half-ov:]
+		var rb int
+		for j := 0; j < len(a); j++ {
+			x, y := a[j], b[j]
+			hi |= x | y
+			r = int(next[r+int(x)])
+			rb = int(next[rb+int(y)])
+			if r >= accept {
+				found |= out[r>>8]
+			}
+			if rb >= accept {
+				found |= out[rb>>8]
+			}
+		}
+		c, i, r = b, len(a), rb // the rest of the second walk
+	}
+	for ; i < len(c); i++ {
 		b := c[i]
 		hi |= b
 		r = int(next[r+int(b)])

@@ -3,6 +3,8 @@ package core
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 	"unicode/utf8"
 )
 
@@ -115,4 +117,24 @@ func FuzzKeywordsAndLength(f *testing.F) {
 			t.Fatalf("runes = %d, want %d", runes, want)
 		}
 	})
+}
+
+// TestKeywordsAcrossTheMidpoint: long texts are walked in two halves at
+// once; a keyword (or '?', or a non-ASCII rune) anywhere, the midpoint
+// included, is found as in one walk.
+func TestKeywordsAcrossTheMidpoint(t *testing.T) {
+	s := DefaultScoring()
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 10)
+	for _, needle := range []string{"requirement", "Decision", "?", "é", "fail"} {
+		for n := 60; n <= 140; n += 7 {
+			base := filler[:n]
+			for at := 0; at <= n; at++ {
+				text := base[:at] + needle + base[at:]
+				q, k, runes := s.contentFacts(text)
+				require.Equal(t, strings.Contains(text, "?"), q, text)
+				require.Equal(t, countKeywordsSlow(text, s.lower), k, text)
+				require.Equal(t, utf8.RuneCountInString(text), runes, text)
+			}
+		}
+	}
 }
