@@ -241,6 +241,13 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 		last--
 	}
 	var batches []string // "Summary batch" contents, read after the loop
+	// A source and at least one sentence per message: made once, where
+	// growing them would copy them again and again (and, under TinyGo,
+	// each new copy can start a collection over everything read so far).
+	if n := last + 1; cap(ex.sents)-len(ex.sents) < n {
+		ex.sents = append(make([]exSent, 0, len(ex.sents)+n), ex.sents...)
+		ex.srcs = append(make([]exSource, 0, len(ex.srcs)+n), ex.srcs...)
+	}
 	for i := 0; i <= last; i++ {
 		m := &msgs[i]
 		if m.Content == "" || isDirective(m) {
