@@ -291,10 +291,12 @@ func (e *Env) VersionInfo(in []byte) ([]byte, error) {
 // a ModelResponse summarized by core's deterministic extractive
 // summarizer. Hosts in any language use it as their offline "LLM".
 func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
-	if _, err := parseInput(in); err != nil {
+	root, err := parseInput(in)
+	if err != nil {
 		return nil, err
 	}
-	req, err := decodeModelRequest(gjson.Parse(bytesToString(in)), "request", e.arena())
+	_, n := root.array("messages")
+	req, err := decodeModelFields(root.Get, n, "request", e.arena())
 	if err != nil {
 		return nil, err
 	}

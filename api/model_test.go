@@ -1,0 +1,35 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+// TestMembersOf: the one-walk Get answers as gjson's Get does: the first
+// member of a name, escaped keys by their text, missing ones not there.
+func TestMembersOf(t *testing.T) {
+	r := gjson.Parse(`{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b","max\u005ftokens":7}`)
+	get := membersOf(r)
+	for _, k := range []string{"model", "messages", "max_tokens", "system"} {
+		require.Equal(t, r.Get(k).Raw, get(k).Raw, k)
+		require.Equal(t, r.Get(k).Exists(), get(k).Exists(), k)
+	}
+	require.Equal(t, "a", get("model").Str)
+}
+
+// TestModelRequestSizedOnce: a request's messages are read into a slice
+// made once when the scanner counted them.
+func TestModelRequestSizedOnce(t *testing.T) {
+	in := []byte(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`)
+	root, err := parseInput(in)
+	require.NoError(t, err)
+	_, n := root.array("messages")
+	req, err := decodeModelFields(root.Get, n, "request", nil)
+	require.NoError(t, err)
+	require.Len(t, req.Messages, 3)
+	require.Equal(t, 3, cap(req.Messages))
+	require.Equal(t, "m", req.Model)
+	require.Equal(t, 5, req.MaxTokens)
+}
