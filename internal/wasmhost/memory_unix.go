@@ -29,22 +29,20 @@ type mmapMemory struct {
 	committed int    // buf[:committed] is readable and writable
 }
 
+// newMmapMemory reserves max bytes, or, when the system refuses (an
+// address-space limit, say), returns a memory that grows as wazero's
+// own does: wazero has no way to decline an allocator's offer.
 func newMmapMemory(cap, max uint64) experimental.LinearMemory {
 	const page = 64 << 10
 	size := (max + page - 1) / page * page
 	if size == 0 || size > 1<<33 || max < cap {
-		return nil
+		return &sliceMemory{max: max}
 	}
 	buf, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		return nil // wazero then refuses the memory: instantiation fails with its error
+		return &sliceMemory{max: max}
 	}
-	m := &mmapMemory{buf: buf}
-	if m.Reallocate(cap) == nil {
-		m.Free()
-		return nil
-	}
-	return m
+	return &mmapMemory{buf: buf}
 }
 
 // Reallocate returns the memory at size bytes, or nil (memory.grow then
@@ -71,3 +69,24 @@ func (m *mmapMemory) Free() {
 		m.buf, m.committed = nil, 0
 	}
 }
+
+// sliceMemory is a linear memory in a Go slice, grown by copying, as
+// wazero's default.
+type sliceMemory struct {
+	buf []byte
+	max uint64
+}
+
+func (m *sliceMemory) Reallocate(size uint64) []byte {
+	switch {
+	case size > m.max:
+		return nil
+	case size <= uint64(cap(m.buf)):
+		m.buf = m.buf[:size]
+	default:
+		m.buf = append(m.buf, make([]byte, int(size)-len(m.buf))...)
+	}
+	return m.buf
+}
+
+func (m *sliceMemory) Free() { m.buf = nil }
