@@ -296,7 +296,7 @@ func (e *Env) ExtractiveSummary(in []byte) ([]byte, error) {
 		return nil, err
 	}
 	_, n := root.array("messages")
-	req, err := decodeModelFields(root.Get, n, "request", e.arena())
+	req, err := decodeModelFields(root, n, "request", e.arena())
 	if err != nil {
 		return nil, err
 	}

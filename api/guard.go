@@ -51,12 +51,17 @@ func parseInput(in []byte) (object, error) {
 	}
 	// The scanner refused what the checks accept: a bug in one of them
 	// (FuzzScanInput looks for it). Serve the input all the same.
-	fb := object{long: -1}
+	return objectOf(r), nil
+}
+
+// objectOf is the object r, its members found in one walk.
+func objectOf(r gjson.Result) object {
+	o := object{long: -1}
 	r.ForEach(func(k, v gjson.Result) bool {
-		fb.members = append(fb.members, member{key: k.Raw[1 : len(k.Raw)-1], raw: v.Raw, elems: -1})
+		o.members = append(o.members, member{key: k.Raw[1 : len(k.Raw)-1], raw: v.Raw, elems: -1})
 		return true
 	})
-	return fb, nil
+	return o
 }
 
 // checkShape rejects empty input, invalid UTF-8 and nesting deeper than

@@ -28,56 +28,36 @@ func decodeModelRequest(r gjson.Result, field string, a *arena) (core.ModelReque
 	if !r.IsObject() {
 		return req, wrongType(field, "a model request object", r)
 	}
-	return decodeModelFields(membersOf(r), -1, field, a)
+	return decodeModelFields(objectOf(r), -1, field, a)
 }
 
-// membersOf returns a Get for the object r that walked r once: the
-// first value of each member, by its unescaped key.
-func membersOf(r gjson.Result) func(string) gjson.Result {
-	var keys []string
-	var vals []gjson.Result
-	r.ForEach(func(k, v gjson.Result) bool {
-		keys, vals = append(keys, k.Str), append(vals, v)
-		return true
-	})
-	return func(key string) gjson.Result {
-		for i, k := range keys {
-			if k == key {
-				return vals[i]
-			}
-		}
-		return gjson.Result{}
-	}
-}
-
-// decodeModelFields is decodeModelRequest of an object whose members get
-// returns; n is its messages' count when known (the scanner counts a
-// top-level array's elements), else -1. An export whose input is the
-// request passes the scanned object's Get, which finds a member without
-// walking the input (gjson's Get on a 64 MiB request walks all of it for
-// every member it does not have).
-func decodeModelFields(get func(string) gjson.Result, n int, field string, a *arena) (core.ModelRequest, error) {
+// decodeModelFields is decodeModelRequest of the object o; n is its
+// messages' count when known (the scanner counts a top-level array's
+// elements), else -1. Members are looked up in o, found in one walk:
+// gjson's Get on a 64 MiB request walks all of it for every member it
+// does not have.
+func decodeModelFields(o object, n int, field string, a *arena) (core.ModelRequest, error) {
 	var req core.ModelRequest
 	var err error
-	if req.System, err = decodeContent(get("system"), field+".system", a); err != nil {
+	if req.System, err = decodeContent(o.Get("system"), field+".system", a); err != nil {
 		return req, err
 	}
-	if req.Model, err = optString(get("model"), field+".model"); err != nil {
+	if req.Model, err = optString(o.Get("model"), field+".model"); err != nil {
 		return req, err
 	}
-	if req.MaxTokens, err = optInt(get("max_tokens"), field+".max_tokens", 0, 1); err != nil {
+	if req.MaxTokens, err = optInt(o.Get("max_tokens"), field+".max_tokens", 0, 1); err != nil {
 		return req, err
 	}
-	if req.TimeoutMs, err = optInt(get("timeout_ms"), field+".timeout_ms", 0, 0); err != nil {
+	if req.TimeoutMs, err = optInt(o.Get("timeout_ms"), field+".timeout_ms", 0, 0); err != nil {
 		return req, err
 	}
-	if t := get("temperature"); t.Exists() && t.Type != gjson.Null {
+	if t := o.Get("temperature"); t.Exists() && t.Type != gjson.Null {
 		if t.Type != gjson.Number || t.Num < 0 {
 			return req, core.Invalid(field+".temperature", "must be a number ≥ 0, got "+typeName(t))
 		}
 		req.Temperature = t.Num
 	}
-	ms := get("messages")
+	ms := o.Get("messages")
 	if !ms.Exists() {
 		return req, required(field + ".messages")
 	}

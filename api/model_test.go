@@ -7,11 +7,12 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// TestMembersOf: the one-walk Get answers as gjson's Get does: the first
-// member of a name, escaped keys by their text, missing ones not there.
-func TestMembersOf(t *testing.T) {
+// TestObjectOf: the one-walk object answers as gjson's Get does: the
+// first member of a name, escaped keys by their text, missing ones not
+// there.
+func TestObjectOf(t *testing.T) {
 	r := gjson.Parse(`{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b","max\u005ftokens":7}`)
-	get := membersOf(r)
+	get := objectOf(r).Get
 	for _, k := range []string{"model", "messages", "max_tokens", "system"} {
 		require.Equal(t, r.Get(k).Raw, get(k).Raw, k)
 		require.Equal(t, r.Get(k).Exists(), get(k).Exists(), k)
@@ -26,7 +27,7 @@ func TestModelRequestSizedOnce(t *testing.T) {
 	root, err := parseInput(in)
 	require.NoError(t, err)
 	_, n := root.array("messages")
-	req, err := decodeModelFields(root.Get, n, "request", nil)
+	req, err := decodeModelFields(root, n, "request", nil)
 	require.NoError(t, err)
 	require.Len(t, req.Messages, 3)
 	require.Equal(t, 3, cap(req.Messages))

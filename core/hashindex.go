@@ -1,6 +1,7 @@
 package core
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -103,11 +104,7 @@ func newOccurrences(n int) *occurrences {
 }
 
 func digestHash(d *[16]byte) uint64 {
-	a := uint64(d[0]) | uint64(d[1])<<8 | uint64(d[2])<<16 | uint64(d[3])<<24 |
-		uint64(d[4])<<32 | uint64(d[5])<<40 | uint64(d[6])<<48 | uint64(d[7])<<56
-	b := uint64(d[8]) | uint64(d[9])<<8 | uint64(d[10])<<16 | uint64(d[11])<<24 |
-		uint64(d[12])<<32 | uint64(d[13])<<40 | uint64(d[14])<<48 | uint64(d[15])<<56
-	return mix(a^hashSeed, b^hashK0)
+	return mix(binary.LittleEndian.Uint64(d[:8])^hashSeed, binary.LittleEndian.Uint64(d[8:])^hashK0)
 }
 
 func (o *occurrences) add(d [16]byte) int {
@@ -180,11 +177,10 @@ func (m *u64Counts) at(k uint64) *int32 {
 	if 2*(m.n+1) > len(m.slots) {
 		old := m.slots
 		size, mask := tableSize(2 * (m.n + 1))
-		m.slots, m.mask = make([]u64Slot, size), mask
+		m.slots, m.mask, m.n = make([]u64Slot, size), mask, 0
 		for i := range old {
 			if old[i].full {
 				*m.at(old[i].key) = old[i].val
-				m.n--
 			}
 		}
 	}

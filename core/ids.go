@@ -37,27 +37,19 @@ type fnv128 struct{ hi, lo uint64 }
 func newFNV128() fnv128 { return fnv128{0x6c62272e07bb0142, 0x62b821756295c58d} }
 
 // write hashes s. The FNV-128 prime is 2^88 + 0x13b.
-func (h *fnv128) write(s string) {
-	hi, lo := h.hi, h.lo
-	for i := 0; i < len(s); i++ {
-		lo ^= uint64(s[i])
-		c, l := bits.Mul64(lo, 0x13b)
-		hi = hi*0x13b + c + lo<<24
-		lo = l
-	}
-	h.hi, h.lo = hi, lo
-}
+func (h *fnv128) write(s string) { h.hi, h.lo = fnvAdd(h.hi, h.lo, s) }
 
 // writeBytes is write for bytes.
-func (h *fnv128) writeBytes(s []byte) {
-	hi, lo := h.hi, h.lo
+func (h *fnv128) writeBytes(s []byte) { h.hi, h.lo = fnvAdd(h.hi, h.lo, s) }
+
+func fnvAdd[S string | []byte](hi, lo uint64, s S) (uint64, uint64) {
 	for i := 0; i < len(s); i++ {
 		lo ^= uint64(s[i])
 		c, l := bits.Mul64(lo, 0x13b)
 		hi = hi*0x13b + c + lo<<24
 		lo = l
 	}
-	h.hi, h.lo = hi, lo
+	return hi, lo
 }
 
 func (h *fnv128) sum() [16]byte {

@@ -135,13 +135,15 @@ func TestHostileLargeInputs(t *testing.T) {
 	staged, plain := benchInstances(t)
 	for _, c := range largeCases(200_000) {
 		in := c.input()
-		for _, p := range []struct {
-			name string
-			inst *wasmhost.Instance
-		}{{"staged", staged}, {"plain", plain}} {
-			t.Run(c.name+"/"+p.name, func(t *testing.T) { checkLarge(t, p.inst, c, in) })
-		}
+		checkBothPaths(t, staged, plain, c, in)
 	}
+}
+
+// checkBothPaths runs checkLarge on in as subtests "<case>/staged"
+// and "<case>/plain".
+func checkBothPaths(t *testing.T, staged, plain *wasmhost.Instance, c largeCase, in []byte) {
+	t.Run(c.name+"/staged", func(t *testing.T) { checkLarge(t, staged, c, in) })
+	t.Run(c.name+"/plain", func(t *testing.T) { checkLarge(t, plain, c, in) })
 }
 
 // largeCaseAtLimit is largeCases' case i at the largest input the
@@ -235,11 +237,6 @@ func TestLargeInputsOverTheLimit(t *testing.T) {
 		}
 		c = c.overLimit()
 		in := c.input()
-		for _, p := range []struct {
-			name string
-			inst *wasmhost.Instance
-		}{{"staged", staged}, {"plain", plain}} {
-			t.Run(c.name+"/"+p.name, func(t *testing.T) { checkLarge(t, p.inst, c, in) })
-		}
+		checkBothPaths(t, staged, plain, c, in)
 	}
 }
