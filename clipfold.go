@@ -66,7 +66,9 @@ type Options struct {
 	// $CLIPFOLD_CACHE_DIR, else the user cache directory; "-": no cache.
 	CacheDir string
 	// Logger receives the plug-in's warnings (an unknown config key, for
-	// example). nil drops them.
+	// example). nil drops them. Setting it sets the Extism Go SDK's
+	// process-wide log level to warnings (the SDK drops every line
+	// otherwise).
 	Logger *slog.Logger
 	// MaxMemory bounds an instance's memory: above it, the instance is
 	// replaced before its next call. 0: 256 MiB; negative: never.

@@ -148,3 +148,20 @@ func TestEmbedderHangNeverFailsCompaction(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, active, len(res.History), "committed")
 }
+
+// The plug-in's warnings reach Options.Logger (the Extism Go SDK drops
+// log lines unless its level is set; the Compactor sets it).
+func TestLoggerHearsPluginWarnings(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	st, err := clipfold.Open(ctx, clipfold.Options{Config: map[string]any{"keep_recent": 6, "no_such_key": 1},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	defer st.Close()
+	res, err := st.Compress(ctx, "trip", exampleHistory(), nil)
+	require.NoError(t, err)
+	require.False(t, res.Failed, "%s: %s", res.FailureCode, res.FailureMessage)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "no_such_key")
+	assert.Contains(t, logs.String(), "no_such_key")
+	assert.Contains(t, logs.String(), "level=WARN")
+}

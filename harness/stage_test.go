@@ -10,18 +10,20 @@ import (
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/internal/wasmhost"
+	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
 
-// TestStagingMatchesStandardPath: large inputs staged directly in the
-// plug-in's memory (the Go host's default) give the same bytes, and the
-// same errors, as the Extism kernel path every other host uses.
+// TestStagingMatchesStandardPath: inputs staged directly in the plug-in's
+// memory and exports called directly (the Go host's default) give the
+// same bytes, and the same errors, as the Extism SDK's call, through the
+// kernel, that a plain Extism SDK makes.
 func TestStagingMatchesStandardPath(t *testing.T) {
 	ctx := context.Background()
 	staged := newInstance(t)
-	require.True(t, staged.Staging(), "the default Go host must stage large inputs")
+	require.True(t, staged.Staging(), "the default Go host must stage inputs")
 
 	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{NoStaging: true})
 	require.NoError(t, err)
@@ -31,9 +33,7 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 	require.False(t, plain.Staging())
 
 	big := benchHistory(2000)
-	require.Greater(t, len(big), wasmhost.StageMin)
 	small := benchHistory(3)
-	require.Less(t, len(small), wasmhost.StageMin)
 	unterminated := big[:len(big)-1]
 	badRole := []byte(strings.Replace(string(big), `"role":"assistant"`, `"role":"robot"`, 1))
 
@@ -44,7 +44,8 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 		{"split big", "split", big},
 		{"score big", "score", big},
 		{"chunk big", "chunk", big},
-		{"split small (never staged)", "split", small},
+		{"split small", "split", small},
+		{"unknown export", "nosuchexport", small},
 		{"invalid JSON", "split", unterminated},
 		{"bad role", "score", badRole},
 		{"estimateTokens", "estimateTokens", textInput(100_000)},
@@ -65,7 +66,11 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 			got, gotErr := staged.Call(ctx, c.export, c.in)
 			if wantErr != nil {
 				var ce, ge *wasmhost.CallError
-				require.True(t, errors.As(wantErr, &ce), "%s: %v", c.name, wantErr)
+				if !errors.As(wantErr, &ce) { // not the export's failure: no such export
+					require.Error(t, gotErr, c.name)
+					assert.Equal(t, wantErr.Error(), gotErr.Error(), c.name)
+					continue
+				}
 				require.True(t, errors.As(gotErr, &ge), "%s: staged call gave %v, want %v", c.name, gotErr, wantErr)
 				assert.Equal(t, *ce, *ge, c.name)
 				continue
@@ -75,7 +80,7 @@ func TestStagingMatchesStandardPath(t *testing.T) {
 			assert.True(t, string(want) == string(got), "%s: staged output (%d bytes) differs from the standard path's (%d bytes)", c.name, len(got), len(want))
 		}
 	}
-	// Every case but the small one is over StageMin, twice.
+	// Every case but the unknown export, twice.
 	assert.Equal(t, 2*(len(cases)-1), staged.Stats().StagedCalls-stagedBefore, "staged calls")
 	assert.Zero(t, plain.Stats().StagedCalls)
 }
@@ -117,7 +122,6 @@ func TestStagingCompressHostInputsInPlace(t *testing.T) {
 	hist := conversation("direct", 300)
 	in := compressInput(t, "direct", hist, map[string]any{
 		"now": "2026-03-01T12:00:00.000Z", "operation_id": "op-direct"})
-	require.Greater(t, len(in), wasmhost.StageMin)
 
 	run := func(opts func(api.HostCaller) wasmhost.Options) (*wasmhost.Instance, *recordingCaller, []byte) {
 		rec := &recordingCaller{h: &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)}}
@@ -181,5 +185,30 @@ func TestBadManifestConfigFailsEachCall(t *testing.T) {
 			assert.Equal(t, "invalid_input", ce.Code)
 			assert.Contains(t, ce.Message, "manifest config.keep_recent")
 		}
+	}
+}
+
+// TestDirectCallLogsWarnings: the plug-in's log lines (here, compress
+// warning about an unknown config key) reach Options.Logger from a direct
+// call as from the SDK's call: the kernel import it uses finds the kernel
+// in the call's context.
+func TestDirectCallLogsWarnings(t *testing.T) {
+	ctx := context.Background()
+	hist := conversation("warn", 40)
+	in := compressInput(t, "warn", hist, map[string]any{"dry_run": true,
+		"config": map[string]any{"no_such_key": 1, "keep_recent": 10}})
+	for _, noStaging := range []bool{false, true} {
+		var lines []string
+		rt := newRuntime(t, wasmhost.Options{NoStaging: noStaging,
+			Host:   &hostfuncs.Host{LLM: &scriptLLM{}, Store: newMemStore(hist)},
+			Logger: func(_ extism.LogLevel, msg string) { lines = append(lines, msg) }})
+		inst, err := rt.NewInstance(ctx)
+		require.NoError(t, err)
+		out, err := inst.Call(ctx, "compress", in)
+		require.NoError(t, err)
+		require.Contains(t, gjson.GetBytes(out, "warnings").Raw, "no_such_key")
+		require.Len(t, lines, 1, "noStaging=%v", noStaging)
+		assert.Contains(t, lines[0], "no_such_key")
+		assert.Equal(t, !noStaging, inst.Stats().StagedCalls == 1)
 	}
 }

@@ -60,26 +60,31 @@ func runLive(h handler) int32 { return call(h, true) }
 // wasted (true of split, score, chunk, estimateTokens, shouldCompact;
 // not of compress or the summarizer, which make garbage as they go).
 func call(h handler, live bool) (rc int32) {
-	defer func() {
-		if r := recover(); r != nil {
-			pdk.SetErrorString(core.CodeInternal + ": unexpected failure: " + panicText(r))
-			rc = 1
+	in, viaStage, toResult := takeStaged()
+	fail := func(msg string) int32 {
+		if toResult {
+			keepResult([]byte(msg), false)
+		} else {
+			pdk.SetErrorString(msg)
 		}
-	}()
-	e, err := environment()
-	if err != nil {
-		pdk.SetErrorString(err.Error())
 		return 1
 	}
-	defer e.EndCall()
-	in, viaStage := takeStaged()
+	defer func() {
+		if r := recover(); r != nil {
+			rc = fail(core.CodeInternal + ": unexpected failure: " + panicText(r))
+		}
+	}()
 	defer func() { directHostArgs = false }()
+	e, err := environment()
+	if err != nil {
+		return fail(err.Error())
+	}
+	defer e.EndCall()
 	if !viaStage {
 		// Refuse oversized input before copying it out of the Extism kernel.
 		if n := inputLength(); n > api.MaxInputBytes {
-			pdk.SetErrorString(core.CodeTooLarge + ": input is " + strconv.FormatUint(n, 10) +
+			return fail(core.CodeTooLarge + ": input is " + strconv.FormatUint(n, 10) +
 				" bytes; the limit is " + strconv.Itoa(api.MaxInputBytes))
-			return 1
 		}
 		in = loadInput()
 	}
@@ -95,7 +100,10 @@ func call(h handler, live bool) (rc int32) {
 	in = nil
 	switch {
 	case err != nil:
-		pdk.SetErrorString(err.Error())
+		fail(err.Error())
+	case toResult:
+		keepResult(out, large) // collected in clipfold_release
+		large = false
 	case viaStage:
 		pdk.Output(stagedOutput(out, large)) // collected in clipfold_release
 		large = false

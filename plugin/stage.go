@@ -29,23 +29,37 @@ import (
 //     address and length of the real output in this memory; errors are
 //     reported as usual. The host copies the output out and calls
 //     clipfold_release.
+//
+// With flags bit 1 (stageResult) the call does not touch the Extism
+// kernel at all: the host calls the export itself, not through its SDK's
+// call (whose kernel bookkeeping — reset, alloc, input_set, error_get,
+// output_offset, output_length, each a wazero call that allocates under
+// the Go SDK — cost more than a 100-message shouldCompact's work), the
+// export ignores the kernel's input, and leaves its output, or on failure
+// (return code 1) its error text, for clipfold_result to describe. The
+// host copies it out and calls clipfold_release as above.
 var staged struct {
 	in, out []byte
 	large   bool // the staged call's input or output was large: collect on release
 	direct  bool // the host reads host-function inputs from this memory
+	result  bool // stageResult: the output or error goes to clipfold_result
 }
 
 // directHostArgs is true during a staged call whose host reads
 // host-function inputs straight from this module's memory.
 var directHostArgs bool
 
-// stageDirectHostArgs is clipfold_stage's flag for it.
-const stageDirectHostArgs = 1
+// clipfold_stage's flags.
+const (
+	stageDirectHostArgs = 1 // directHostArgs
+	stageResult         = 2 // the result through clipfold_result, no Extism kernel
+)
 
 //go:wasmexport clipfold_stage
 func stage(n, flags uint32) uint32 {
 	staged.in, staged.out, staged.large = nil, nil, false
 	staged.direct = flags&stageDirectHostArgs != 0
+	staged.result = flags&stageResult != 0
 	if n == 0 || uint64(n) > api.MaxInputBytes {
 		return 0
 	}
@@ -62,22 +76,39 @@ func release() {
 	}
 }
 
+//go:wasmexport clipfold_result
+func result() uint64 {
+	var p uint64
+	if len(staged.out) > 0 {
+		p = uint64(uintptr(unsafe.Pointer(&staged.out[0])))
+	}
+	return p | uint64(len(staged.out))<<32
+}
+
 // takeStaged returns the staged input, if there is one and the Extism
-// input is empty, and forgets it either way.
-func takeStaged() ([]byte, bool) {
-	in, direct := staged.in, staged.direct
-	staged.in, staged.out, staged.large, staged.direct = nil, nil, false, false
-	if in == nil || inputLength() != 0 {
-		return nil, false
+// input is empty (a stageResult call never reads the kernel's input),
+// and forgets it either way. result says the call answers through
+// clipfold_result.
+func takeStaged() (in []byte, ok, result bool) {
+	in, direct, result := staged.in, staged.direct, staged.result
+	staged.in, staged.out, staged.large, staged.direct, staged.result = nil, nil, false, false, false
+	if in == nil || (!result && inputLength() != 0) {
+		return nil, false, false
 	}
 	directHostArgs = direct
-	return in, true
+	return in, true, result
+}
+
+// keepResult leaves b (an output, or an error's text) for clipfold_result;
+// large says whether clipfold_release should collect.
+func keepResult(b []byte, large bool) {
+	staged.out, staged.large = b, large || len(b) > largeCall
 }
 
 // stagedOutput keeps out for the host and returns its 8-byte descriptor;
 // large says whether clipfold_release should collect.
 func stagedOutput(out []byte, large bool) []byte {
-	staged.out, staged.large = out, large || len(out) > largeCall
+	keepResult(out, large)
 	var p uint32
 	if len(out) > 0 {
 		p = uint32(uintptr(unsafe.Pointer(&out[0])))

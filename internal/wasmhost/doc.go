@@ -6,8 +6,9 @@
 // part); an Instance is one plug-in instance, which is not safe for
 // concurrent use; a Pool hands instances to goroutines.
 //
-// Two things an Instance does beyond the SDK: it stages large inputs and
-// outputs directly in the plug-in's memory (stage.go; Options.NoStaging
-// turns it off), and it replaces itself with a fresh instance when a call
-// leaves the plug-in's memory above Options.MaxMemory.
+// Two things an Instance does beyond the SDK: it calls exports directly,
+// their inputs and outputs staged in the plug-in's memory (stage.go;
+// Options.NoStaging turns it off), and it replaces itself with a fresh
+// instance when a call leaves the plug-in's memory above
+// Options.MaxMemory.
 package wasmhost

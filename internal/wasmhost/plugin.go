@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/hostfuncs"
@@ -37,15 +38,16 @@ type Options struct {
 	// DefaultCacheDir(); "-" disables the cache.
 	CacheDir string
 	// Logger receives the plug-in's log lines (warnings about unknown
-	// config keys, for example). nil drops them.
+	// config keys, for example). nil drops them. The Extism Go SDK drops
+	// every log line unless its process-wide level is set
+	// (extism.SetLogLevel), so the first Runtime with a Logger sets it to
+	// warnings; a program that sets its own level afterwards keeps it.
 	Logger func(level extism.LogLevel, msg string)
-	// NoStaging makes every call move its input and output through the
-	// Extism kernel, as the other hosts do, instead of staging large ones
-	// directly in the plug-in's memory (stage.go). For comparisons.
+	// NoStaging makes every call go through the Extism SDK's call, its
+	// input and output through the Extism kernel, as in a plain Extism
+	// SDK, instead of staging them directly in the plug-in's memory and
+	// calling the export directly (stage.go). For comparisons.
 	NoStaging bool
-	// StageMin is the smallest input that is staged; 0 means the
-	// package's StageMin. (Tests set 1 to stage everything.)
-	StageMin int
 	// MaxMemory bounds an instance's linear memory: when a call leaves it
 	// larger, the instance is replaced by a fresh one before the next call
 	// (its circuit breakers start over). 0 means DefaultMaxMemory; a
@@ -78,6 +80,9 @@ func DefaultCacheDir() string {
 	return filepath.Join(d, "clipfold", "wazero")
 }
 
+// enableSDKLog sets the SDK's log level once (Options.Logger).
+var enableSDKLog sync.Once
+
 // Runtime is a compiled clipfold module from which instances are made.
 type Runtime struct {
 	compiled  *extism.CompiledPlugin
@@ -85,7 +90,6 @@ type Runtime struct {
 	staging   bool
 	direct    bool   // host functions from hostfuncs.Bind: staged calls pass inputs in place
 	maxMemory uint64 // 0: never replace an instance
-	stageMin  int
 }
 
 // NewRuntime compiles the module. It is safe to share between goroutines.
@@ -142,10 +146,10 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: compiling the plug-in: %w", err)
 	}
-	r := &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct, stageMin: opts.StageMin}
-	if r.stageMin <= 0 {
-		r.stageMin = StageMin
+	if opts.Logger != nil {
+		enableSDKLog.Do(func() { extism.SetLogLevel(extism.LogLevelWarn) })
 	}
+	r := &Runtime{compiled: compiled, logger: opts.Logger, staging: !opts.NoStaging, direct: direct}
 	switch {
 	case opts.MaxMemory == 0:
 		r.maxMemory = DefaultMaxMemory
@@ -205,7 +209,7 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 				return fmt.Errorf("clipfold: first call to the new instance: %w", err)
 			}
 		}
-		fresh.st = newStager(sink.mod, r.direct)
+		fresh.st = newStager(sink, r.direct)
 	}
 	inst.p, inst.st = fresh.p, fresh.st
 	return nil
@@ -248,17 +252,9 @@ func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byt
 }
 
 func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byte, error) {
-	staged := false
-	if i.st != nil && len(input) >= i.r.stageMin {
-		var err error
-		if staged, err = i.st.put(ctx, input); err != nil {
-			return nil, fmt.Errorf("clipfold: %s: %w", export, err)
-		}
-		if staged {
-			input = nil
-			if i.st.direct {
-				ctx = hostfuncs.WithGuestMemory(ctx, i.st.mem)
-			}
+	if i.st != nil {
+		if out, ok, err := i.st.callDirect(ctx, i.p, export, input); ok {
+			return out, err
 		}
 	}
 	rc, out, err := i.p.CallWithContext(ctx, export, input)
@@ -271,9 +267,6 @@ func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byt
 			msg = ge
 		}
 		return nil, ExportError(export, msg, err)
-	}
-	if staged {
-		return i.st.take(ctx, out)
 	}
 	return out, nil // the SDK returns a copy
 }

@@ -2,46 +2,59 @@ package wasmhost
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
+	"fmt"
 
+	"github.com/clipfold/clipfold/hostfuncs"
+	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
 )
 
-// Staged transfer (plugin/stage.go has the plug-in's half).
+// Staged transfer and direct calls (plugin/stage.go has the plug-in's
+// half).
 //
-// Through Extism's own path a call's input and output cross the boundary
-// eight bytes per host call (go-pdk reads with input_load_u64 and writes
-// with store_u64, ~100 ns each): two thirds of a 10k-message split
-// (docs/benchmarks.md: 114 ms through Extism memory, 35 ms staged, for
-// 4 MB). The Go SDK gives host code no handle on the plug-in module's
-// linear memory, so the Runtime compiles the module with a wazero function
-// listener on its `version` export (experimental but public API); the
-// listener sees the calling module, and NewInstance calls `version` once
-// to capture it. With it, Call copies inputs of StageMin bytes or more
-// straight into the plug-in's memory and its output straight out; and
-// when the host functions are hostfuncs.Bind's (Options.Host), compress
-// passes their inputs (summarization requests, commits) in place too.
+// Through the Extism Go SDK's call, a call's input and output cross the
+// boundary eight bytes per host call (go-pdk reads with input_load_u64
+// and writes with store_u64, ~100 ns each), and the SDK looks up seven
+// kernel functions per call, each lookup a new wazero call engine with
+// its own stack (~190 KB of garbage and ~80 µs per call, more than a
+// 100-message shouldCompact's work). The SDK gives host code no handle on
+// the plug-in module, so the Runtime compiles the module with a wazero
+// function listener on its `version` export (experimental but public
+// API); the listener sees the calling module, and the Extism kernel
+// module in the SDK's context, and NewInstance calls `version` once to
+// capture both. With them, Call looks the plug-in's functions up once,
+// writes the input straight into the plug-in's memory
+// (clipfold_stage), calls the export itself with the context the SDK's
+// call would give it (its kernel imports and host functions read it),
+// and copies the output or error straight out (clipfold_result). When
+// the host functions are hostfuncs.Bind's (Options.Host), compress passes
+// their inputs (summarization requests, commits) in place too.
 //
-// When any of it is missing (a plug-in without clipfold_stage, an input
-// over the limit) the standard path is used; outputs and errors are the
-// same either way (harness tests compare both paths byte for byte).
+// When any of it is missing (a plug-in without clipfold_result, an input
+// over the limit) the SDK's call is used; outputs and errors are the same
+// either way (harness tests compare both paths byte for byte).
 
-// StageMin is the input size from which Call stages, unless
-// Options.StageMin says otherwise. Staging costs two
-// extra calls into the module (a few microseconds); below this size the
-// standard path's host calls cost about as much.
-const StageMin = 16 << 10
-
-// stageDirectHostArgs is clipfold_stage's flag (plugin/stage.go) for
-// host functions that read their inputs from the plug-in's memory.
-const stageDirectHostArgs = 1
+// clipfold_stage's flags (plugin/stage.go).
+const (
+	// stageDirectHostArgs: host functions read their inputs from the
+	// plug-in's memory.
+	stageDirectHostArgs = 1
+	// stageResult: the host calls the export itself and reads its output
+	// or error through clipfold_result; the call never touches the
+	// Extism kernel's input, output or error.
+	stageResult = 2
+)
 
 type sinkKey struct{}
 
-// moduleSink receives the plug-in module seen by the listener.
-type moduleSink struct{ mod api.Module }
+// moduleSink receives the plug-in module seen by the listener, and the
+// Extism kernel module the SDK's call put in the context (direct calls
+// need it in theirs: the kernel functions the plug-in imports find it
+// there).
+type moduleSink struct{ mod, kernel api.Module }
 
 // captureFactory puts a listener on the `version` export only, so the
 // rest of the module is compiled exactly as without it.
@@ -61,6 +74,7 @@ type captureListener struct{}
 func (captureListener) Before(ctx context.Context, mod api.Module, _ api.FunctionDefinition, _ []uint64, _ experimental.StackIterator) {
 	if s, ok := ctx.Value(sinkKey{}).(*moduleSink); ok && s.mod == nil {
 		s.mod = mod
+		s.kernel, _ = ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
 	}
 }
 
@@ -74,27 +88,105 @@ type stager struct {
 	stage, release api.Function
 	direct         bool // host functions read their inputs from mem (hostfuncs.WithGuestMemory)
 	calls          int  // staged calls so far (tests check the path is taken)
+
+	mod, kernel   api.Module
+	result, reset api.Function
+	exports       map[string]api.Function // the plug-in's exports, looked up once
 }
 
-// newStager returns nil when the module lacks the staging exports.
-func newStager(mod api.Module, direct bool) *stager {
-	if mod == nil || mod.Memory() == nil {
+// newStager returns nil when the module lacks the staging exports or the
+// kernel was not seen.
+func newStager(sink *moduleSink, direct bool) *stager {
+	mod := sink.mod
+	if mod == nil || mod.Memory() == nil || sink.kernel == nil {
 		return nil
 	}
-	s := &stager{mem: mod.Memory(), stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release"), direct: direct}
-	if s.stage == nil || s.release == nil || len(s.stage.Definition().ParamTypes()) != 2 {
+	s := &stager{mem: mod.Memory(), mod: mod, kernel: sink.kernel, direct: direct, exports: map[string]api.Function{},
+		stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release"),
+		result: mod.ExportedFunction("clipfold_result"), reset: sink.kernel.ExportedFunction("reset")}
+	if s.stage == nil || s.release == nil || s.result == nil || s.reset == nil ||
+		len(s.stage.Definition().ParamTypes()) != 2 || len(s.result.Definition().ResultTypes()) != 1 {
 		return nil // not a clipfold built with this protocol
 	}
 	return s
 }
 
-// put reserves len(input) bytes in the plug-in and writes input there. ok
-// is false when the plug-in declined (too large): use the standard path.
-func (s *stager) put(ctx context.Context, input []byte) (ok bool, err error) {
-	var flags uint64
+// callDirect runs export on input as the SDK's call would, but with the
+// functions looked up once (the SDK looks up seven per call, and wazero
+// makes a call engine with its own stack for each lookup): input staged,
+// the export called, its result read through clipfold_result. ok is
+// false when the plug-in declined the input (use the standard path).
+func (s *stager) callDirect(ctx context.Context, p *extism.Plugin, export string, input []byte) (out []byte, ok bool, err error) {
+	fn := s.exports[export]
+	if fn == nil {
+		if fn = s.mod.ExportedFunction(export); fn == nil {
+			return nil, true, ExportError(export, "", fmt.Errorf("unknown function: %s", export))
+		}
+		s.exports[export] = fn
+	}
+	// Kernel memory the call's host functions allocate is dropped as the
+	// SDK's call drops it.
+	if _, err := s.reset.Call(ctx); err != nil {
+		return nil, true, fmt.Errorf("clipfold: %s: %w", export, err)
+	}
+	flags := uint64(stageResult)
 	if s.direct {
 		flags |= stageDirectHostArgs
 	}
+	if staged, err := s.put(ctx, input, flags); err != nil {
+		return nil, true, fmt.Errorf("clipfold: %s: %w", export, err)
+	} else if !staged {
+		return nil, false, nil
+	}
+	// What the SDK's call puts in the context for the kernel functions the
+	// plug-in imports and for host functions (extism.PluginCtxKey).
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), s.kernel)
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), p)
+	if s.direct {
+		ctx = hostfuncs.WithGuestMemory(ctx, s.mem)
+	}
+	res, err := fn.Call(ctx)
+	if exit, isExit := err.(*sys.ExitError); isExit && exit.ExitCode() == 0 {
+		err = nil
+	}
+	if err != nil {
+		return nil, true, ExportError(export, err.Error(), err)
+	}
+	view, err := s.resultView()
+	if err != nil {
+		return nil, true, err
+	}
+	if len(res) == 1 && api.DecodeI32(res[0]) != 0 {
+		msg := string(view)
+		if _, err := s.release.Call(ctx); err != nil {
+			return nil, true, err
+		}
+		return nil, true, ExportError(export, msg, nil)
+	}
+	out = make([]byte, len(view))
+	copy(out, view)
+	if _, err := s.release.Call(ctx); err != nil {
+		return nil, true, err
+	}
+	return out, true, nil
+}
+
+// resultView is the plug-in's memory that clipfold_result describes.
+func (s *stager) resultView() ([]byte, error) {
+	r, err := s.result.Call(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	view, ok := s.mem.Read(uint32(r[0]), uint32(r[0]>>32))
+	if !ok {
+		return nil, errors.New("clipfold: staging: the result points outside the plug-in's memory")
+	}
+	return view, nil
+}
+
+// put reserves len(input) bytes in the plug-in and writes input there. ok
+// is false when the plug-in declined (too large): use the standard path.
+func (s *stager) put(ctx context.Context, input []byte, flags uint64) (ok bool, err error) {
 	res, err := s.stage.Call(ctx, uint64(len(input)), flags)
 	if err != nil {
 		return false, err
@@ -108,25 +200,6 @@ func (s *stager) put(ctx context.Context, input []byte) (ok bool, err error) {
 	}
 	s.calls++
 	return true, nil
-}
-
-// take copies out the output that desc (the export's 8-byte Extism
-// output) describes, and lets the plug-in free it.
-func (s *stager) take(ctx context.Context, desc []byte) ([]byte, error) {
-	if len(desc) != 8 {
-		return nil, errors.New("clipfold: staging: the plug-in answered without an output descriptor")
-	}
-	ptr, n := binary.LittleEndian.Uint32(desc), binary.LittleEndian.Uint32(desc[4:])
-	view, ok := s.mem.Read(ptr, n)
-	if !ok {
-		return nil, errors.New("clipfold: staging: the output descriptor points outside the plug-in's memory")
-	}
-	out := make([]byte, n)
-	copy(out, view)
-	if _, err := s.release.Call(ctx); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Staging reports whether Call stages large inputs on this instance.
