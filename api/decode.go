@@ -149,10 +149,14 @@ func (d *msgDecoder) decodeArray(r gjson.Result, n int, own bool) ([]core.Messag
 		if err != nil {
 			return msgs[:i], err
 		}
-		j = skipWS(s, end)
+		if j = end; at(s, j) <= ' ' { // see walkObject
+			j = skipWS(s, j)
+		}
 		switch at(s, j) {
 		case ',':
-			j = skipWS(s, j+1)
+			if j++; at(s, j) <= ' ' {
+				j = skipWS(s, j)
+			}
 		case ']':
 			return msgs, nil
 		default:
@@ -229,23 +233,52 @@ func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (e
 		return end, d.decode(gjson.Parse(s[start:end]), m)
 	}
 	d.startMessage(m)
-	if own { // see decode
-		end = skipContainer(s, start)
-		if end < 0 {
-			return -1, nil
-		}
+	end, ok := walkObject(s, start, d)
+	if !ok {
+		return -1, nil
+	}
+	err = d.check() // it may add tool calls (finishShape): rebase after it
+	if own {        // see decode
 		m.Raw = d.arena.copy(s[start:end])
-		if _, ok := walkObject(bytesToString(m.Raw), 0, d); !ok {
-			return -1, nil
-		}
+		rebase(m, s[start:end], m.Raw)
 	} else {
-		var ok bool
-		if end, ok = walkObject(s, start, d); !ok {
-			return -1, nil
-		}
 		m.Raw = rawBytes(s[start:end])
 	}
-	return end, d.check()
+	return end, err
+}
+
+// rebase points every string of m that views old, the message's text in
+// the input, at the same bytes of cp, old's copy: decoding from the input
+// and copying afterwards finds the message's end in the same pass
+// (copying first needed a pass of its own). Strings that do not view old
+// (unescaped, joined) stay. TestRebaseLeavesNoViewIntoTheInput checks
+// every string field of Message, so a new field cannot be missed.
+func rebase(m *core.Message, old string, cp []byte) {
+	if len(old) == 0 || len(cp) != len(old) {
+		return
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(old)))
+	hi := lo + uintptr(len(old))
+	base := unsafe.Pointer(unsafe.SliceData(cp))
+	rebaseString(&m.ID, lo, hi, base)
+	rebaseString(&m.ConversationID, lo, hi, base)
+	rebaseString(&m.Content, lo, hi, base)
+	rebaseString(&m.ToolCallID, lo, hi, base)
+	for i := range m.ToolCalls {
+		tc := &m.ToolCalls[i]
+		rebaseString(&tc.ID, lo, hi, base)
+		rebaseString(&tc.Name, lo, hi, base)
+		rebaseString(&tc.Arguments, lo, hi, base)
+	}
+}
+
+func rebaseString(s *string, lo, hi uintptr, base unsafe.Pointer) {
+	if len(*s) == 0 {
+		return
+	}
+	if p := uintptr(unsafe.Pointer(unsafe.StringData(*s))); p >= lo && p < hi {
+		*s = unsafe.String((*byte)(unsafe.Add(base, p-lo)), len(*s))
+	}
 }
 
 // decode decodes the message v into m.

@@ -205,22 +205,35 @@ func (s *inputScanner) container(depth int) bool {
 			} else if s.i++; !s.str() {
 				return false
 			}
-			s.ws()
+			if s.i < len(s.b) && s.b[s.i] <= ' ' { // ws, without its call in compact JSON
+				s.ws()
+			}
 			if s.i >= len(s.b) || s.b[s.i] != ':' {
 				return false
 			}
 			s.i++
-			s.ws()
+			if s.i < len(s.b) && s.b[s.i] <= ' ' { // ws, without its call in compact JSON
+				s.ws()
+			}
 		}
 		if s.i < len(s.b) && s.b[s.i] == '"' { // value's commonest case, without the call
-			s.i++
-			if !s.str() {
+			// A short plain string here too; a longer one, or anything
+			// else, goes on in str from where this stopped.
+			b, j := s.b, s.i+1
+			for lim := min(j+16, len(b)); j < lim && plainStringByte[b[j]]; {
+				j++
+			}
+			if j < len(b) && b[j] == '"' {
+				s.i = j + 1
+			} else if s.i = j; !s.str() {
 				return false
 			}
 		} else if !s.value(depth) {
 			return false
 		}
-		s.ws()
+		if s.i < len(s.b) && s.b[s.i] <= ' ' {
+			s.ws()
+		}
 		if s.i >= len(s.b) {
 			return false
 		}
@@ -233,7 +246,9 @@ func (s *inputScanner) container(depth int) bool {
 			return true
 		case ',':
 			s.i++
-			s.ws()
+			if s.i < len(s.b) && s.b[s.i] <= ' ' { // ws, without its call in compact JSON
+				s.ws()
+			}
 		default:
 			return false
 		}

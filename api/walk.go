@@ -205,15 +205,32 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 				return -1, false
 			}
 		}
-		j = skipWS(s, kend)
+		// skipWS's calls only where there is whitespace: compact JSON
+		// has none, and under Wasm the call costs more than the test.
+		if j = kend; at(s, j) <= ' ' {
+			j = skipWS(s, j)
+		}
 		if at(s, j) != ':' {
 			return -1, false
 		}
-		j = skipWS(s, j+1)
+		if j++; at(s, j) <= ' ' {
+			j = skipWS(s, j)
+		}
 		var vend int
 		if at(s, j) == '"' {
+			// A short value's end found here, a longer one's by stringEnd
+			// from where this stopped (the bytes before are plain).
+			e, lim := j+1, min(j+17, len(s))
+			for e < lim && s[e] != '"' && s[e] != '\\' {
+				e++
+			}
 			var escaped bool
-			switch vend, escaped = stringEnd(s, j); {
+			if e < len(s) && s[e] == '"' {
+				vend = e + 1
+			} else {
+				vend, escaped = stringEnd(s, e-1)
+			}
+			switch {
 			case vend < 0:
 				return -1, false
 			case escaped:
@@ -232,10 +249,14 @@ func walkObject(s string, i int, d *msgDecoder) (int, bool) {
 			return vend, true
 		}
 	next:
-		j = skipWS(s, vend)
+		if j = vend; at(s, j) <= ' ' {
+			j = skipWS(s, j)
+		}
 		switch at(s, j) {
 		case ',':
-			j = skipWS(s, j+1)
+			if j++; at(s, j) <= ' ' {
+				j = skipWS(s, j)
+			}
 		case '}':
 			return j + 1, true
 		default:

@@ -2,8 +2,10 @@ package api
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/clipfold/clipfold/core"
 	"github.com/tidwall/gjson"
@@ -110,6 +112,48 @@ func decodeOneWay(t *testing.T, in string, o object, r gjson.Result, n int, rule
 	if !reflect.DeepEqual(g, want) {
 		t.Fatalf("%.200q (copying %v): walker decoded\n%+v\ngjson decoded\n%+v", in, own, g, want)
 	}
+	if own {
+		for i := range got {
+			if f := viewInto(reflect.ValueOf(got[i]), r.Raw, "messages["+strconv.Itoa(i)+"]"); f != "" {
+				t.Fatalf("%.200q: copied message's %s still views the input", in, f)
+			}
+		}
+	}
+}
+
+// viewInto returns the path of the first string or byte slice in v, a
+// decoded value, whose bytes lie in text, or "".
+func viewInto(v reflect.Value, text string, path string) string {
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	hi := lo + uintptr(len(text))
+	in := func(p unsafe.Pointer, n int) bool {
+		return n > 0 && uintptr(p) >= lo && uintptr(p) < hi
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if s := v.String(); in(unsafe.Pointer(unsafe.StringData(s)), len(s)) {
+			return path
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			if in(v.UnsafePointer(), v.Len()) {
+				return path
+			}
+			return ""
+		}
+		for i := 0; i < v.Len(); i++ {
+			if f := viewInto(v.Index(i), text, path+"["+strconv.Itoa(i)+"]"); f != "" {
+				return f
+			}
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if f := viewInto(v.Field(i), text, path+"."+v.Type().Field(i).Name); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
 }
 
 func TestWalkerMatchesGJSON(t *testing.T) {
