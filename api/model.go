@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"math"
 	"strconv"
 
@@ -64,12 +65,110 @@ func decodeModelFields(o object, n int, field string, a *arena) (core.ModelReque
 	if !ms.IsArray() {
 		return req, wrongType(field+".messages", "an array", ms)
 	}
-	// Each message is read in one pass over its members, one closure
-	// serves the array, paths are built on error only and each content
-	// is kept (see keep): nothing is allocated per message but its text.
+	// Each message is read in one pass over its members (the walker's,
+	// walk.go; gjson's ForEach walks each element twice, to find its end
+	// and then its members), paths are built on error only and each
+	// content is kept (see keep): nothing is allocated per message but its
+	// text. gjson's ForEach is the fallback for text the walker does not
+	// expect (none that scanInput accepts).
 	req.Messages = make([]core.ModelMessage, 0, max(n, 0))
+	if req.Messages, err = walkModelMessages(ms.Raw, field, req.Messages, a); err == errNotWalked {
+		req.Messages, err = modelMessagesGJSON(ms, field, req.Messages[:0], a)
+	}
+	return req, err
+}
+
+// errNotWalked: walkModelMessages met text it does not expect.
+var errNotWalked = errors.New("not walked")
+
+// walkModelMessages appends the messages of the array s to msgs.
+func walkModelMessages(s, field string, msgs []core.ModelMessage, a *arena) ([]core.ModelMessage, error) {
+	j := skipWS(s, 0)
+	if at(s, j) != '[' {
+		return msgs, errNotWalked
+	}
+	if j = skipWS(s, j+1); at(s, j) == ']' {
+		return msgs, nil
+	}
+	for i := 0; ; i++ {
+		var role, content gjson.Result
+		var end int
+		if at(s, j) == '{' {
+			end = roleAndContent(s, j, &role, &content)
+		} else {
+			var m gjson.Result
+			if end = valueAt(s, j, &m); end >= 0 {
+				return msgs, wrongType(idx(field+".messages", i), "a message object", m)
+			}
+		}
+		if end < 0 {
+			return msgs, errNotWalked
+		}
+		m, err := modelMessage(role, content, field, i, a)
+		if err != nil {
+			return msgs, err
+		}
+		msgs = append(msgs, m)
+		j = skipWS(s, end)
+		switch at(s, j) {
+		case ',':
+			j = skipWS(s, j+1)
+		case ']':
+			return msgs, nil
+		default:
+			return msgs, errNotWalked
+		}
+	}
+}
+
+// roleAndContent reads the message object that opens at s[i]: its first
+// "role" and "content" values. It returns the index after the object, or
+// -1 when the text is not as expected.
+func roleAndContent(s string, i int, role, content *gjson.Result) int {
+	j := skipWS(s, i+1)
+	if at(s, j) == '}' {
+		return j + 1
+	}
+	var v gjson.Result
+	for {
+		if at(s, j) != '"' {
+			return -1
+		}
+		k, kend := keyAt(s, j)
+		if kend < 0 {
+			return -1
+		}
+		if j = skipWS(s, kend); at(s, j) != ':' {
+			return -1
+		}
+		j = skipWS(s, j+1)
+		end := valueAt(s, j, &v)
+		if end < 0 {
+			return -1
+		}
+		switch {
+		case k == "role" && !role.Exists():
+			*role = v
+		case k == "content" && !content.Exists():
+			*content = v
+		}
+		switch j = skipWS(s, end); at(s, j) {
+		case ',':
+			j = skipWS(s, j+1)
+		case '}':
+			return j + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// modelMessagesGJSON is walkModelMessages through gjson's ForEach: its
+// fallback and the reference TestModelMessagesWalkerMatchesGJSON holds it
+// to.
+func modelMessagesGJSON(ms gjson.Result, field string, msgs []core.ModelMessage, a *arena) ([]core.ModelMessage, error) {
 	i := 0
-	path := func(sub string) string { return idx(field+".messages", i) + sub }
+	var err error
 	var role, content gjson.Result // the message's first "role" and "content"
 	member := func(k, v gjson.Result) bool {
 		switch {
@@ -82,27 +181,33 @@ func decodeModelFields(o object, n int, field string, a *arena) (core.ModelReque
 	}
 	ms.ForEach(func(_, m gjson.Result) bool {
 		if !m.IsObject() {
-			err = wrongType(path(""), "a message object", m)
+			err = wrongType(idx(field+".messages", i), "a message object", m)
 			return false
 		}
 		role, content = gjson.Result{}, gjson.Result{}
 		m.ForEach(member)
-		rl, ok := core.ParseRole(role.Str)
-		if role.Type != gjson.String || !ok || rl == core.RoleTool {
-			err = core.Invalid(path(".role"), "must be one of system, user, assistant, got "+clip(role.Raw, 40))
+		var mm core.ModelMessage
+		if mm, err = modelMessage(role, content, field, i, a); err != nil {
 			return false
 		}
-		var text string
-		if content.Type == gjson.String {
-			text = a.keep(content.Str) // the common case, without building the path
-		} else if text, err = decodeContent(content, path(".content"), a); err != nil {
-			return false
-		}
-		req.Messages = append(req.Messages, core.ModelMessage{Role: rl, Content: text})
+		msgs = append(msgs, mm)
 		i++
 		return true
 	})
-	return req, err
+	return msgs, err
+}
+
+// modelMessage is message i of a model request from its role and content.
+func modelMessage(role, content gjson.Result, field string, i int, a *arena) (core.ModelMessage, error) {
+	rl, ok := core.ParseRole(role.Str)
+	if role.Type != gjson.String || !ok || rl == core.RoleTool {
+		return core.ModelMessage{}, core.Invalid(idx(field+".messages", i)+".role", "must be one of system, user, assistant, got "+clip(role.Raw, 40))
+	}
+	if content.Type == gjson.String {
+		return core.ModelMessage{Role: rl, Content: a.keep(content.Str)}, nil // the common case, without building the path
+	}
+	text, err := decodeContent(content, idx(field+".messages", i)+".content", a)
+	return core.ModelMessage{Role: rl, Content: text}, err
 }
 
 // AppendModelRequest writes req as SPEC's ModelRequest JSON.

@@ -3,6 +3,7 @@ package api
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 )
@@ -33,4 +34,38 @@ func TestModelRequestSizedOnce(t *testing.T) {
 	require.Equal(t, 3, cap(req.Messages))
 	require.Equal(t, "m", req.Model)
 	require.Equal(t, 5, req.MaxTokens)
+}
+
+// TestModelMessagesWalkerMatchesGJSON holds the walker's reading of a
+// request's messages to gjson's ForEach: the same messages and errors.
+func TestModelMessagesWalkerMatchesGJSON(t *testing.T) {
+	for _, ms := range []string{
+		`[]`, ` [ ] `,
+		`[{"role":"user","content":"hi"}]`,
+		`[ {"role" : "user" , "content" : "a \"q\" \\ \u00e9" } , {"content":"x","role":"assistant"} ]`,
+		`[{"role":"user","role":"assistant","content":"first role wins","content":"no"}]`,
+		`[{"role":"system","content":[{"type":"text","text":"part"},{"type":"text","text":"two"}]}]`,
+		`[{"role":"user","content":null}]`,
+		`[{"role":"user","content":7}]`,
+		`[{"role":"tool","content":"x"}]`,
+		`[{"role":"robot","content":"x"}]`,
+		`[{"content":"no role"}]`,
+		`[{"role":"user","content":"ok"},"not an object"]`,
+		`[{"role":"user","content":"ok"},[1,2]]`,
+		`[{"role":"user","content":"x","extra":{"deep":[{"role":"assistant"}]},"n":-1.5e3,"t":true}]`,
+		`[{"role":"us\u0065r","content":"escaped role"}]`,
+		`[{}]`,
+	} {
+		var a1, a2 arena
+		got, gotErr := walkModelMessages(ms, "request", nil, &a1)
+		want, wantErr := modelMessagesGJSON(gjson.Parse(ms), "request", nil, &a2)
+		require.NotErrorIs(t, gotErr, errNotWalked, ms)
+		if wantErr != nil {
+			require.Error(t, gotErr, ms)
+			assert.Equal(t, wantErr.Error(), gotErr.Error(), ms)
+			continue
+		}
+		require.NoError(t, gotErr, ms)
+		assert.Equal(t, want, got, ms)
+	}
 }
