@@ -1,6 +1,9 @@
 package core
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // keywordMatcher finds which of up to 61 ASCII keywords occur in a text,
 // ignoring ASCII case, in one pass of one table step per byte: an
@@ -154,7 +157,11 @@ func newKeywordMatcher(lower []string) *keywordMatcher {
 // text has a rune that lower-cases to an ASCII letter (bitToASCII; see
 // Scoring.contentFacts).
 func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
-	next, out, accept := m.next, m.out, int(m.accept)
+	// The table is read without bounds checks (a compare and a branch per
+	// byte under Wasm, where this loop is a third of a large split): a
+	// state's row r is a multiple of 256 below len(next), so r+b is in
+	// range for every byte b; TestKeywordTableRows checks the rows.
+	next, out, accept := unsafe.Pointer(unsafe.SliceData(m.next)), m.out, int(m.accept)
 	var r int // an int, not a uint32: Wasm then has no zero-extension in the chain
 	var hi byte
 	i := 0
@@ -164,13 +171,13 @@ func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 		// before it): each step waits on the load of the one before, so
 		// two independent chains take little longer than one.
 		half := len(c) / 2
-		a, b := c[:half], c[half-ov:]
+		pa, pb := unsafe.Pointer(unsafe.StringData(c)), unsafe.Pointer(unsafe.StringData(c[half-ov:]))
 		var rb int
-		for j := 0; j < len(a); j++ {
-			x, y := a[j], b[j]
+		for j := 0; j < half; j++ {
+			x, y := *(*byte)(unsafe.Add(pa, j)), *(*byte)(unsafe.Add(pb, j))
 			hi |= x | y
-			r = int(next[r+int(x)])
-			rb = int(next[rb+int(y)])
+			r = int(*(*uint32)(unsafe.Add(next, (r+int(x))*4)))
+			rb = int(*(*uint32)(unsafe.Add(next, (rb+int(y))*4)))
 			if r >= accept {
 				found |= out[r>>8]
 			}
@@ -178,12 +185,12 @@ func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 				found |= out[rb>>8]
 			}
 		}
-		c, i, r = b, len(a), rb // the rest of the second walk
+		c, i, r = c[half-ov:], half, rb // the rest of the second walk
 	}
 	for ; i < len(c); i++ {
 		b := c[i]
 		hi |= b
-		r = int(next[r+int(b)])
+		r = int(*(*uint32)(unsafe.Add(next, (r+int(b))*4)))
 		if r >= accept {
 			found |= out[r>>8]
 		}

@@ -138,3 +138,28 @@ func TestKeywordsAcrossTheMidpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestKeywordTableRows: every entry of a matcher's table is the start of
+// a row inside the table, which scan relies on to read it unchecked.
+func TestKeywordTableRows(t *testing.T) {
+	lists := [][]string{DefaultKeywords, {"a"}, {"ab", "b", "abc"}, {"x"}}
+	long := make([]string, maxKeywords)
+	for i := range long {
+		long[i] = strings.Repeat(string(rune('a'+i%26)), 1+i)
+	}
+	lists = append(lists, long)
+	for _, kws := range lists {
+		m := newKeywordMatcher(kws)
+		if m == nil {
+			t.Fatalf("%v: no matcher", kws)
+		}
+		if len(m.next)%256 != 0 || int(m.accept)%256 != 0 {
+			t.Fatalf("%v: table of %d entries, accept %d", kws, len(m.next), m.accept)
+		}
+		for i, r := range m.next {
+			if r%256 != 0 || int(r) >= len(m.next) {
+				t.Fatalf("%v: next[%d] = %d is not a row of a %d-entry table", kws, i, r, len(m.next))
+			}
+		}
+	}
+}
