@@ -61,14 +61,7 @@ func runLive(h handler) int32 { return call(h, true) }
 // not of compress or the summarizer, which make garbage as they go).
 func call(h handler, live bool) (rc int32) {
 	in, viaStage, toResult := takeStaged()
-	fail := func(msg string) int32 {
-		if toResult {
-			keepResult([]byte(msg), false)
-		} else {
-			pdk.SetErrorString(msg)
-		}
-		return 1
-	}
+	answerToResult = toResult
 	defer func() {
 		if r := recover(); r != nil {
 			rc = fail(core.CodeInternal + ": unexpected failure: " + panicText(r))
@@ -118,6 +111,22 @@ func call(h handler, live bool) (rc int32) {
 		return 1
 	}
 	return 0
+}
+
+// answerToResult says that the call being made answers through
+// clipfold_result (a package variable, not a closure's: under TinyGo a
+// captured variable is a heap allocation per call, and a 10k-message
+// split's memory has no room to spare; BenchmarkPerfMemory).
+var answerToResult bool
+
+// fail reports msg as the call's error and returns the export's code.
+func fail(msg string) int32 {
+	if answerToResult {
+		keepResult([]byte(msg), false)
+	} else {
+		pdk.SetErrorString(msg)
+	}
+	return 1
 }
 
 func panicText(r any) string {

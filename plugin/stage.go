@@ -10,7 +10,7 @@ import (
 )
 
 // Staged transfer: a host that can reach this module's linear memory
-// (the Go and Node hosts can; see harness/stage.go) writes a large input
+// (the Go and Node hosts can; see internal/wasmhost/stage.go) writes a large input
 // straight into a buffer reserved here and reads the output straight from
 // here, instead of moving both through the Extism kernel eight bytes per
 // host call (go-pdk's Input and Output), which is about half the cost of
