@@ -251,8 +251,9 @@ func (d *msgDecoder) decodeAt(s string, start int, own bool, m *core.Message) (e
 // the input, at the same bytes of cp, old's copy: decoding from the input
 // and copying afterwards finds the message's end in the same pass
 // (copying first needed a pass of its own). Strings that do not view old
-// (unescaped, joined) stay. TestRebaseLeavesNoViewIntoTheInput checks
-// every string field of Message, so a new field cannot be missed.
+// (unescaped, joined) stay. decodeOneWay (walk_test.go) checks every
+// string field of every copied message, by reflection, on every walker
+// seed and fuzz input, so a new field cannot be missed.
 func rebase(m *core.Message, old string, cp []byte) {
 	if len(old) == 0 || len(cp) != len(old) {
 		return
