@@ -202,5 +202,6 @@ func (s *stager) put(ctx context.Context, input []byte, flags uint64) (ok bool, 
 	return true, nil
 }
 
-// Staging reports whether Call stages large inputs on this instance.
+// Staging reports whether Call stages inputs and calls exports directly on
+// this instance.
 func (i *Instance) Staging() bool { return i.st != nil }

@@ -260,7 +260,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	// Time per call.
 	w("## 1. Time per call, every host\n\n")
 	w("Milliseconds per call on `internal/benchdata` histories (messages of about 406 bytes of JSON, `keep_recent` 20), the same bytes in every host. ")
-	w("**Go host**: the clipfold Go host (`package clipfold`, `internal/wasmhost`), which stages large inputs in the plug-in's memory. ")
+	w("**Go host**: the clipfold Go host (`package clipfold`, `internal/wasmhost`), which stages every input in the plug-in's memory and calls the export directly (no Extism kernel per call). ")
 	w("**Go SDK**: the same runtime with staging off (`NoStaging`): input and output cross the Extism kernel 8 bytes per call, as in any plain Extism SDK (the Extism Go SDK's kernel calls are Go functions on wazero, its slowest). ")
 	w("**Node**: `bindings/node` (staged), the call on the input's JSON text. ")
 	w("**Python**: `bindings/python`, the plain Extism Python SDK on Wasmtime (no staging). ")
