@@ -60,8 +60,7 @@ func runLive(h handler) int32 { return call(h, true) }
 // wasted (true of split, score, chunk, estimateTokens, shouldCompact;
 // not of compress or the summarizer, which make garbage as they go).
 func call(h handler, live bool) (rc int32) {
-	in, viaStage, toResult := takeStaged()
-	answerToResult = toResult
+	in, viaStage := takeStaged()
 	defer func() {
 		if r := recover(); r != nil {
 			rc = fail(core.CodeInternal + ": unexpected failure: " + panicText(r))
@@ -94,7 +93,7 @@ func call(h handler, live bool) (rc int32) {
 	switch {
 	case err != nil:
 		fail(err.Error())
-	case toResult:
+	case answerToResult:
 		keepResult(out, large) // collected in clipfold_release
 		large = false
 	case viaStage:

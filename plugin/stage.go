@@ -87,16 +87,17 @@ func result() uint64 {
 
 // takeStaged returns the staged input, if there is one and the Extism
 // input is empty (a stageResult call never reads the kernel's input),
-// and forgets it either way. result says the call answers through
-// clipfold_result.
-func takeStaged() (in []byte, ok, result bool) {
+// and forgets it either way. It sets directHostArgs and answerToResult
+// for the call.
+func takeStaged() (in []byte, ok bool) {
 	in, direct, result := staged.in, staged.direct, staged.result
 	staged.in, staged.out, staged.large, staged.direct, staged.result = nil, nil, false, false, false
+	directHostArgs, answerToResult = false, false
 	if in == nil || (!result && inputLength() != 0) {
-		return nil, false, false
+		return nil, false
 	}
-	directHostArgs = direct
-	return in, true, result
+	directHostArgs, answerToResult = direct, result
+	return in, true
 }
 
 // keepResult leaves b (an output, or an error's text) for clipfold_result;

@@ -209,7 +209,7 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 				return fmt.Errorf("clipfold: first call to the new instance: %w", err)
 			}
 		}
-		fresh.st = newStager(sink, r.direct)
+		fresh.st = newStager(sink, p, r.direct)
 	}
 	inst.p, inst.st = fresh.p, fresh.st
 	return nil
@@ -253,7 +253,7 @@ func (i *Instance) Call(ctx context.Context, export string, input []byte) ([]byt
 
 func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	if i.st != nil {
-		if out, ok, err := i.st.callDirect(ctx, i.p, export, input); ok {
+		if out, ok, err := i.st.callDirect(ctx, export, input); ok {
 			return out, err
 		}
 	}

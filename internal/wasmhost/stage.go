@@ -1,6 +1,7 @@
 package wasmhost
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -90,18 +91,19 @@ type stager struct {
 	calls          int  // staged calls so far (tests check the path is taken)
 
 	mod, kernel   api.Module
+	plugin        *extism.Plugin // the SDK's instance of mod, which host functions are handed
 	result, reset api.Function
 	exports       map[string]api.Function // the plug-in's exports, looked up once
 }
 
 // newStager returns nil when the module lacks the staging exports or the
 // kernel was not seen.
-func newStager(sink *moduleSink, direct bool) *stager {
+func newStager(sink *moduleSink, p *extism.Plugin, direct bool) *stager {
 	mod := sink.mod
 	if mod == nil || mod.Memory() == nil || sink.kernel == nil {
 		return nil
 	}
-	s := &stager{mem: mod.Memory(), mod: mod, kernel: sink.kernel, direct: direct, exports: map[string]api.Function{},
+	s := &stager{mem: mod.Memory(), mod: mod, kernel: sink.kernel, plugin: p, direct: direct, exports: map[string]api.Function{},
 		stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release"),
 		result: mod.ExportedFunction("clipfold_result"), reset: sink.kernel.ExportedFunction("reset")}
 	if s.stage == nil || s.release == nil || s.result == nil || s.reset == nil ||
@@ -114,20 +116,15 @@ func newStager(sink *moduleSink, direct bool) *stager {
 // callDirect runs export on input as the SDK's call would, but with the
 // functions looked up once (the SDK looks up seven per call, and wazero
 // makes a call engine with its own stack for each lookup): input staged,
-// the export called, its result read through clipfold_result. ok is
-// false when the plug-in declined the input (use the standard path).
-func (s *stager) callDirect(ctx context.Context, p *extism.Plugin, export string, input []byte) (out []byte, ok bool, err error) {
+// the export called, its output or error read through clipfold_result.
+// ok is false when the plug-in declined the input (use the SDK's call).
+func (s *stager) callDirect(ctx context.Context, export string, input []byte) (out []byte, ok bool, err error) {
 	fn := s.exports[export]
 	if fn == nil {
 		if fn = s.mod.ExportedFunction(export); fn == nil {
 			return nil, true, ExportError(export, "", fmt.Errorf("unknown function: %s", export))
 		}
 		s.exports[export] = fn
-	}
-	// Kernel memory the call's host functions allocate is dropped as the
-	// SDK's call drops it.
-	if _, err := s.reset.Call(ctx); err != nil {
-		return nil, true, fmt.Errorf("clipfold: %s: %w", export, err)
 	}
 	flags := uint64(stageResult)
 	if s.direct {
@@ -138,10 +135,15 @@ func (s *stager) callDirect(ctx context.Context, p *extism.Plugin, export string
 	} else if !staged {
 		return nil, false, nil
 	}
+	// Kernel memory the call's host functions allocate is dropped as the
+	// SDK's call drops it.
+	if _, err := s.reset.Call(ctx); err != nil {
+		return nil, true, fmt.Errorf("clipfold: %s: %w", export, err)
+	}
 	// What the SDK's call puts in the context for the kernel functions the
 	// plug-in imports and for host functions (extism.PluginCtxKey).
 	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), s.kernel)
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), p)
+	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), s.plugin)
 	if s.direct {
 		ctx = hostfuncs.WithGuestMemory(ctx, s.mem)
 	}
@@ -152,36 +154,26 @@ func (s *stager) callDirect(ctx context.Context, p *extism.Plugin, export string
 	if err != nil {
 		return nil, true, ExportError(export, err.Error(), err)
 	}
-	view, err := s.resultView()
+	// The output, or the error's text: copied out, then freed.
+	r, err := s.result.Call(ctx)
 	if err != nil {
 		return nil, true, err
 	}
-	if len(res) == 1 && api.DecodeI32(res[0]) != 0 {
-		msg := string(view)
-		if _, err := s.release.Call(ctx); err != nil {
-			return nil, true, err
-		}
-		return nil, true, ExportError(export, msg, nil)
+	view, inMemory := s.mem.Read(uint32(r[0]), uint32(r[0]>>32))
+	if !inMemory {
+		return nil, true, errors.New("clipfold: staging: the result points outside the plug-in's memory")
 	}
-	out = make([]byte, len(view))
-	copy(out, view)
+	out = bytes.Clone(view)
 	if _, err := s.release.Call(ctx); err != nil {
 		return nil, true, err
 	}
+	if len(res) == 1 && api.DecodeI32(res[0]) != 0 {
+		return nil, true, ExportError(export, string(out), nil)
+	}
+	if out == nil {
+		out = []byte{}
+	}
 	return out, true, nil
-}
-
-// resultView is the plug-in's memory that clipfold_result describes.
-func (s *stager) resultView() ([]byte, error) {
-	r, err := s.result.Call(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	view, ok := s.mem.Read(uint32(r[0]), uint32(r[0]>>32))
-	if !ok {
-		return nil, errors.New("clipfold: staging: the result points outside the plug-in's memory")
-	}
-	return view, nil
 }
 
 // put reserves len(input) bytes in the plug-in and writes input there. ok
