@@ -57,9 +57,9 @@ type Options struct {
 	// bounded. It needs the module handle that staging captures, so it
 	// does nothing with NoStaging.
 	MaxMemory int64
-	// Listeners are extra wazero function listeners compiled into the
-	// module (measurements, tracing). The staging listener is added to
-	// them; a factory put in NewRuntime's context would replace it.
+	// Listeners are wazero function listeners compiled into the module
+	// (measurements, tracing); they cost compile time, also when the
+	// code comes from the cache.
 	Listeners experimental.FunctionListenerFactory
 }
 
@@ -132,15 +132,8 @@ func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	case hf == nil:
 		hf = NoHostFunctions()
 	}
-	var factories []experimental.FunctionListenerFactory
 	if opts.Listeners != nil {
-		factories = append(factories, opts.Listeners)
-	}
-	if !opts.NoStaging {
-		factories = append(factories, captureFactory{})
-	}
-	if len(factories) > 0 {
-		ctx = experimental.WithFunctionListenerFactory(ctx, experimental.MultiFunctionListenerFactory(factories...))
+		ctx = experimental.WithFunctionListenerFactory(ctx, opts.Listeners)
 	}
 	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{EnableWasi: true, RuntimeConfig: rc}, hf)
 	if err != nil {
@@ -197,19 +190,18 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 	}
 	fresh := &Instance{r: r, p: p}
 	if r.staging && p.FunctionExists("clipfold_stage") {
-		// One `version` call lets the staging listener see the module
-		// (and initializes the guest's runtime, which the first call
-		// would do anyway).
+		// One `version` call through the SDK runs the guest's runtime
+		// initialization, which the SDK does on an instance's first call
+		// (direct calls cannot).
 		// An export's error (a bad manifest config fails every call) is
 		// left for the caller's calls to report, as without staging.
-		sink := &moduleSink{}
-		if _, err := fresh.call(context.WithValue(ctx, sinkKey{}, sink), "version", []byte("{}")); err != nil {
+		if _, err := fresh.call(ctx, "version", []byte("{}")); err != nil {
 			if ce := (*CallError)(nil); !errors.As(err, &ce) {
 				_ = p.Close(ctx)
 				return fmt.Errorf("clipfold: first call to the new instance: %w", err)
 			}
 		}
-		fresh.st = newStager(sink, p, r.direct)
+		fresh.st = newStager(p, r.direct)
 	}
 	inst.p, inst.st = fresh.p, fresh.st
 	return nil

@@ -5,11 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"unsafe"
 
 	"github.com/clipfold/clipfold/hostfuncs"
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -22,11 +23,8 @@ import (
 // kernel functions per call, each lookup a new wazero call engine with
 // its own stack (~190 KB of garbage and ~80 µs per call, more than a
 // 100-message shouldCompact's work). The SDK gives host code no handle on
-// the plug-in module, so the Runtime compiles the module with a wazero
-// function listener on its `version` export (experimental but public
-// API); the listener sees the calling module, and the Extism kernel
-// module in the SDK's context, and NewInstance calls `version` once to
-// capture both. With them, Call looks the plug-in's functions up once,
+// the plug-in module or the Extism kernel module; sdkModules reads them
+// out of the SDK's Plugin. With them, Call looks the plug-in's functions up once,
 // writes the input straight into the plug-in's memory
 // (clipfold_stage), calls the export itself with the context the SDK's
 // call would give it (its kernel imports and host functions read it),
@@ -49,39 +47,32 @@ const (
 	stageResult = 2
 )
 
-type sinkKey struct{}
-
-// moduleSink receives the plug-in module seen by the listener, and the
-// Extism kernel module the SDK's call put in the context (direct calls
-// need it in theirs: the kernel functions the plug-in imports find it
-// there).
-type moduleSink struct{ mod, kernel api.Module }
-
-// captureFactory puts a listener on the `version` export only, so the
-// rest of the module is compiled exactly as without it.
-type captureFactory struct{}
-
-func (captureFactory) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
-	for _, n := range def.ExportNames() {
-		if n == "version" {
-			return captureListener{}
-		}
-	}
-	return nil
+// sdkModules returns the plug-in module and the Extism kernel module of
+// p's instance. The SDK keeps both in unexported fields of Plugin
+// (mainModule, extism) and hands host code neither, so they are read by
+// reflection, each checked by name and type: after a go-sdk change that
+// renames or retypes one, it is nil and every call takes the SDK's path
+// (TestStagingMatchesStandardPath then fails, so an upgrade cannot lose
+// the direct path silently). A wazero function listener sees both too
+// (the first version of this did that), but compiling with one costs
+// every cold start ~3 ms: wazero builds listener trampolines for every
+// function type of both modules, also when the code comes from the
+// cache.
+func sdkModules(p *extism.Plugin) (mod, kernel api.Module) {
+	v := reflect.ValueOf(p).Elem()
+	return moduleField(v, "mainModule"), moduleField(v, "extism")
 }
 
-type captureListener struct{}
+var moduleType = reflect.TypeFor[api.Module]()
 
-func (captureListener) Before(ctx context.Context, mod api.Module, _ api.FunctionDefinition, _ []uint64, _ experimental.StackIterator) {
-	if s, ok := ctx.Value(sinkKey{}).(*moduleSink); ok && s.mod == nil {
-		s.mod = mod
-		s.kernel, _ = ctx.Value(extism.PluginCtxKey("extism")).(api.Module)
+func moduleField(plugin reflect.Value, name string) api.Module {
+	f := plugin.FieldByName(name)
+	if !f.IsValid() || f.Type() != moduleType {
+		return nil
 	}
+	m, _ := reflect.NewAt(moduleType, unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(api.Module)
+	return m
 }
-
-func (captureListener) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {}
-
-func (captureListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {}
 
 // stager moves one instance's large inputs and outputs directly.
 type stager struct {
@@ -96,16 +87,16 @@ type stager struct {
 	exports       map[string]api.Function // the plug-in's exports, looked up once
 }
 
-// newStager returns nil when the module lacks the staging exports or the
-// kernel was not seen.
-func newStager(sink *moduleSink, p *extism.Plugin, direct bool) *stager {
-	mod := sink.mod
-	if mod == nil || mod.Memory() == nil || sink.kernel == nil {
+// newStager returns nil when the module lacks the staging exports or
+// the SDK's modules cannot be reached.
+func newStager(p *extism.Plugin, direct bool) *stager {
+	mod, kernel := sdkModules(p)
+	if mod == nil || mod.Memory() == nil || kernel == nil {
 		return nil
 	}
-	s := &stager{mem: mod.Memory(), mod: mod, kernel: sink.kernel, plugin: p, direct: direct, exports: map[string]api.Function{},
+	s := &stager{mem: mod.Memory(), mod: mod, kernel: kernel, plugin: p, direct: direct, exports: map[string]api.Function{},
 		stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release"),
-		result: mod.ExportedFunction("clipfold_result"), reset: sink.kernel.ExportedFunction("reset")}
+		result: mod.ExportedFunction("clipfold_result"), reset: kernel.ExportedFunction("reset")}
 	if s.stage == nil || s.release == nil || s.result == nil || s.reset == nil ||
 		len(s.stage.Definition().ParamTypes()) != 2 || len(s.result.Definition().ResultTypes()) != 1 {
 		return nil // not a clipfold built with this protocol
