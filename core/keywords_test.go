@@ -140,7 +140,8 @@ func TestKeywordsAcrossTheMidpoint(t *testing.T) {
 }
 
 // TestKeywordTableRows: every entry of a matcher's table is the start of
-// a row inside the table, which scan relies on to read it unchecked.
+// a row inside the table (as a byte offset), which scan relies on to
+// read it unchecked.
 func TestKeywordTableRows(t *testing.T) {
 	lists := [][]string{DefaultKeywords, {"a"}, {"ab", "b", "abc"}, {"x"}}
 	long := make([]string, maxKeywords)
@@ -153,13 +154,16 @@ func TestKeywordTableRows(t *testing.T) {
 		if m == nil {
 			t.Fatalf("%v: no matcher", kws)
 		}
-		if len(m.next)%256 != 0 || int(m.accept)%256 != 0 {
+		if len(m.next)%256 != 0 || int(m.accept)%1024 != 0 {
 			t.Fatalf("%v: table of %d entries, accept %d", kws, len(m.next), m.accept)
 		}
 		for i, r := range m.next {
-			if r%256 != 0 || int(r) >= len(m.next) {
-				t.Fatalf("%v: next[%d] = %d is not a row of a %d-entry table", kws, i, r, len(m.next))
+			if r%1024 != 0 || int(r/4) >= len(m.next) {
+				t.Fatalf("%v: next[%d] = %d is not the byte offset of a row of a %d-entry table", kws, i, r, len(m.next))
 			}
+		}
+		if len(m.out) != len(m.next)/256 {
+			t.Fatalf("%v: %d outputs for %d rows", kws, len(m.out), len(m.next)/256)
 		}
 	}
 }
