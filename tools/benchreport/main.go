@@ -17,7 +17,11 @@
 //     and without wazero's compilation cache;
 //   - the Node host (bindings/node/bench.mjs) and the Python host, a plain
 //     Extism SDK on Wasmtime (bindings/python/bench.py), on the same input
-//     files, with their cold starts.
+//     files, with their cold starts;
+//   - for the TinyGo build, split through the other plain Extism SDKs:
+//     @extism/extism on Node (harness/sdks/js/bench.mjs) and the Chicory
+//     SDK on Java, compiled (AoT) and interpreted
+//     (harness/sdks/java, org.clipfold.sdkcheck.Bench).
 //
 // The load average is recorded before and after every step.
 //
@@ -27,6 +31,7 @@
 //	-cold-runs N   fresh processes per cold-start case (default 10)
 //	-large         also run BenchmarkLargeInputs (default true; minutes)
 //	-node, -python also run those hosts (default true)
+//	-sdks          also run the plain JavaScript and Java SDKs (default true)
 //	-quick         -count 1, -cold-runs 3, sizes up to 10k for Node and Python, no large inputs
 //	-raw DIR       keep raw outputs there (default: a temporary directory)
 //	-rerender J    only rewrite the report from the report.json a run left in -raw
@@ -60,6 +65,7 @@ type build struct {
 	Cold  map[string]coldStat // the Go host: "cache", "nocache"
 	Node  *hostRun
 	Py    *hostRun
+	SDKs  map[string]*hostRun // plain SDKs, TinyGo build only: "js", "chicory-aot", "chicory"
 }
 
 // hostRun is a Node or Python bench run: its JSON and the load around it.
@@ -89,6 +95,7 @@ func main() {
 	doLarge := flag.Bool("large", true, "run BenchmarkLargeInputs")
 	doNode := flag.Bool("node", true, "run bindings/node/bench.mjs")
 	doPy := flag.Bool("python", true, "run bindings/python/bench.py")
+	doSDKs := flag.Bool("sdks", true, "run the plain JavaScript and Java SDKs (harness/sdks)")
 	quick := flag.Bool("quick", false, "smoke run")
 	rawDir := flag.String("raw", "", "keep raw outputs in this directory")
 	rerender := flag.String("rerender", "", "only rewrite the report from a report.json kept by an earlier run's -raw")
@@ -227,7 +234,7 @@ func main() {
 		}
 		sizes := joinInts(hostSizes)
 		if *doNode {
-			bd.Node = hostBench(env(bd), filepath.Join(*rawDir, "node-"+slug(bd.Name)+".json"), "node",
+			bd.Node = hostBench(env(bd), filepath.Join(*rawDir, "node-"+slug(bd.Name)+".json"), true, "node",
 				"--disable-warning=ExperimentalWarning", "bindings/node/bench.mjs", "--json", "--sizes="+sizes,
 				fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
 		}
@@ -237,10 +244,14 @@ func main() {
 				bd.Py = &hostRun{Err: err.Error()}
 			} else {
 				out := filepath.Join(*rawDir, "python-"+slug(bd.Name)+".json")
-				bd.Py = hostBench(env(bd), out, py, "bindings/python/bench.py", "--sizes", sizes,
+				bd.Py = hostBench(env(bd), out, false, py, "bindings/python/bench.py", "--sizes", sizes,
 					"--cold-runs", strconv.Itoa(min(*coldRuns, 5)), "--inputs", abs(inputs), "--json", out)
 			}
 		}
+	}
+
+	if *doSDKs {
+		r.build("TinyGo").SDKs = runPlainSDKs(abs(r.build("TinyGo").Path), abs(inputs), *quick)
 	}
 
 	if b, err := json.MarshalIndent(r, "", "  "); err == nil {
@@ -250,9 +261,10 @@ func main() {
 	logf("raw outputs in %s", *rawDir)
 }
 
-// hostBench runs a host's bench script; its JSON is on stdout (Node) or in
-// jsonFile (Python, whose stdout is a table).
-func hostBench(env []string, jsonFile string, name string, args ...string) *hostRun {
+// hostBench runs a host's bench program. Its JSON is on stdout
+// (stdoutJSON; then also written to jsonFile unless that is "") or in
+// jsonFile (Python's bench.py, whose stdout is a table).
+func hostBench(env []string, jsonFile string, stdoutJSON bool, name string, args ...string) *hostRun {
 	h := &hostRun{LoadBefore: loadavg()}
 	out, err := sh(env, name, args...)
 	h.LoadAfter = loadavg()
@@ -260,16 +272,55 @@ func hostBench(env []string, jsonFile string, name string, args ...string) *host
 		h.Err = tail(err.Error(), 800)
 		return h
 	}
-	if name == "node" {
+	if !stdoutJSON {
+		if out, err = os.ReadFile(jsonFile); err != nil {
+			h.Err = err.Error()
+			return h
+		}
+	} else if jsonFile != "" {
 		_ = os.WriteFile(jsonFile, out, 0o644)
-	} else if out, err = os.ReadFile(jsonFile); err != nil {
-		h.Err = err.Error()
-		return h
 	}
 	if err := json.Unmarshal(out, &h.Out); err != nil {
 		h.Err = "bench output: " + err.Error()
 	}
 	return h
+}
+
+// runPlainSDKs times split through @extism/extism and the Chicory SDK, with
+// nothing of clipfold's hosts: what a user of those SDKs pays (issue 20's
+// "a plain Extism SDK" row). Chicory's interpreter takes seconds at 10k,
+// so it gets fewer runs.
+func runPlainSDKs(wasm, inputs string, quick bool) map[string]*hostRun {
+	sizes := "100,1000,10000"
+	runs := map[bool]string{false: "21", true: "5"}[quick]
+	out := map[string]*hostRun{}
+	js := "harness/sdks/js"
+	if _, err := os.Stat(filepath.Join(js, "node_modules", "@extism", "extism")); err != nil {
+		if _, err := sh(nil, "npm", "ci", "--prefix", js, "--no-audit", "--no-fund"); err != nil {
+			out["js"] = &hostRun{Err: err.Error()}
+		}
+	}
+	if out["js"] == nil {
+		out["js"] = hostBench(nil, "", true, "node", "--disable-warning=ExperimentalWarning", js+"/bench.mjs", wasm, inputs, sizes, runs)
+	}
+	java := "harness/sdks/java"
+	if _, err := sh(nil, "mvn", "-B", "-q", "--no-transfer-progress", "-Dstyle.color=never", "-f", java+"/pom.xml",
+		"compile", "dependency:build-classpath", "-Dmdep.outputFile=target/classpath.txt"); err != nil {
+		out["chicory-aot"] = &hostRun{Err: err.Error()}
+		out["chicory"] = out["chicory-aot"]
+		return out
+	}
+	deps, err := os.ReadFile(filepath.Join(java, "target", "classpath.txt"))
+	if err != nil {
+		out["chicory-aot"] = &hostRun{Err: err.Error()}
+		out["chicory"] = out["chicory-aot"]
+		return out
+	}
+	cp := filepath.Join(java, "target", "classes") + string(os.PathListSeparator) + strings.TrimSpace(string(deps))
+	bench := []string{"-cp", cp, "org.clipfold.sdkcheck.Bench"}
+	out["chicory-aot"] = hostBench(nil, "", true, "java", append(bench, "--aot", wasm, inputs, sizes, map[bool]string{false: "11", true: "3"}[quick])...)
+	out["chicory"] = hostBench(nil, "", true, "java", append(bench, "--warmup=1", wasm, inputs, sizes, "3")...)
+	return out
 }
 
 // pythonHost returns a Python with the clipfold package installed:

@@ -23,6 +23,14 @@ const (
 
 var exports = []string{"shouldCompact", "split", "score"}
 
+// plainSDKs are the plain Extism SDKs benchreport runs besides Go and
+// Python (build.SDKs keys), in the order reported.
+var plainSDKs = []struct{ key, name, short string }{
+	{"js", "the plain Extism JavaScript SDK on Node", "Extism JavaScript SDK, Node main thread"},
+	{"chicory-aot", "the plain Extism Java SDK (Chicory), compiled at load (`withAoT`)", "Extism Java SDK (Chicory), `withAoT`"},
+	{"chicory", "the plain Extism Java SDK (Chicory), interpreted (its default)", "Extism Java SDK (Chicory), interpreted"},
+}
+
 func f(v float64) string {
 	switch {
 	case v == 0:
@@ -231,6 +239,12 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	target(fmt.Sprintf("split, 10k messages, a plain Extism SDK ≤ %g ms: Python SDK (Wasmtime)", targetSplit10kPlain), v, ok, targetSplit10kPlain, "")
 	v, ok = tiny.goMs("split", "wasm-extism", 10_000)
 	target(fmt.Sprintf("the same through the plain Extism Go SDK (wazero) ≤ %g ms", targetSplit10kPlain), v, ok, targetSplit10kPlain, "")
+	for _, sdk := range plainSDKs {
+		if h := tiny.SDKs[sdk.key]; h != nil {
+			v, ok = h.ms("split", 10_000, "median_ms")
+			target(fmt.Sprintf("the same through %s ≤ %g ms", sdk.name, targetSplit10kPlain), v, ok, targetSplit10kPlain, "")
+		}
+	}
 	if worst, which, ok := tiny.largeMax(); ok {
 		w("| every export answers any input up to 64 MiB within 5 s (BenchmarkLargeInputs, staged and plain) | slowest: %s ms (%s) | %s |\n", f(worst), which, verdict(worst <= targetLargeMs))
 	} else {
@@ -340,6 +354,35 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	}
 	w("\n")
 
+	// Plain SDKs.
+	if len(tiny.SDKs) > 0 {
+		w("## 5. split through a plain Extism SDK\n\n")
+		w("The TinyGo build loaded by nothing but an Extism SDK, as a user of a language without a clipfold host would: input and output cross the SDK's kernel 8 bytes per call (`input_load_u64`, `store_u64`), so the SDK's cost per kernel call decides (about 1M calls for a 10k split, whose input and output are 4 MB each). Median milliseconds per call after untimed warm-up calls (the JVM and V8 compile hot code as they run): `harness/sdks/js/bench.mjs` (21 runs), `harness/sdks/java` `Bench` (11 runs compiled, 3 interpreted). The Go SDK and Python rows are section 1's. Load before → after each.\n\n")
+		w("| SDK | 100 | 1,000 | 10,000 | load |\n| --- | ---: | ---: | ---: | --- |\n")
+		row := func(name string, ms func(n int) (float64, bool), load string) {
+			w("| %s |", name)
+			for _, n := range []int{100, 1000, 10_000} {
+				v, ok := ms(n)
+				w(" %s |", opt(v, ok))
+			}
+			w(" %s |\n", load)
+		}
+		row("Extism Go SDK (wazero)", func(n int) (float64, bool) { return tiny.goMs("split", "wasm-extism", n) }, tiny.Go.load())
+		row("Extism Python SDK (Wasmtime)", func(n int) (float64, bool) { return tiny.Py.ms("split", n, "median_ms") }, tiny.Py.load())
+		for _, sdk := range plainSDKs {
+			h := tiny.SDKs[sdk.key]
+			if h == nil {
+				continue
+			}
+			name := sdk.short
+			if h.Out != nil {
+				name = fmt.Sprintf("%s (%v %v)", sdk.short, h.Out["sdk"], h.Out["version"])
+			}
+			row(name, func(n int) (float64, bool) { return h.ms("split", n, "median_ms") }, h.load())
+		}
+		w("\n")
+	}
+
 	// Errors and raw data.
 	errs := append([]string(nil), r.Errors...)
 	for _, bd := range r.Builds {
@@ -349,6 +392,11 @@ func (r *report) markdown(svgPath, mdPath string) string {
 		}{{"Node", bd.Node}, {"Python", bd.Py}} {
 			if h.run != nil && h.run.Err != "" {
 				errs = append(errs, fmt.Sprintf("%s host, %s build: %s", h.name, bd.Name, h.run.Err))
+			}
+		}
+		for _, sdk := range plainSDKs {
+			if h := bd.SDKs[sdk.key]; h != nil && h.Err != "" {
+				errs = append(errs, fmt.Sprintf("%s, %s build: %s", sdk.name, bd.Name, h.Err))
 			}
 		}
 	}

@@ -198,7 +198,7 @@ public final class Check {
     }
 
     /** The SDK's version, from the pom.properties Maven puts in its jar. */
-    private static String sdkVersion() {
+    static String sdkVersion() {
         String res = "/META-INF/maven/org.extism.sdk/chicory-sdk-core/pom.properties";
         try (InputStream in = Plugin.class.getResourceAsStream(res)) {
             if (in == null) {
