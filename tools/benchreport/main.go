@@ -187,14 +187,15 @@ func main() {
 		}
 		f := filepath.Join(*rawDir, "bench-"+slug(bd.Name)+"-all.txt")
 		_ = os.WriteFile(f, []byte(bd.Go.Raw), 0o644)
-		if bs := findBenchstat(); bs != "" {
-			if out, err := sh(nil, bs, f); err == nil {
+		bs, err := findBenchstat()
+		if err == nil {
+			var out []byte
+			if out, err = sh(nil, bs, f); err == nil {
 				r.Benchstat[bd.Name] = string(out)
-			} else {
-				r.Errors = append(r.Errors, "benchstat: "+err.Error())
 			}
-		} else {
-			r.Errors = append(r.Errors, "benchstat not found (GOBIN=/tmp/bin go install golang.org/x/perf/cmd/benchstat@latest)")
+		}
+		if err != nil {
+			r.Errors = append(r.Errors, "benchstat: "+tail(err.Error(), 600))
 		}
 	}
 
@@ -234,9 +235,13 @@ func main() {
 		}
 		sizes := joinInts(hostSizes)
 		if *doNode {
-			bd.Node = hostBench(env(bd), filepath.Join(*rawDir, "node-"+slug(bd.Name)+".json"), true, "node",
-				"--disable-warning=ExperimentalWarning", "bindings/node/bench.mjs", "--json", "--sizes="+sizes,
-				fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
+			if err := nodeDeps(); err != nil {
+				bd.Node = &hostRun{Err: err.Error()}
+			} else {
+				bd.Node = hostBench(env(bd), filepath.Join(*rawDir, "node-"+slug(bd.Name)+".json"), true, "node",
+					"--disable-warning=ExperimentalWarning", "bindings/node/bench.mjs", "--json", "--sizes="+sizes,
+					fmt.Sprintf("--cold-runs=%d", *coldRuns), "--inputs="+abs(inputs))
+			}
 		}
 		if *doPy {
 			py, err := pythonHost()
@@ -284,6 +289,16 @@ func hostBench(env []string, jsonFile string, stdoutJSON bool, name string, args
 		h.Err = "bench output: " + err.Error()
 	}
 	return h
+}
+
+// nodeDeps installs bindings/node's dependencies (npm ci) when they are
+// missing, as make test-node does.
+func nodeDeps() error {
+	if _, err := os.Stat("bindings/node/node_modules/node-sqlite3-wasm"); err == nil {
+		return nil
+	}
+	_, err := sh(nil, "npm", "ci", "--prefix", "bindings/node", "--no-audit", "--no-fund")
+	return err
 }
 
 // runPlainSDKs times split through @extism/extism and the Chicory SDK, with
@@ -351,20 +366,30 @@ func write(r *report, mdPath, svgPath string) {
 	logf("wrote %s and %s", mdPath, svgPath)
 }
 
-func findBenchstat() string {
+// benchstatVersion is the golang.org/x/perf that benchreport installs
+// when no benchstat is on the PATH or in the usual places.
+const benchstatVersion = "v0.0.0-20260908200009-22c9c6c9d4da"
+
+// findBenchstat returns a benchstat: on the PATH, in $GOBIN, ~/go/bin or
+// build/bin, else installed into build/bin from the Go module proxy.
+func findBenchstat() (string, error) {
 	if p, err := exec.LookPath("benchstat"); err == nil {
-		return p
+		return p, nil
 	}
-	for _, d := range []string{os.Getenv("GOBIN"), filepath.Join(os.Getenv("HOME"), "go", "bin"), "/tmp/bin"} {
+	local := abs(filepath.Join("build", "bin"))
+	for _, d := range []string{os.Getenv("GOBIN"), filepath.Join(os.Getenv("HOME"), "go", "bin"), local} {
 		if d == "" {
 			continue
 		}
 		p := filepath.Join(d, "benchstat")
 		if _, err := os.Stat(p); err == nil {
-			return p
+			return p, nil
 		}
 	}
-	return ""
+	if _, err := sh([]string{"GOBIN=" + local}, "go", "install", "golang.org/x/perf/cmd/benchstat@"+benchstatVersion); err != nil {
+		return "", err
+	}
+	return filepath.Join(local, "benchstat"), nil
 }
 
 func cpuModel() string {
