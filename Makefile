@@ -85,7 +85,7 @@ check-32bit:
 	GOOS=linux GOARCH=386 $(GO) build ./core ./api
 	GOOS=linux GOARCH=386 $(GO) test -count=1 ./core
 
-## bench: measure both builds in every host (Go, plain Extism Go SDK, Node, Python); writes
+## bench: measure both builds in every host (Go, plain Extism Go SDK, Node, Python) and the TinyGo build through the plain JS and Java SDKs; writes
 ## docs/benchmarks.md and docs/benchmarks.svg (tools/benchreport; it runs make build build-tinygo)
 bench:
 	$(GO) run ./tools/benchreport
