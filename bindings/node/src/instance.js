@@ -32,6 +32,9 @@ function isWasiWarning(warning, type) {
 let extism = null;
 
 /** @returns {Promise<typeof import('@extism/extism').default>} */
+/** @type {typeof fetch} */
+const lazyFetch = (input, init) => globalThis.fetch(input, init);
+
 function loadExtism() {
   extism ??= (async () => {
     const original = process.emitWarning;
@@ -161,12 +164,19 @@ export class PluginInstance {
         runInWorker,
         functions,
         // @extism/extism 1.0.3 reads the config map from the options only
-        // (the manifest's is ignored): pass it in both.
+        // (a manifest's is ignored).
         config: config ?? {},
         logger,
         enableWasiOutput: false,
+        // The plug-in makes no HTTP requests. Reading Node's global fetch
+        // (the SDK's default) loads its HTTP client, undici: a fifth of a
+        // cold start. It is looked up only if ever called.
+        fetch: lazyFetch,
       };
-      const manifest = { wasm: [{ module }], config: config ?? {} };
+      // The compiled module itself as the manifest (config comes from the
+      // options): the SDK then returns before its `instanceof Response`
+      // check, which would load undici too.
+      const manifest = module;
       this.#plugin = loadExtism().then((createPlugin) => (runInWorker
         ? withWorkerWarningsOff(() => createPlugin(manifest, options))
         : createPlugin(manifest, options)));
