@@ -8,7 +8,8 @@
         result = await c.compress("conversation-1", messages)
 """
 
-from ._aio import AsyncCompactor
+from typing import TYPE_CHECKING, Any
+
 from .compactor import DEFAULT_TARGET_SHARE, Compactor, QueryAnalyzerPlugin, find_wasm, normalize_messages
 from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
@@ -18,6 +19,21 @@ from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Messa
                     SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from ._aio import AsyncCompactor
+
+
+def __getattr__(name: str) -> Any:
+    # AsyncCompactor is imported on first use: its module imports asyncio,
+    # a large share of `import clipfold`, which synchronous programs skip.
+    if name == "AsyncCompactor":
+        from ._aio import AsyncCompactor
+
+        globals()["AsyncCompactor"] = AsyncCompactor
+        return AsyncCompactor
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 __all__ = [
     "wire", "AsyncCompactor", "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",

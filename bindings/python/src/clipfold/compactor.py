@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import hashlib
-import inspect
 import json
 import os
 import threading
@@ -201,7 +198,7 @@ class Compactor:
             return error_bytes("invalid_request", "llm_complete: input is not JSON: %s" % e)
         fn = self.llm.complete if hasattr(self.llm, "complete") else self.llm
         out = fn(req)
-        if inspect.isawaitable(out):  # an async LLM: awaited on the caller's event loop (see _await_llm)
+        if _isawaitable(out):  # an async LLM: awaited on the caller's event loop (see _await_llm)
             try:
                 out = _await_llm(out, req.get("timeout_ms") if isinstance(req, dict) else None)
             except _LLMTimeout as e:
@@ -526,6 +523,16 @@ async def _as_coroutine(aw: Awaitable[Any]) -> Any:
     return await aw
 
 
+def _isawaitable(x: Any) -> bool:
+    """inspect.isawaitable, with inspect (and the ast and tokenize modules
+    it imports) loaded only for answers that are not plain values."""
+    if isinstance(x, (dict, list, str, bytes)) or x is None:
+        return False
+    import inspect
+
+    return inspect.isawaitable(x)
+
+
 def _await_llm(aw: Awaitable[Any], timeout_ms: Any) -> Any:
     """The result of an awaitable an async LLM returned, from inside a
     plug-in call (a host function: it must answer synchronously).
@@ -537,6 +544,12 @@ def _await_llm(aw: Awaitable[Any], timeout_ms: Any) -> Any:
     request's ``timeout_ms`` (the time left before the compaction's
     deadline) bounds it: past that it is cancelled and the answer is a
     retryable ``timeout``."""
+    # Imported here: only async LLMs need them, and asyncio alone is a large
+    # share of `import clipfold` (the Python cold start).
+    import asyncio
+    import concurrent.futures
+    import inspect
+
     timeout: Optional[float] = None
     if isinstance(timeout_ms, (int, float)) and not isinstance(timeout_ms, bool):
         timeout = max(float(timeout_ms), 0.0) / 1000.0

@@ -31,12 +31,9 @@ adapter used alone loads the plug-in ``find_wasm`` finds on its first call
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import threading
-import urllib.error
-import urllib.request
 from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple, Union
 
 from .types import ErrorResponse, ModelRequest, ModelResponse
@@ -130,6 +127,8 @@ class HTTPAdapter:
         thread (``asyncio.to_thread``), never on the event loop. An
         AsyncCompactor does not need it: it calls ``complete`` in its worker
         thread."""
+        import asyncio  # here, not at import: see compactor._await_llm
+
         return await asyncio.to_thread(self.complete, request)
 
     def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
@@ -146,6 +145,11 @@ class HTTPAdapter:
             path, body = self._wire_request(req)
         except Exception as e:
             return llm_error("invalid_request", str(e), False)
+        # urllib.request (with http.client and ssl) is imported by the first
+        # request, not by `import clipfold`: most programs never make one.
+        import urllib.error
+        import urllib.request
+
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         http_req = urllib.request.Request(self.url(path), data=data, method="POST", headers=self._headers())
         try:
@@ -238,6 +242,8 @@ class Extractive:
 
     async def acomplete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
         """:meth:`complete` for async code, in a thread."""
+        import asyncio  # here, not at import: see compactor._await_llm
+
         return await asyncio.to_thread(self.complete, request)
 
     def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
