@@ -235,7 +235,7 @@ func main() {
 		}
 		sizes := joinInts(hostSizes)
 		if *doNode {
-			if err := nodeDeps(); err != nil {
+			if err := npmDeps("bindings/node", "node-sqlite3-wasm"); err != nil {
 				bd.Node = &hostRun{Err: err.Error()}
 			} else {
 				bd.Node = hostBench(env(bd), filepath.Join(*rawDir, "node-"+slug(bd.Name)+".json"), true, "node",
@@ -291,13 +291,13 @@ func hostBench(env []string, jsonFile string, stdoutJSON bool, name string, args
 	return h
 }
 
-// nodeDeps installs bindings/node's dependencies (npm ci) when they are
-// missing, as make test-node does.
-func nodeDeps() error {
-	if _, err := os.Stat("bindings/node/node_modules/node-sqlite3-wasm"); err == nil {
+// npmDeps installs the npm dependencies of dir (npm ci, as make test-node
+// and harness/sdks/run.sh do) when its node_modules lacks pkg.
+func npmDeps(dir, pkg string) error {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg)); err == nil {
 		return nil
 	}
-	_, err := sh(nil, "npm", "ci", "--prefix", "bindings/node", "--no-audit", "--no-fund")
+	_, err := sh(nil, "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund")
 	return err
 }
 
@@ -310,22 +310,18 @@ func runPlainSDKs(wasm, inputs string, quick bool) map[string]*hostRun {
 	runs := map[bool]string{false: "21", true: "5"}[quick]
 	out := map[string]*hostRun{}
 	js := "harness/sdks/js"
-	if _, err := os.Stat(filepath.Join(js, "node_modules", "@extism", "extism")); err != nil {
-		if _, err := sh(nil, "npm", "ci", "--prefix", js, "--no-audit", "--no-fund"); err != nil {
-			out["js"] = &hostRun{Err: err.Error()}
-		}
-	}
-	if out["js"] == nil {
+	if err := npmDeps(js, "@extism/extism"); err != nil {
+		out["js"] = &hostRun{Err: err.Error()}
+	} else {
 		out["js"] = hostBench(nil, "", true, "node", "--disable-warning=ExperimentalWarning", js+"/bench.mjs", wasm, inputs, sizes, runs)
 	}
 	java := "harness/sdks/java"
-	if _, err := sh(nil, "mvn", "-B", "-q", "--no-transfer-progress", "-Dstyle.color=never", "-f", java+"/pom.xml",
-		"compile", "dependency:build-classpath", "-Dmdep.outputFile=target/classpath.txt"); err != nil {
-		out["chicory-aot"] = &hostRun{Err: err.Error()}
-		out["chicory"] = out["chicory-aot"]
-		return out
+	_, err := sh(nil, "mvn", "-B", "-q", "--no-transfer-progress", "-Dstyle.color=never", "-f", java+"/pom.xml",
+		"compile", "dependency:build-classpath", "-Dmdep.outputFile=target/classpath.txt")
+	var deps []byte
+	if err == nil {
+		deps, err = os.ReadFile(filepath.Join(java, "target", "classpath.txt"))
 	}
-	deps, err := os.ReadFile(filepath.Join(java, "target", "classpath.txt"))
 	if err != nil {
 		out["chicory-aot"] = &hostRun{Err: err.Error()}
 		out["chicory"] = out["chicory-aot"]

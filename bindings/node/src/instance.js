@@ -31,10 +31,14 @@ function isWasiWarning(warning, type) {
 /** @type {Promise<typeof import('@extism/extism').default> | null} */
 let extism = null;
 
-/** @returns {Promise<typeof import('@extism/extism').default>} */
-/** @type {typeof fetch} */
+/**
+ * The fetch the SDK is given: the global one, looked up only if called
+ * (see PluginInstance's options).
+ * @type {typeof fetch}
+ */
 const lazyFetch = (input, init) => globalThis.fetch(input, init);
 
+/** @returns {Promise<typeof import('@extism/extism').default>} */
 function loadExtism() {
   extism ??= (async () => {
     const original = process.emitWarning;
