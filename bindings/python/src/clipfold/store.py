@@ -237,15 +237,23 @@ class SQLiteStore:
     # ------------------------------------------------------------ plumbing
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One BEGIN IMMEDIATE transaction: committed when the body
+        returns, rolled back when it or the COMMIT fails. The failure is
+        the error raised: SQLite rolls a transaction back itself on an I/O
+        error (a full disk, a file-size limit), and a ROLLBACK then has
+        nothing to undo — its own error must not replace the real one."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            else:
                 self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    try:
+                        self._db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # the connection's next BEGIN reports a lasting problem
+                raise
 
     @property
     def connection(self) -> sqlite3.Connection:
