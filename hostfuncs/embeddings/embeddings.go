@@ -20,6 +20,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 // Embedder turns texts into vectors, one per text, in order. Every vector
@@ -112,7 +114,7 @@ const (
 // Error is a failed embeddings request.
 type Error struct {
 	Provider  string // "openai" or "ollama"
-	URL       string // the endpoint, empty when the request was never sent
+	URL       string // the endpoint (redacted), empty when the request was never sent
 	Status    int    // the HTTP status, 0 when there was none
 	Code      string // one of the Code… constants
 	Message   string // the provider's own message, or what went wrong
@@ -137,5 +139,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
 	}
-	return b.String()
+	// The provider's message may echo a URL; a URL field set by hand
+	// may carry a password.
+	return redact.Text(b.String())
 }

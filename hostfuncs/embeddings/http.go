@@ -18,6 +18,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clipfold/clipfold/internal/redact"
+	"github.com/clipfold/clipfold/internal/samehost"
 )
 
 // maxResponseBytes bounds what is read from a provider: 64 vectors of
@@ -32,16 +35,19 @@ const maxRetryWait = 30 * time.Second
 type client struct {
 	name     string
 	endpoint string
+	shown    string // endpoint redacted, for errors: no password, no key
 	header   http.Header
 	model    string
 	timeout  time.Duration
 	batch    int
 	retries  int
 	maxChars int
-	http     *http.Client
-	encode   func(model string, texts []string) ([]byte, error)
-	decode   func(body []byte, n int) ([][]float32, error)
-	backoff  time.Duration // the first retry's wait without Retry-After
+	// http follows only redirects that keep the request on the endpoint's
+	// host, method and body (package samehost).
+	http    *http.Client
+	encode  func(model string, texts []string) ([]byte, error)
+	decode  func(body []byte, n int) ([][]float32, error)
+	backoff time.Duration // the first retry's wait without Retry-After
 }
 
 // NewOpenAI returns the adapter for POST /v1/embeddings (OpenAI and the
@@ -58,6 +64,7 @@ func NewOpenAI(cfg Config) (Embedder, error) {
 	} else {
 		c.endpoint = base + "/v1/embeddings"
 	}
+	c.shown = redact.URL(c.endpoint)
 	key, env := apiKey(cfg, "OPENAI_API_KEY")
 	if key != "" {
 		c.header.Set("Authorization", "Bearer "+key)
@@ -86,6 +93,7 @@ func NewOllama(cfg Config) (Embedder, error) {
 		return nil, err
 	}
 	c.endpoint = base + "/api/embed"
+	c.shown = redact.URL(c.endpoint)
 	if cfg.APIKey != "" || cfg.APIKeyEnv != "" {
 		if key, _ := apiKey(cfg, ""); key != "" {
 			c.header.Set("Authorization", "Bearer "+key)
@@ -114,7 +122,7 @@ func newClient(name string, cfg Config, defaultBase string) (*client, string, er
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", refuse("base URL %q: must be an http:// or https:// URL with a host", cfg.BaseURL)
+		return nil, "", refuse("base URL %q: must be an http:// or https:// URL with a host", redact.URL(cfg.BaseURL))
 	}
 	if cfg.Timeout < 0 {
 		return nil, "", refuse("timeout %s: must not be negative", cfg.Timeout)
@@ -123,7 +131,7 @@ func newClient(name string, cfg Config, defaultBase string) (*client, string, er
 		return nil, "", refuse("batch size %d: must not be negative", cfg.BatchSize)
 	}
 	c := &client{name: name, header: http.Header{}, model: cfg.Model, timeout: cfg.Timeout, batch: cfg.BatchSize,
-		retries: cfg.MaxRetries, maxChars: cfg.MaxInputChars, http: cfg.HTTPClient, backoff: 250 * time.Millisecond}
+		retries: cfg.MaxRetries, maxChars: cfg.MaxInputChars, http: samehost.Client(cfg.HTTPClient), backoff: 250 * time.Millisecond}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
@@ -138,9 +146,6 @@ func newClient(name string, cfg Config, defaultBase string) (*client, string, er
 	}
 	if c.maxChars == 0 {
 		c.maxChars = DefaultMaxInputChars
-	}
-	if c.http == nil {
-		c.http = &http.Client{}
 	}
 	c.header.Set("Content-Type", "application/json")
 	c.header.Set("Accept", "application/json")
@@ -191,7 +196,7 @@ func (c *client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			return nil, err
 		}
 		if len(out) > 0 && len(vecs[0]) != len(out[0]) {
-			return nil, &Error{Provider: c.name, URL: c.endpoint, Code: CodeBadResponse,
+			return nil, &Error{Provider: c.name, URL: c.shown, Code: CodeBadResponse,
 				Message: fmt.Sprintf("texts %d… came back with %d dimensions, texts 0… with %d", start, len(vecs[0]), len(out[0]))}
 		}
 		out = append(out, vecs...)
@@ -252,7 +257,7 @@ func (c *client) send(ctx context.Context, body []byte, n int) (vecs [][]float32
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, wait, &Error{Provider: c.name, URL: c.endpoint, Code: CodeBadRequest, Message: err.Error()}
+		return nil, wait, &Error{Provider: c.name, URL: c.shown, Code: CodeBadRequest, Message: redact.Text(err.Error())}
 	}
 	req.Header = c.header.Clone()
 	resp, err := c.http.Do(req)
@@ -265,7 +270,7 @@ func (c *client) send(ctx context.Context, body []byte, n int) (vecs [][]float32
 		return nil, wait, c.transportError(ctx, err)
 	}
 	if len(data) > maxResponseBytes {
-		return nil, wait, &Error{Provider: c.name, URL: c.endpoint, Status: resp.StatusCode, Code: CodeBadResponse,
+		return nil, wait, &Error{Provider: c.name, URL: c.shown, Status: resp.StatusCode, Code: CodeBadResponse,
 			Message: "the response is larger than " + strconv.Itoa(maxResponseBytes) + " bytes"}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -277,7 +282,7 @@ func (c *client) send(ctx context.Context, body []byte, n int) (vecs [][]float32
 	}
 	vecs, err = c.decode(data, n)
 	if err != nil {
-		return nil, wait, &Error{Provider: c.name, URL: c.endpoint, Status: resp.StatusCode, Code: CodeBadResponse, Message: err.Error()}
+		return nil, wait, &Error{Provider: c.name, URL: c.shown, Status: resp.StatusCode, Code: CodeBadResponse, Message: err.Error()}
 	}
 	return vecs, wait, nil
 }
@@ -286,7 +291,7 @@ func (c *client) send(ctx context.Context, body []byte, n int) (vecs [][]float32
 // message.
 func (c *client) statusError(status int, body []byte) *Error {
 	msg, kind := errorMessage(body)
-	e := &Error{Provider: c.name, URL: c.endpoint, Status: status, Message: msg}
+	e := &Error{Provider: c.name, URL: c.shown, Status: status, Message: msg}
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Code = CodeAuth
@@ -371,25 +376,31 @@ func retryAfter(h string) time.Duration {
 
 // transportError maps a failure of the HTTP exchange itself. A deadline
 // and an unreachable server are worth a retry; a canceled request or a
-// certificate problem are not.
+// certificate problem are not, nor is a redirect the client refused (the
+// base URL is wrong; asking again changes nothing).
 func (c *client) transportError(ctx context.Context, err error) *Error {
+	var re *samehost.RedirectError
+	if errors.As(err, &re) {
+		return &Error{Provider: c.name, URL: c.shown, Code: CodeBadRequest, Message: re.Error()}
+	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
-		return &Error{Provider: c.name, URL: c.endpoint, Code: CodeTimeout, Retryable: true,
+		return &Error{Provider: c.name, URL: c.shown, Code: CodeTimeout, Retryable: true,
 			Message: "no response within " + c.timeout.String()}
 	case errors.Is(err, context.Canceled):
-		return &Error{Provider: c.name, URL: c.endpoint, Code: CodeUnavailable, Message: "request canceled"}
+		return &Error{Provider: c.name, URL: c.shown, Code: CodeUnavailable, Message: "request canceled"}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err // its text repeats the method and URL
 	}
+	why := "cannot reach the server: " + redact.Text(err.Error())
 	var cv *tls.CertificateVerificationError
 	if errors.As(err, &cv) {
-		return &Error{Provider: c.name, URL: c.endpoint, Code: CodeUnavailable, Message: "cannot reach the server: " + err.Error()}
+		return &Error{Provider: c.name, URL: c.shown, Code: CodeUnavailable, Message: why}
 	}
-	return &Error{Provider: c.name, URL: c.endpoint, Code: CodeUnavailable, Retryable: true, Message: "cannot reach the server: " + err.Error()}
+	return &Error{Provider: c.name, URL: c.shown, Code: CodeUnavailable, Retryable: true, Message: why}
 }
 
 // decodeOpenAI reads {"data":[{"index":i,"embedding":[…]}]} into n vectors

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/internal/redact"
+	"github.com/clipfold/clipfold/internal/samehost"
 )
 
 // maxResponseBytes bounds what is read from a provider: a summary is a few
@@ -33,7 +35,10 @@ type httpClient struct {
 	model     string
 	needModel bool // the provider rejects a request without a model
 	timeout   time.Duration
-	http      *http.Client
+	// http follows only redirects that keep the request on the base URL's
+	// host and keep its method and body (package samehost): the key and
+	// the conversation never go anywhere else.
+	http *http.Client
 }
 
 // NewAnthropic returns the Anthropic Messages API adapter. It needs a key:
@@ -102,7 +107,7 @@ func newHTTP(name, wire string, cfg Config, defaultBase string) (*httpClient, er
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("llm %s: BaseURL %q: must be an http:// or https:// URL with a host", name, cfg.BaseURL)
+		return nil, fmt.Errorf("llm %s: BaseURL %q: must be an http:// or https:// URL with a host", name, redact.URL(cfg.BaseURL))
 	}
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("llm %s: Timeout %s: must not be negative", name, cfg.Timeout)
@@ -114,13 +119,10 @@ func newHTTP(name, wire string, cfg Config, defaultBase string) (*httpClient, er
 		header:  http.Header{},
 		model:   cfg.Model,
 		timeout: cfg.Timeout,
-		http:    cfg.HTTPClient,
+		http:    samehost.Client(cfg.HTTPClient),
 	}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
-	}
-	if c.http == nil {
-		c.http = &http.Client{}
 	}
 	c.header.Set("Content-Type", "application/json")
 	c.header.Set("Accept", "application/json")
@@ -184,6 +186,7 @@ func (c *httpClient) Complete(ctx context.Context, req *core.ModelRequest) (core
 		return core.ModelResponse{}, &core.LLMError{Code: core.LLMInvalidRequest, Message: c.name + ": " + err.Error()}
 	}
 	target := endpoint(c.base, path)
+	shown := redact.URL(target) // what messages say: no password, no key
 
 	timeout := c.timeout
 	if r.TimeoutMs > 0 {
@@ -201,31 +204,32 @@ func (c *httpClient) Complete(ctx context.Context, req *core.ModelRequest) (core
 
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return core.ModelResponse{}, &core.LLMError{Code: core.LLMInvalidRequest, Message: c.name + ": " + target + ": " + err.Error()}
+		return core.ModelResponse{}, &core.LLMError{Code: core.LLMInvalidRequest, Message: c.name + ": " + shown + ": " + redact.Text(err.Error())}
 	}
 	hreq.Header = c.header.Clone()
 	resp, err := c.http.Do(hreq)
 	if err != nil {
-		return core.ModelResponse{}, c.transportError(ctx, err, target, timeout)
+		return core.ModelResponse{}, c.transportError(ctx, err, shown, timeout)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return core.ModelResponse{}, c.transportError(ctx, err, target, timeout)
+		return core.ModelResponse{}, c.transportError(ctx, err, shown, timeout)
 	}
 	if len(data) > maxResponseBytes {
 		return core.ModelResponse{}, &core.LLMError{Code: core.LLMOther,
-			Message: c.name + ": response from " + target + " is larger than " + strconv.Itoa(maxResponseBytes) + " bytes"}
+			Message: c.name + ": response from " + shown + " is larger than " + strconv.Itoa(maxResponseBytes) + " bytes"}
 	}
 	out, llmErr, err := core.ProviderResponse(c.wire, resp.StatusCode, data)
 	if llmErr != nil {
+		llmErr.Message = redact.Text(llmErr.Message) // a provider may echo the URL it was asked
 		return core.ModelResponse{}, llmErr
 	}
 	if err != nil {
 		// A 2xx that is not the provider's format: a misconfigured base URL
 		// or proxy. Retrying the same request will not fix it.
 		return core.ModelResponse{}, &core.LLMError{Code: core.LLMOther,
-			Message: c.name + ": unexpected response from " + target + ": " + err.Error()}
+			Message: c.name + ": unexpected response from " + shown + ": " + err.Error()}
 	}
 	return out, nil
 }
@@ -233,8 +237,14 @@ func (c *httpClient) Complete(ctx context.Context, req *core.ModelRequest) (core
 // transportError maps an error of the HTTP exchange itself. A deadline is
 // a timeout (the pipeline re-chunks smaller); a server that cannot be
 // reached is unavailable (worth retrying: it may be restarting). Both name
-// the URL, because a wrong base URL is the usual cause.
+// the URL (redacted), because a wrong base URL is the usual cause. A
+// redirect the client refused is neither: the base URL is wrong, and
+// sending the request again will not change that.
 func (c *httpClient) transportError(ctx context.Context, err error, target string, timeout time.Duration) *core.LLMError {
+	var re *samehost.RedirectError
+	if errors.As(err, &re) {
+		return &core.LLMError{Code: core.LLMOther, Message: c.name + ": " + re.Error()}
+	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) ||
@@ -248,11 +258,12 @@ func (c *httpClient) transportError(ctx context.Context, err error, target strin
 	if errors.As(err, &ue) {
 		err = ue.Err // its text repeats the method and URL
 	}
+	why := redact.Text(err.Error())
 	var cv *tls.CertificateVerificationError
 	if errors.As(err, &cv) {
 		// A certificate problem does not go away by retrying.
-		return &core.LLMError{Code: core.LLMUnavailable, Message: c.name + ": cannot reach " + target + ": " + err.Error()}
+		return &core.LLMError{Code: core.LLMUnavailable, Message: c.name + ": cannot reach " + target + ": " + why}
 	}
 	return &core.LLMError{Code: core.LLMUnavailable, Retryable: true,
-		Message: c.name + ": cannot reach " + target + ": " + err.Error()}
+		Message: c.name + ": cannot reach " + target + ": " + why}
 }
