@@ -19,7 +19,8 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import fs, { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { HostError } from './errors.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
@@ -265,6 +266,7 @@ export class SQLiteStore {
         db.exec('PRAGMA locking_mode = NORMAL');
         db.all('SELECT 1 FROM sqlite_master LIMIT 1'); // releases the exclusive lock
       }
+      if (!memory) rollBackHotJournal(db, path);
     } catch (err) {
       db.close();
       throw err;
@@ -286,6 +288,7 @@ export class SQLiteStore {
    * @returns {T}
    */
   #use(fn) {
+    if (this.path !== MEMORY_PATH && this.#db.isOpen) rollBackHotJournal(this.#db, this.path);
     try {
       return fn(this.#db);
     } catch (err) {
@@ -326,7 +329,13 @@ export class SQLiteStore {
         db.exec('COMMIT');
         return out;
       } catch (err) {
-        if (db.inTransaction) db.exec('ROLLBACK');
+        // The error raised is the failure itself: neither the ROLLBACK (SQLite
+        // rolls back on its own after an I/O error) nor putting the file
+        // back may replace it. Putting it back is retried by the next call.
+        try {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          if (this.path !== MEMORY_PATH) rollBackHotJournal(db, this.path);
+        } catch { /* reported by the next call, if it lasts */ }
         throw busyError('commit', err);
       }
     });
@@ -917,6 +926,44 @@ function isWal(path) {
     return b.length >= 20 && b.subarray(0, 16).toString('latin1') === 'SQLite format 3\0' && (b[18] === 2 || b[19] === 2);
   } catch {
     return false;
+  }
+}
+
+/**
+ * Puts the database back as it was before a write transaction that failed
+ * half-way (an I/O error, a full disk, a file-size limit, a process that
+ * died) — when its rollback journal is still there — and deletes the
+ * journal: what SQLite does on the first read of a file with a "hot"
+ * journal, except that node-sqlite3-wasm never finds one hot. SQLite
+ * plays a journal back only when no connection holds a RESERVED lock,
+ * which it asks the VFS (xCheckReservedLock) while holding its own SHARED
+ * lock; node-sqlite3-wasm's locks are one `<file>.lock` directory for
+ * every level, and its answer is whether that directory exists — always,
+ * since the asking connection made it. The answer is wrong exactly then:
+ * the directory is a mutex, so while this connection holds it no other
+ * one holds any lock. So for one read, run here, the directory's
+ * existence check for this file answers "no": SQLite then plays the
+ * journal back itself (its checksums, its format), under the lock.
+ * Without it the journal stayed, every later read saw the half-written
+ * file ("database disk image is malformed"), and the next write deleted
+ * the journal: the file was corrupt for good. The read is synchronous,
+ * so no other code sees the check changed. See RATIONALE.md.
+ * @param {InstanceType<typeof Database>} db an open connection to path, in no transaction
+ * @param {string} path
+ */
+function rollBackHotJournal(db, path) {
+  if (db.inTransaction || !existsSync(`${path}-journal`)) return;
+  const lockDir = `${resolve(path)}.lock`;
+  const f = /** @type {{accessSync: typeof fs.accessSync}} */ (fs);
+  const accessSync = f.accessSync;
+  f.accessSync = function accessLockFree(/** @type {import('node:fs').PathLike} */ p, /** @type {number | undefined} */ mode) {
+    if (p === lockDir) throw Object.assign(new Error(`ENOENT: no such file or directory, access '${lockDir}'`), { code: 'ENOENT' });
+    return accessSync.call(fs, p, mode);
+  };
+  try {
+    db.all('SELECT 1 FROM sqlite_master LIMIT 1');
+  } finally {
+    f.accessSync = accessSync;
   }
 }
 
