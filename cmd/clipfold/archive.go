@@ -6,13 +6,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 // defaultDB is the SQLite file used when neither --db nor --postgres is
@@ -63,7 +63,7 @@ func (sf *storeFlags) open(e *env, mode openMode) (*archive, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &archive{st: st, kind: "postgres", where: redactURL(pg), flagArg: "--postgres '" + redactURL(pg) + "'"}, nil
+		return &archive{st: st, kind: "postgres", where: redact.URL(pg), flagArg: "--postgres '" + redact.URL(pg) + "'"}, nil
 	}
 	path := sf.db
 	flagArg := ""
@@ -149,18 +149,6 @@ func isBusy(err error) bool {
 func lockedError(path string) error {
 	return failf("the database %s is locked: another clipfold (or another program) may be running on it; "+
 		"wait for it to finish, or use another --db", path)
-}
-
-// redactURL hides a URL's password.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
 }
 
 func shellQuote(s string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
+	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/tidwall/gjson"
 )
 
@@ -148,8 +149,8 @@ func runCompact(e *env, args []string) error {
 			n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
 			rep.Embeddings.Embedded = n
 			if err != nil {
-				rep.Embeddings.Error = err.Error()
-				warn("embeddings: the archived messages and batches are not all embedded yet (search embeds them later): " + err.Error())
+				rep.Embeddings.Error = redact.Text(err.Error())
+				warn("embeddings: the archived messages and batches are not all embedded yet (search embeds them later): " + rep.Embeddings.Error)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 // hostKeys are the [summarization] keys that configure the host (which LLM
@@ -396,7 +397,7 @@ func (s *settings) client() (llm.Client, error) {
 				"(or name another variable with --api-key-env / api_key_env in [summarization])", s.provider, env)
 		}
 		if strings.Contains(err.Error(), "BaseURL") {
-			return nil, usagef("--base-url %q: must be an http:// or https:// URL with a host", s.baseURL)
+			return nil, usagef("--base-url %q: must be an http:// or https:// URL with a host", redact.URL(s.baseURL))
 		}
 		return nil, usagef("%v", err)
 	}

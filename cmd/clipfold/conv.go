@@ -15,8 +15,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/clipfold/clipfold"
+	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
 )
+
+// maxFileBytes is the largest conversation file the command reads: the
+// plug-in parses at most api.MaxInputBytes, and the file's messages are
+// one input. A larger file is refused before it is read.
+const maxFileBytes = api.MaxInputBytes
 
 // Container formats of a conversation file.
 const (
@@ -70,24 +76,21 @@ func (e *inputError) Error() string {
 // conversation_id the messages carry, when they all carry the same; else
 // one derived from the file name.
 func readConversation(path string, stdin io.Reader, convID string) (*conversation, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("conversation file %s does not exist", path)
-		}
-		return nil, fmt.Errorf("reading the conversation: %w", err)
-	}
 	name := path
 	if path == "-" {
 		name = "<stdin>"
 	}
+	data, err := readLimited(path, name, stdin)
+	if err != nil {
+		return nil, err
+	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if !utf8.Valid(data) {
+		off := firstInvalidUTF8(data)
+		line, col := lineCol(data, off)
+		return nil, &inputError{path: name, line: line, col: col,
+			msg: fmt.Sprintf("the file is not valid UTF-8 (byte %d is not part of a character); save it as UTF-8", off)}
+	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, &inputError{path: name, msg: "the file is empty; expected a JSON array of messages or JSON Lines"}
@@ -154,6 +157,52 @@ func readConversation(path string, stdin io.Reader, convID string) (*conversatio
 		return nil, err
 	}
 	return c, nil
+}
+
+// readLimited reads path ("-": stdin, shown as name) and refuses more
+// than maxFileBytes: a file by its size, before reading a byte of it;
+// stdin (or a file that grows while it is read) after maxFileBytes+1.
+func readLimited(path, name string, stdin io.Reader) ([]byte, error) {
+	tooLarge := func(size string) error {
+		return &inputError{path: name, msg: fmt.Sprintf("%s; the limit is %s bytes (64 MiB): compact the conversation in parts "+
+			"(the first messages, then the rest under the same --conversation)", size, commas(maxFileBytes))}
+	}
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("conversation file %s does not exist", path)
+			}
+			return nil, fmt.Errorf("reading the conversation: %w", err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > maxFileBytes {
+			return nil, tooLarge("the file is " + commas(fi.Size()) + " bytes")
+		}
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the conversation %s: %w", name, err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, tooLarge("it is larger than " + commas(maxFileBytes) + " bytes")
+	}
+	return data, nil
+}
+
+// firstInvalidUTF8 is the offset of the first byte of data that is not
+// part of a valid UTF-8 sequence (len(data) when there is none).
+func firstInvalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
 }
 
 // carriedConversationIDs lists the distinct conversation_id values the
@@ -297,8 +346,8 @@ var historyIndex = regexp.MustCompile(`history\[(\d+)\]`)
 
 // decode reads the messages with the plug-in's own decoder (ids derived
 // for messages without one, in convID), so the store holds them under
-// the ids compress gives them. An error names the message by its line
-// (JSONL) or its number.
+// the ids compress gives them. An error names the file, and the message
+// by its line (JSONL) or its number when it is about one.
 func (c *conversation) decode(raws []json.RawMessage, lines []int, convID string) error {
 	where := func(i int) string {
 		if lines != nil && i < len(lines) {
@@ -312,12 +361,19 @@ func (c *conversation) decode(raws []json.RawMessage, lines []int, convID string
 		if !errors.As(err, &ce) {
 			return err
 		}
-		text := ce.Field + ": " + ce.Msg
+		// The plug-in's error names a field when it has one ("history[3].role:
+		// …"), else only says what is wrong ("input is … bytes; …").
+		text := ce.Msg
+		if ce.Field != "" {
+			text = ce.Field + ": " + ce.Msg
+		}
 		if m := historyIndex.FindStringSubmatchIndex(text); m != nil && m[0] == 0 {
 			i, _ := strconv.Atoi(text[m[2]:m[3]])
 			rest := strings.TrimPrefix(text[m[1]:], ".")
 			rest = strings.TrimPrefix(rest, ": ")
 			text = where(i) + ": " + rest
+		} else {
+			text = c.path + ": " + text
 		}
 		text = historyIndex.ReplaceAllStringFunc(text, func(h string) string {
 			i, _ := strconv.Atoi(historyIndex.FindStringSubmatch(h)[1])

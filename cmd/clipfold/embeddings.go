@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/clipfold/clipfold/hostfuncs/embeddings"
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 // embeddingsTimeout bounds each embeddings request of the command.
@@ -122,7 +123,7 @@ func (es *embeddingsSettings) embedder() (store.Embedder, error) {
 				"(or name another variable with --embeddings-api-key-env / api_key_env in [embeddings])", es.provider, env)
 		}
 		if strings.Contains(err.Error(), "base URL") {
-			return nil, usagef("--embeddings-base-url %q: must be an http:// or https:// URL with a host", es.baseURL)
+			return nil, usagef("--embeddings-base-url %q: must be an http:// or https:// URL with a host", redact.URL(es.baseURL))
 		}
 		return nil, usagef("%v", err)
 	}

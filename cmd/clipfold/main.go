@@ -22,6 +22,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 // cliVersion is the command's own version; `clipfold version` also prints
@@ -121,17 +123,19 @@ func run(e *env, args []string) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
+	// Every message that leaves the command is redacted: a URL in it
+	// keeps neither its password nor a key-like query parameter.
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintf(e.stderr, "clipfold %s: %s\n", c.name, ee.msg)
+			fmt.Fprintf(e.stderr, "clipfold %s: %s\n", c.name, redact.Text(ee.msg))
 		}
 		if ee.code == exitUsage && ee.msg != "" {
 			fmt.Fprintf(e.stderr, "Run 'clipfold %s --help' for usage.\n", c.name)
 		}
 		return ee.code
 	}
-	fmt.Fprintf(e.stderr, "clipfold %s: %s\n", c.name, explain(err))
+	fmt.Fprintf(e.stderr, "clipfold %s: %s\n", c.name, redact.Text(explain(err)))
 	return exitFailure
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/clipfold/clipfold/embed"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/tidwall/gjson"
 )
 
@@ -215,6 +216,6 @@ func describeSource(source string) string {
 // something to fix in the command line or the config file.
 func warner(e *env) func(string) {
 	return func(msg string) {
-		fmt.Fprintln(e.stderr, "clipfold: warning: "+strings.TrimPrefix(msg, "clipfold: "))
+		fmt.Fprintln(e.stderr, "clipfold: warning: "+redact.Text(strings.TrimPrefix(msg, "clipfold: ")))
 	}
 }

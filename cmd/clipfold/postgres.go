@@ -6,6 +6,7 @@ import (
 
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/postgres"
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 // openPostgres connects to the PostgreSQL archive, with errors that say
@@ -18,9 +19,9 @@ func openPostgres(ctx context.Context, url string) (store.Store, error) {
 		case strings.Contains(msg, "parsing the URL"):
 			return nil, usagef("--postgres: %v (expected postgres://user[:password]@host[:port]/database)", err)
 		case strings.Contains(msg, "connect") || strings.Contains(msg, "dial"):
-			return nil, failf("cannot reach PostgreSQL at %s: %v (is the server running? is the URL right?)", redactURL(url), err)
+			return nil, failf("cannot reach PostgreSQL at %s: %v (is the server running? is the URL right?)", redact.URL(url), err)
 		}
-		return nil, failf("opening PostgreSQL at %s: %v", redactURL(url), err)
+		return nil, failf("opening PostgreSQL at %s: %v", redact.URL(url), err)
 	}
 	return st, nil
 }

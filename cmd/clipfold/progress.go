@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -105,7 +106,7 @@ func (p *progress) log(format string, args ...any) {
 	if p.quiet || p.bar != nil {
 		return
 	}
-	fmt.Fprintf(p.w, "clipfold: "+format+"\n", args...)
+	fmt.Fprintln(p.w, "clipfold: "+redact.Text(fmt.Sprintf(format, args...)))
 }
 
 // end finishes the phase and clears the bar.

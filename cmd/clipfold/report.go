@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/tidwall/gjson"
 )
 
@@ -93,7 +94,7 @@ func (r *report) fill(res *gjson.Result, st hostStats, took time.Duration) {
 func (r *report) print(w io.Writer, res *gjson.Result) {
 	if res.Get("failed").Bool() {
 		code := res.Get("failure_code").String()
-		msg := res.Get("failure_message").String()
+		msg := redact.Text(res.Get("failure_message").String())
 		fmt.Fprintf(w, "clipfold compact: compaction failed (%s): %s\n", code, msg)
 		if hint := failureHint(code, msg); hint != "" {
 			fmt.Fprintf(w, "  %s\n", hint)

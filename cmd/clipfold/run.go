@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/clipfold/clipfold/internal/redact"
 )
 
 var runCmd = &command{
@@ -217,7 +219,7 @@ func runRun(e *env, args []string) error {
 					n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
 					rep.Embeddings.Embedded += n
 					if err != nil && rep.Embeddings.Error == "" {
-						rep.Embeddings.Error = err.Error()
+						rep.Embeddings.Error = redact.Text(err.Error())
 						prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", t+1, err)
 					}
 				}

@@ -3,8 +3,9 @@
 // place the Go host does so; the llm and embeddings clients and the
 // command all use it.
 //
-// What is hidden: the userinfo (a password, and a user name that stands
-// alone, which is then usually a token: https://TOKEN@host), and the
+// What is hidden: the userinfo's password, and in an http(s) or ws(s) URL
+// a user name that stands alone, which is then a token
+// (https://TOKEN@host; postgres://clipfold@db keeps its user), and the
 // values of key-like query and fragment parameters (key, api_key, apikey,
 // token, access_token, secret, password, sig, signature, … in any case,
 // with or without - and _). Everything else is kept byte for byte, so a
@@ -82,10 +83,11 @@ func URL(u string) string {
 	auth, tail := rest[:authEnd], rest[authEnd:]
 	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
 		user, _, hasPass := strings.Cut(auth[:at], ":")
-		if hasPass {
+		switch {
+		case hasPass:
 			auth = user + ":" + Mask + auth[at:]
-		} else {
-			auth = Mask + auth[at:]
+		case webScheme(head[:i]):
+			auth = Mask + auth[at:] // https://TOKEN@host
 		}
 	}
 	if q := strings.IndexAny(tail, "?#"); q >= 0 {
@@ -131,6 +133,15 @@ func secretName(name string) bool {
 		if strings.HasSuffix(name, s) {
 			return true
 		}
+	}
+	return false
+}
+
+// webScheme reports the schemes whose lone user name is a credential.
+func webScheme(scheme string) bool {
+	switch strings.ToLower(scheme) {
+	case "http", "https", "ws", "wss":
+		return true
 	}
 	return false
 }
