@@ -21,6 +21,14 @@ connection refused / reset            unavailable         yes
 The request's ``timeout_ms`` (the time left before the compaction's
 deadline) caps the HTTP timeout.
 
+The key and the conversation never leave the configured host: a redirect
+to another origin (scheme, host or port) is an ``other`` error naming both
+hosts, not retried, and the other host is never contacted; on the same
+origin a 307 or 308 is followed (method, body and headers kept) and a 301,
+302 or 303 (which would resend the POST as a bodiless GET) is an error
+too. URLs in error messages keep no password and no key-like query
+parameter (``clipfold._redact``).
+
 The provider wire formats are the plug-in's (core/provider.go): the
 adapters build each request body and read each response with its
 ``providerRequest``/``providerResponse`` exports — one implementation for
@@ -36,6 +44,8 @@ import socket
 import threading
 from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple, Union
 
+from ._redact import redact
+from .errors import ClipfoldError
 from .types import ErrorResponse, ModelRequest, ModelResponse
 
 LLMResult = Union[ModelResponse, ErrorResponse, Dict[str, Any]]
@@ -71,6 +81,70 @@ def default_exports() -> ExportCaller:
         return _default_exports
 
 
+# ---------------------------------------------------------------- redirects
+class _RedirectRefused(Exception):
+    """A redirect the adapter will not follow; the message says why."""
+
+
+def _origin(url: str) -> Tuple[str, str, Optional[int]]:
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    scheme = u.scheme.lower()
+    try:
+        port = u.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    return scheme, (u.hostname or "").lower(), port
+
+
+def _origin_text(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    return "%s://%s" % (u.scheme, u.netloc.rpartition("@")[2])
+
+
+_opener_lock = threading.Lock()
+_opener: Any = None
+
+
+def _same_host_opener() -> Any:
+    """An urllib opener (the default handlers, proxies included) whose
+    redirects stay on the request's origin and keep its method and body.
+    urllib's own would resend every header, the key among them, to any
+    host on a 301, 302 or 303, as a GET."""
+    global _opener
+    with _opener_lock:
+        if _opener is not None:
+            return _opener
+        import urllib.request
+
+        class SameHostRedirects(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                                 newurl: str) -> Any:
+                old = req.full_url
+                fp.close()
+                if _origin(old) != _origin(newurl):
+                    raise _RedirectRefused(
+                        "the server at %s redirected (HTTP %d) to another host, %s: refused, so that neither the "
+                        "API key nor the request leaves %s; set base_url to the server that answers"
+                        % (redact(_origin_text(old)), code, redact(_origin_text(newurl)), redact(_origin_text(old))))
+                if code not in (307, 308):
+                    raise _RedirectRefused(
+                        "%s redirected (HTTP %d) to %s: refused, because following it would resend the POST as a "
+                        "GET without its body; set base_url to the address that answers"
+                        % (redact(old), code, redact(newurl)))
+                hdrs = dict(req.header_items())
+                return urllib.request.Request(newurl, data=req.data, headers=hdrs, method=req.get_method(),
+                                              origin_req_host=req.origin_req_host, unverifiable=True)
+
+        _opener = urllib.request.build_opener(SameHostRedirects)
+        return _opener
+
+
 # ---------------------------------------------------------------- HTTP adapters
 class HTTPAdapter:
     """Shared HTTP plumbing; see OpenAICompatible and Anthropic."""
@@ -79,10 +153,29 @@ class HTTPAdapter:
 
     def __init__(self, base_url: str, api_key: Optional[str] = None, model: Optional[str] = None,
                  timeout: float = 120.0, headers: Optional[Mapping[str, str]] = None) -> None:
+        if not isinstance(base_url, str):
+            raise ClipfoldError("invalid_input", "base_url: must be an http:// or https:// URL, got %s"
+                                % type(base_url).__name__, "base_url")
+        origin = _origin(base_url) if "://" in base_url else ("", "", None)
+        if origin[0] not in ("http", "https") or not origin[1]:
+            raise ClipfoldError("invalid_input", "base_url: %r must be an http:// or https:// URL with a host"
+                                % redact(base_url), "base_url")
+        if api_key is not None and not isinstance(api_key, str):
+            raise ClipfoldError("invalid_input", "api_key: must be a string or None, got %s"
+                                % type(api_key).__name__, "api_key")
+        if model is not None and not isinstance(model, str):
+            raise ClipfoldError("invalid_input", "model: must be a string or None, got %s"
+                                % type(model).__name__, "model")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ClipfoldError("invalid_input", "timeout: must be a number of seconds > 0, got %r" % (timeout,),
+                                "timeout")
+        if headers is not None and (not isinstance(headers, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
+            raise ClipfoldError("invalid_input", "headers: must map header names to string values", "headers")
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.model = model
-        self.timeout = timeout
+        self.timeout = float(timeout)
         self.extra_headers = dict(headers or {})
         self._plugin: Optional[ExportCaller] = None
 
@@ -132,6 +225,13 @@ class HTTPAdapter:
         return await asyncio.to_thread(self.complete, request)
 
     def complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+        out = self._complete(request)
+        err = out.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            err["message"] = redact(err["message"])  # a URL in it keeps no password, no key
+        return out
+
+    def _complete(self, request: Mapping[str, Any]) -> Dict[str, Any]:
         req = dict(request)
         if not req.get("model") and self.model:
             req["model"] = self.model
@@ -153,8 +253,10 @@ class HTTPAdapter:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         http_req = urllib.request.Request(self.url(path), data=data, method="POST", headers=self._headers())
         try:
-            with urllib.request.urlopen(http_req, timeout=timeout) as resp:
+            with _same_host_opener().open(http_req, timeout=timeout) as resp:
                 status, raw = resp.status, resp.read()
+        except _RedirectRefused as e:
+            return llm_error("other", "%s: %s" % (self.provider, e), False)
         except urllib.error.HTTPError as e:
             try:
                 raw = e.read()
