@@ -214,6 +214,9 @@ type extractor struct {
 	guideHash  map[uint64]struct{}
 	guideWords map[uint64]struct{}
 	guides     []string // the guide texts, summarized when nothing else is given
+	// skipped is the first structural line of a summary (addLines), said
+	// when the input holds nothing else.
+	skipped string
 	// Code points of new-message and summary-line sentences, and the
 	// label/date overhead of their sources.
 	newRunes, lineRunes, overhead int
@@ -250,7 +253,7 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 	}
 	for i := 0; i <= last; i++ {
 		m := &msgs[i]
-		if m.Content == "" || isDirective(m) {
+		if isDirective(m) {
 			continue
 		}
 		c := validText(m.Content)
@@ -302,7 +305,7 @@ func (ex *extractor) addCoreMessage(m *Message, pos, maxChars int) {
 	case RoleUser:
 		ex.addMessage(c, "User", spUser, date, pos)
 	case RoleAssistant:
-		if m.Content == "" && m.HasToolCalls {
+		if m.Content == "" && len(m.ToolCalls) > 0 {
 			for _, tc := range m.ToolCalls {
 				ex.addToolCallLines(validText(ClampText(tc.Name+"("+tc.Arguments+")", maxChars)), date, pos)
 			}
@@ -347,9 +350,13 @@ func (ex *extractor) newSource(label, date string, kind, speaker uint8, msg int)
 // addMessage cuts one message into sentences, all of one source.
 func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg int) {
 	src := int32(-1)
+	bare := ""
 	for rest := c; rest != ""; {
 		var line string
 		line, rest = nextLine(rest)
+		if bare == "" {
+			bare = line
+		}
 		for from := 0; ; {
 			s, next, ok := nextSentence(line, from)
 			if !ok {
@@ -362,6 +369,25 @@ func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg
 			from = next
 		}
 	}
+	if src < 0 {
+		ex.addBare(bare, label, date, exNew, speaker, msg)
+	}
+}
+
+// noText stands for a message with no text at all.
+const noText = "(no text)"
+
+// addBare makes a message or summary line that holds no sentence (no
+// letter or digit: "👍", "...", or no text at all) a source of one
+// sentence: line, its first non-blank line, or noText. That sentence is
+// filler, never chosen while anything else is said, but it is said:
+// importance-ordered chunking puts the least informative messages
+// together, and a chunk of only such messages must still have a summary.
+func (ex *extractor) addBare(line, label, date string, kind, speaker uint8, msg int) {
+	if line == "" {
+		line = noText
+	}
+	ex.addSentence(line, ex.newSource(label, date, kind, speaker, msg))
 }
 
 // addToolCallLines reads "[Tool call]: name(args)" lines (or bare
@@ -369,9 +395,13 @@ func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg
 // (arguments are JSON, not prose, so they are not cut at ". ").
 func (ex *extractor) addToolCallLines(c, date string, msg int) {
 	src := int32(-1)
+	bare := ""
 	forEachLine(c, func(line string) {
 		line = strings.TrimSpace(strings.TrimPrefix(line, ToolCallPrefix))
 		if !hasAlnum(line) {
+			if bare == "" {
+				bare = line
+			}
 			return
 		}
 		if src < 0 {
@@ -379,6 +409,9 @@ func (ex *extractor) addToolCallLines(c, date string, msg int) {
 		}
 		ex.addSentence(line, src)
 	})
+	if src < 0 {
+		ex.addBare(bare, "Tool call", date, exNew, spToolCall, msg)
+	}
 }
 
 // exLabels are the attributions the summarizer writes; a summary line
@@ -429,13 +462,14 @@ func isDatePrefix(s string) bool {
 func (ex *extractor) addLines(c string, msg int) {
 	forEachLine(c, func(line string) {
 		date, label, speaker, text, skip := summaryLine(line)
-		if skip {
+		if skip || text == "" {
+			if ex.skipped == "" {
+				ex.skipped = line
+			}
 			return
 		}
 		if speaker == spToolCall { // JSON arguments: not prose, one sentence
-			if hasAlnum(text) {
-				ex.addSentence(text, ex.newSource(label, date, exLine, speaker, msg))
-			}
+			ex.addSentence(text, ex.newSource(label, date, exLine, speaker, msg))
 			return
 		}
 		src := int32(-1)
@@ -445,6 +479,9 @@ func (ex *extractor) addLines(c string, msg int) {
 			}
 			ex.addSentence(s, src)
 		})
+		if src < 0 {
+			ex.addBare(text, label, date, exLine, speaker, msg)
+		}
 	})
 }
 
@@ -557,6 +594,11 @@ func (ex *extractor) summarize(maxTokens int) string {
 		for i, g := range guides {
 			ex.addLines(g, i)
 		}
+	}
+	if len(ex.sents) == 0 && ex.skipped != "" {
+		// Only the structure of a summary (batch headers, section
+		// titles): it is all there is to say.
+		ex.addBare(ex.skipped, "", "", exLine, spNone, 0)
 	}
 	if len(ex.sents) == 0 {
 		return ""
@@ -1105,12 +1147,12 @@ func (ex *extractor) render(budget int) string {
 		return b.String()
 	}
 	// Fallback: the best sentence, filler or not, labelled and dated if
-	// room allows; a sentence the previous summary holds only when
-	// nothing else is there.
+	// room allows; a sentence the previous summary holds, or noText, only
+	// when nothing else is there.
 	best := int32(-1)
 	for pass := 0; pass < 2 && best < 0; pass++ {
 		for i := range ex.sents {
-			if pass == 0 && ex.sents[i].dup {
+			if pass == 0 && (ex.sents[i].dup || ex.sents[i].text == noText) {
 				continue
 			}
 			if best < 0 || ex.cmp(int32(i), best) < 0 {

@@ -203,7 +203,9 @@ func TestExtractiveSummarizeMessagesBudget(t *testing.T) {
 	})
 	t.Run("nothing in, nothing out", func(t *testing.T) {
 		assert.Equal(t, "", ExtractiveSummarizeMessages("", nil, 100, 0))
-		assert.Equal(t, "", ExtractiveSummarizeMessages("", datedMsgs(may8, 0, "user", " ... "), 100, 0))
+	})
+	t.Run("a message without a word is still said", func(t *testing.T) {
+		assert.Equal(t, "[2023-05-08] User: ...", ExtractiveSummarizeMessages("", datedMsgs(may8, 0, "user", " ... "), 100, 0))
 	})
 }
 
@@ -281,34 +283,48 @@ func TestExtractiveSummarySameAlgorithmUndated(t *testing.T) {
 }
 
 // The extractive entry points on any text: valid UTF-8 out, within
-// max_tokens, non-empty whenever there is a letter or digit, no panic.
+// max_tokens, no panic, and never empty while there is anything to
+// summarize: any message at all (one without a letter or a digit, or
+// without text, is said too), or any non-blank line to re-summarize.
+// Each message pair is repeated 1 to 20 times: a chunk of the same
+// wordless reply is what importance-ordered chunking makes of a long
+// conversation.
 func FuzzExtractive(f *testing.F) {
-	f.Add("Hey! How have you been?", "We adopted a beagle called Max on 2023-05-08.", "[2023-05-08] User: We adopted a beagle.", 50)
-	f.Add("", "\xff\xfe [2023-05-08] Tool call: f({})", "Summary batch:\n[9999-99-99] x", 1)
-	f.Add("Thanks!", "ok", "[Context Summary — 2 messages]\n[Batch 1 — depth 0, a to b]\nUser: hi", 3)
-	f.Add(strings.Repeat("日本語。", 100), strings.Repeat("a. ", 500), "User: "+strings.Repeat("| ", 50), 7)
-	f.Fuzz(func(t *testing.T, a, b, prev string, maxTokens int) {
+	f.Add("Hey! How have you been?", "We adopted a beagle called Max on 2023-05-08.", "[2023-05-08] User: We adopted a beagle.", 50, uint8(0))
+	f.Add("", "\xff\xfe [2023-05-08] Tool call: f({})", "Summary batch:\n[9999-99-99] x", 1, uint8(1))
+	f.Add("Thanks!", "ok", "[Context Summary — 2 messages]\n[Batch 1 — depth 0, a to b]\nUser: hi", 3, uint8(2))
+	f.Add(strings.Repeat("日本語。", 100), strings.Repeat("a. ", 500), "User: "+strings.Repeat("| ", 50), 7, uint8(3))
+	f.Add("👍", "👍", "", 1024, uint8(19))
+	f.Add(" ... ", "", "## Decisions", 2, uint8(4))
+	f.Add(DefaultDirective, "\t", "[2023-05-08]", 9, uint8(0))
+	f.Fuzz(func(t *testing.T, a, b, prev string, maxTokens int, n uint8) {
 		maxTokens = maxTokens%5000 + 1
 		if maxTokens <= 0 {
 			maxTokens += 5000
 		}
-		msgs := datedMsgs(may8, time.Hour, "user", a, "assistant", b)
-		check := func(out string, text bool) {
+		var pairs []string
+		for range 1 + int(n%20) {
+			pairs = append(pairs, "user", a, "assistant", b)
+		}
+		msgs := datedMsgs(may8, time.Hour, pairs...)
+		check := func(what, out string, text bool) {
 			if !utf8.ValidString(out) {
-				t.Fatalf("invalid UTF-8: %q", out)
+				t.Fatalf("%s: invalid UTF-8: %q", what, out)
 			}
 			if EstimateTokens(out) > maxTokens {
-				t.Fatalf("%d tokens > %d: %q", EstimateTokens(out), maxTokens, out)
+				t.Fatalf("%s: %d tokens > %d: %q", what, EstimateTokens(out), maxTokens, out)
 			}
-			if text && out == "" {
-				t.Fatalf("empty summary of %q %q", a, b)
+			if text && strings.TrimSpace(out) == "" {
+				t.Fatalf("%s: empty summary of %q %q %q", what, a, b, prev)
 			}
 		}
-		check(ExtractiveSummarizeMessages(prev, msgs, maxTokens, 1000), hasAlnum(a) || hasAlnum(b))
-		check(ExtractiveResummarize([]string{a, prev, b}, maxTokens), false)
-		check(ExtractiveSummary(&ModelRequest{MaxTokens: maxTokens, Messages: []ModelMessage{
-			{Role: RoleSystem, Content: PreviousSummaryPrefix + prev}, {Role: RoleUser, Content: a},
-			{Role: RoleSystem, Content: SummaryBatchPrefix + b}}}), false)
+		blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+		check("messages", ExtractiveSummarizeMessages(prev, msgs, maxTokens, 1000), true)
+		check("resummarize", ExtractiveResummarize([]string{a, prev, b}, maxTokens), !blank(a) || !blank(prev) || !blank(b))
+		user := ModelMessage{Role: RoleUser, Content: a}
+		check("request", ExtractiveSummary(&ModelRequest{MaxTokens: maxTokens, Messages: []ModelMessage{
+			{Role: RoleSystem, Content: PreviousSummaryPrefix + prev}, user,
+			{Role: RoleSystem, Content: SummaryBatchPrefix + b}}}), !isDirective(&user) || !blank(prev) || !blank(b))
 	})
 }
 

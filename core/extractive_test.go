@@ -104,7 +104,6 @@ func TestExtractiveSummaryEmptyInput(t *testing.T) {
 		{"nil", nil},
 		{"no messages", &ModelRequest{MaxTokens: 100}},
 		{"only directive", exRequest("", 100)},
-		{"only blanks and punctuation", exRequest("", 100, "user", "   \n\t ", "assistant", "--- *** ...")},
 		{"resummarization of nothing", func() *ModelRequest { r := BuildResummarizationRequest("", nil, "", 100); return &r }()},
 	}
 	for _, tc := range tests {
@@ -125,6 +124,7 @@ func TestExtractiveSummaryNonEmptyWhenAnyText(t *testing.T) {
 		{"huge sentence tiny budget", []string{"tool", strings.Repeat("x", 10000)}, 1},
 		{"label does not fit", []string{"user", "PostgreSQL"}, 2},
 		{"non-ASCII tiny budget", []string{"user", "日本語のテキストです"}, 1},
+		{"only blanks and punctuation", []string{"user", "   \n\t ", "assistant", "--- *** ..."}, 100},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
