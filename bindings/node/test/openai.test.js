@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { openaiCompatible, endpoint } from '../src/index.js';
+import { ClipfoldError, openaiCompatible, endpoint } from '../src/index.js';
 
 /**
  * @typedef {{method: string, url: string, headers: import('node:http').IncomingHttpHeaders, body: any}} Seen
@@ -230,7 +230,7 @@ describe('openaiCompatible', () => {
   });
 
   test('baseUrl must be http(s)', () => {
-    assert.throws(() => openaiCompatible({ baseUrl: 'ftp://x' }), TypeError);
+    assert.throws(() => openaiCompatible({ baseUrl: 'ftp://x' }), (/** @type {any} */ e) => e instanceof ClipfoldError && e.field === 'baseUrl');
   });
 });
 

@@ -3,6 +3,8 @@
  * OpenRouter, vLLM, llama.cpp server, LM Studio, Ollama's /v1, …).
  * @module
  */
+import { ClipfoldError } from '../errors.js';
+import { redact } from '../redact.js';
 import { sharedPlugin } from '../shared.js';
 
 /**
@@ -15,6 +17,8 @@ import { sharedPlugin } from '../shared.js';
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export const DEFAULT_TIMEOUT_MS = 120_000;
 const MAX_RESPONSE_BYTES = 16 << 20;
+/** The redirects followed at most (fetch's own limit). */
+const MAX_REDIRECTS = 20;
 
 /**
  * Joins a base URL and an endpoint path without doubling the version
@@ -39,7 +43,39 @@ export function endpoint(base, path) {
  * @param {boolean} retryable
  * @returns {HostErrorObject}
  */
-const fail = (code, message, retryable) => ({ error: { code, message, retryable } });
+const fail = (code, message, retryable) => ({ error: { code, message: redact(message), retryable } });
+
+/**
+ * What to do with an answer that may be a redirect: null when it is not
+ * one, the URL to send the same request to (a 307 or 308 on the same
+ * origin: method and body kept), or why it is refused — another origin
+ * (scheme, host or port) would get the key and the conversation; a 301,
+ * 302 or 303 would turn the POST into a bodiless GET.
+ * @param {string} from the URL the answer came from
+ * @param {Response} res
+ * @returns {null | {follow: string} | {refuse: string}}
+ */
+function redirectOf(from, res) {
+  if (res.type === 'opaqueredirect') {
+    return { refuse: `${from} answered with a redirect this fetch does not show: refused; set baseUrl to the address that answers` };
+  }
+  const location = res.headers.get('location');
+  if (![301, 302, 303, 307, 308].includes(res.status) || location === null) return null;
+  let to;
+  try { to = new URL(location, from); } catch {
+    return { refuse: `${from} redirected (HTTP ${res.status}) to an invalid URL: refused` };
+  }
+  const origin = new URL(from).origin;
+  if (to.origin !== origin) {
+    return { refuse: `the server at ${origin} redirected (HTTP ${res.status}) to another host, ${to.origin}: refused, `
+      + `so that neither the API key nor the request leaves ${origin}; set baseUrl to the server that answers` };
+  }
+  if (res.status !== 307 && res.status !== 308) {
+    return { refuse: `${from} redirected (HTTP ${res.status}) to ${to.href}: refused, because following it would resend `
+      + 'the POST as a GET without its body; set baseUrl to the address that answers' };
+  }
+  return { follow: to.href };
+}
 
 /**
  * An llm_complete implementation for an OpenAI-compatible endpoint: POST
@@ -52,6 +88,14 @@ const fail = (code, message, retryable) => ({ error: { code, message, retryable 
  * invalid_request, an abort or timeout `timeout` (retryable), an
  * unreachable server unavailable (retryable).
  *
+ * The key and the conversation never leave the base URL's host: a redirect
+ * to another origin (scheme, host or port) is a non-retryable `other`
+ * error naming both, and the other host is never contacted; on the same
+ * origin a 307 or 308 is followed, a 301, 302 or 303 (which would resend
+ * the POST as a GET without its body) is an error too. The adapter asks
+ * `fetch` (its own, or `opts.fetch`) for `redirect: 'manual'`. URLs in
+ * error messages keep no password and no key-like query parameter.
+ *
  * @param {object} [opts]
  * @param {string} [opts.baseUrl]  default https://api.openai.com/v1
  * @param {string} [opts.apiKey]   default $OPENAI_API_KEY; none sends no Authorization header
@@ -61,14 +105,29 @@ const fail = (code, message, retryable) => ({ error: { code, message, retryable 
  * @param {typeof fetch} [opts.fetch]
  */
 export function openaiCompatible(opts = {}) {
-  const base = (opts.baseUrl ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, '');
+  /** @param {string} field @param {string} what */
+  const bad = (field, what) => new ClipfoldError('invalid_input', `${field}: ${what}`);
+  if (opts === null || typeof opts !== 'object') throw bad('opts', 'must be an options object');
+  const given = opts.baseUrl ?? DEFAULT_OPENAI_BASE_URL;
+  if (typeof given !== 'string') throw bad('baseUrl', `must be an http:// or https:// URL, got ${typeof given}`);
+  const base = given.replace(/\/+$/, '');
   let u;
   try { u = new URL(base); } catch { u = null; }
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
-    throw new TypeError(`openaiCompatible: baseUrl ${JSON.stringify(opts.baseUrl)}: must be an http:// or https:// URL`);
+    throw bad('baseUrl', `${JSON.stringify(redact(given))} must be an http:// or https:// URL`);
   }
   const apiKey = opts.apiKey ?? process.env.OPENAI_API_KEY ?? '';
+  if (typeof apiKey !== 'string') throw bad('apiKey', `must be a string, got ${typeof apiKey}`);
+  if (opts.model !== undefined && typeof opts.model !== 'string') throw bad('model', `must be a string, got ${typeof opts.model}`);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs === Infinity) {
+    throw bad('timeoutMs', `must be a number of milliseconds > 0, got ${String(timeoutMs)}`);
+  }
+  if (opts.headers !== undefined && (opts.headers === null || typeof opts.headers !== 'object'
+    || !Object.values(opts.headers).every((v) => typeof v === 'string'))) {
+    throw bad('headers', 'must map header names to string values');
+  }
+  if (opts.fetch !== undefined && typeof opts.fetch !== 'function') throw bad('fetch', 'must be a function');
   const doFetch = opts.fetch ?? globalThis.fetch;
   /** @type {PluginCaller | null} */
   let plugin = null;
@@ -134,9 +193,19 @@ export function openaiCompatible(opts = {}) {
       };
       if (apiKey) headers.authorization = `Bearer ${apiKey}`;
       const signal = AbortSignal.timeout(Math.max(1, Math.floor(limit)));
+      const body = JSON.stringify(wire.body);
       let res, text;
       try {
-        res = await doFetch(url, { method: 'POST', headers, body: JSON.stringify(wire.body), signal });
+        let target = url;
+        for (let hops = 0; ; hops++) {
+          res = await doFetch(target, { method: 'POST', headers, body, signal, redirect: 'manual' });
+          const next = redirectOf(target, res);
+          if (next === null) break;
+          await res.body?.cancel();
+          if ('refuse' in next) return fail('other', `openai: ${next.refuse}`, false);
+          if (hops >= MAX_REDIRECTS) return fail('other', `openai: ${url}: stopped after ${MAX_REDIRECTS} redirects`, false);
+          target = next.follow;
+        }
         const buf = await res.arrayBuffer();
         if (buf.byteLength > MAX_RESPONSE_BYTES) return fail('other', `openai: response from ${url} is larger than ${MAX_RESPONSE_BYTES} bytes`, false);
         text = new TextDecoder().decode(buf);
@@ -148,7 +217,9 @@ export function openaiCompatible(opts = {}) {
         const why = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
         return fail('unavailable', `openai: cannot reach ${url}: ${why}`, true);
       }
-      return read(res.status, text);
+      const out = await read(res.status, text);
+      if ('error' in out && typeof out.error?.message === 'string') out.error.message = redact(out.error.message);
+      return out;
     },
   };
 }

@@ -24,6 +24,7 @@ _WEB_SCHEMES = frozenset({"http", "https", "ws", "wss"})
 _SCHEME_BYTE = re.compile(r"[A-Za-z0-9+.\-]")
 _URL_END = re.compile(r"[\x00-\x20\"'<>`\\\x7f]")
 _TRAILING = ".,;:!?)]}"
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def redact(text: str) -> str:
@@ -86,7 +87,9 @@ def _param(p: str) -> str:
 
 
 def _secret_name(name: str) -> bool:
-    name = unquote_plus(name, errors="replace").lower()
+    if not _BAD_ESCAPE.search(name):  # a name with a bad escape is read as written
+        name = unquote_plus(name, errors="replace")
+    name = name.lower()
     for c in "-_. ":
         name = name.replace(c, "")
     return name.endswith(SECRET_SUFFIXES)
