@@ -32,11 +32,15 @@ import threading
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 from contextlib import contextmanager
+from pathlib import Path
 
 from ._schema import migrations as _migrations, query as _query
 from .types import Block, CommitRequest, Message, SearchHit, SearchQuery, StoredBlock
 
 MEMORY_PATH = ":memory:"
+READ_MIN_VERSION = 4
+"""The oldest schema version a read-only store reads (SCHEMA.md, "Opening
+for reading"): the queries run on it unchanged."""
 BUSY_TIMEOUT_S = 30.0
 DEFAULT_SEARCH_LIMIT = 20
 MAX_SEARCH_LIMIT = 1000
@@ -216,16 +220,35 @@ class SQLiteStore:
     """
 
     def __init__(self, path: Union[str, "os.PathLike[str]"] = MEMORY_PATH, *,
-                 query_analyzer: Optional[QueryAnalyzer] = None) -> None:
+                 query_analyzer: Optional[QueryAnalyzer] = None, read_only: bool = False) -> None:
         """``query_analyzer`` analyses search queries (the plug-in's
         searchQuery export); by default a Compactor using this store lends
-        its plug-in, else one is loaded on the first search."""
+        its plug-in, else one is loaded on the first search.
+
+        ``read_only=True`` opens an existing database for reading only
+        (search, recall, read, the active history — an archive the user
+        may not be able to write): nothing is migrated or written, and
+        every write raises StoreError saying the store is read-only.
+        SCHEMA.md, "Opening for reading": a database of version 4 or newer
+        (up to the newest this package knows) is read; an older one is
+        refused with an error saying to open it writable once."""
         self.query_analyzer = query_analyzer
+        if not isinstance(read_only, bool):
+            raise TypeError("SQLiteStore: read_only must be True or False, got %r" % (read_only,))
         p = os.fspath(path)
         if not p:
             raise ValueError('sqlite: empty path (use a file path or ":memory:")')
         self.path = p
+        self.read_only = read_only
         self._lock = threading.RLock()
+        if read_only:
+            self._db = _open_read_only(p)
+            try:
+                self._check_readable()
+            except BaseException:
+                self._db.close()
+                raise
+            return
         self._db = sqlite3.connect(p, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA busy_timeout = %d" % int(BUSY_TIMEOUT_S * 1000))
         self._db.execute("PRAGMA foreign_keys = ON")
@@ -233,6 +256,25 @@ class SQLiteStore:
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
         self.migrate()
+
+    def _check_readable(self) -> None:
+        """A read-only store reads schema versions READ_MIN_VERSION up to
+        the newest it knows; anything else is refused, naming what to do."""
+        try:
+            versions = [int(r[0]) for r in self._db.execute("SELECT version FROM schema_migrations")]
+        except sqlite3.DatabaseError as e:
+            if "no such table" not in str(e):
+                raise
+            raise StoreError("sqlite %s: not a clipfold database (it has no schema_migrations table)" % self.path) \
+                from None
+        version, known = max(versions, default=0), len(_migrations())
+        if version > known:
+            raise StoreError("sqlite %s: schema version %d is newer than this clipfold knows (up to %d): upgrade "
+                             "clipfold" % (self.path, version, known))
+        if version < READ_MIN_VERSION:
+            raise StoreError("sqlite %s: schema version %d is older than reading needs (%d): open it writable once "
+                             "(SQLiteStore(path), or any writing clipfold command) to migrate it"
+                             % (self.path, version, READ_MIN_VERSION))
 
     # ------------------------------------------------------------ plumbing
     @contextmanager
@@ -243,6 +285,8 @@ class SQLiteStore:
         error (a full disk, a file-size limit), and a ROLLBACK then has
         nothing to undo — its own error must not replace the real one."""
         with self._lock:
+            if self.read_only:
+                raise StoreError("sqlite %s: opened read-only (read_only=True): nothing can be written" % self.path)
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -724,6 +768,57 @@ def _add_batch(hit: Dict[str, Any], content: str) -> None:
     hit["start_time"], hit["end_time"] = meta["start_time"], meta["end_time"]
     for k in ("depth", "method", "message_count", "source_message_ids"):
         hit[k] = meta[k]
+
+
+def _open_read_only(path: str) -> sqlite3.Connection:
+    """A connection that never writes the database (SCHEMA.md, "Opening for
+    reading"): the URI ``mode=ro``, no journal mode set. A WAL database
+    with no ``-shm`` file (no process has it open) in a directory the
+    reader cannot write cannot be read so — SQLite would have to create the
+    ``-shm`` — and is opened ``immutable=1`` (no locks) instead, unless a
+    non-empty ``-wal`` file holds commits not yet in the database file:
+    only a writer can apply them, so that is refused."""
+    if path == MEMORY_PATH:
+        raise StoreError("sqlite: read_only needs a database file, not %s" % MEMORY_PATH)
+    if not os.path.isfile(path):
+        raise StoreError("sqlite %s: no such database file (read_only opens an existing one)" % path)
+    uri = Path(os.path.abspath(path)).as_uri()
+
+    def connect(query: str) -> sqlite3.Connection:
+        db = sqlite3.connect(uri + query, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                             check_same_thread=False)
+        try:
+            db.execute("PRAGMA busy_timeout = %d" % int(BUSY_TIMEOUT_S * 1000))
+            db.execute("SELECT 1 FROM sqlite_master LIMIT 1")  # the first read opens the file (and its log)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    try:
+        return connect("?mode=ro")
+    except sqlite3.OperationalError as e:
+        if os.path.exists(path + "-journal"):
+            raise StoreError("sqlite %s: a write to it was interrupted (its rollback journal %s-journal is there) and "
+                             "only a writer can roll it back: open it writable once (%s)" % (path, path, e)) from None
+        if not _is_wal(path) or os.path.exists(path + "-shm") or not re.search("readonly|unable to open", str(e)):
+            raise
+    wal = path + "-wal"
+    if os.path.exists(wal) and os.path.getsize(wal) > 0:
+        raise StoreError("sqlite %s: its write-ahead log %s holds commits not yet in the database file, and this "
+                         "directory cannot be written to apply them: open it writable once (or copy the database "
+                         "with its -wal file somewhere writable)" % (path, wal))
+    return connect("?immutable=1")
+
+
+def _is_wal(path: str) -> bool:
+    """Whether the database file's header says WAL mode."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[:16] == b"SQLite format 3\x00" and (head[18] == 2 or head[19] == 2)
 
 
 def _statements(script: str) -> List[str]:
