@@ -3,6 +3,7 @@
  * program provides.
  * @module
  */
+import { describe, invalidArgument, requireJSON, requireString, stringifyJSON } from './args.js';
 import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
@@ -126,6 +127,11 @@ export const DEFAULT_TARGET_SHARE = 0.8;
  * @param {CompactorOptions<S>} [opts]
  */
 export async function createCompactor(opts = {}) {
+  if (opts === null || typeof opts !== 'object') throw invalidArgument('opts', `must be an options object, got ${describe(opts)}`);
+  if (opts.config !== undefined && (opts.config === null || typeof opts.config !== 'object' || Array.isArray(opts.config))) {
+    throw invalidArgument('config', `must be an object of [summarization] keys, got ${describe(opts.config)}`);
+  }
+  if (opts.config !== undefined) requireJSON(opts.config, 'config');
   const module = await compileWasm(opts.wasm ?? opts.wasmPath ?? findWasm());
   const exportNames = new Set(WebAssembly.Module.exports(module).filter((e) => e.kind === 'function').map((e) => e.name));
   const llm = opts.llm ?? offlineLLM();
@@ -175,7 +181,9 @@ export async function createCompactor(opts = {}) {
    * @param {unknown} input
    */
   async function call(name, input) {
-    const out = await callRaw(name, JSON.stringify(input));
+    const text = stringifyJSON(input, '');
+    if (text === undefined) throw invalidArgument('input', `must be a JSON value, got ${describe(input)}`);
+    const out = await callRaw(name, text);
     return JSON.parse(dec.decode(out));
   }
 
@@ -189,7 +197,7 @@ export async function createCompactor(opts = {}) {
 
   /** @param {unknown} v */
   const bool = (v, /** @type {string} */ name) => {
-    if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`compress: ${name} must be true or false, got ${String(v)}`);
+    if (v !== undefined && typeof v !== 'boolean') throw invalidArgument(name, `must be true or false, got ${describe(v)}`);
     return v === true;
   };
 
@@ -198,9 +206,9 @@ export async function createCompactor(opts = {}) {
    * @param {AnyMessage[]} history
    */
   function texts(history) {
-    if (!Array.isArray(history)) throw new TypeError('compress: history must be an array of messages');
+    if (!Array.isArray(history)) throw invalidArgument('history', `must be an array of messages, got ${describe(history)}`);
     return history.map((m, i) => {
-      const t = JSON.stringify(m);
+      const t = stringifyJSON(m, `history[${i}]`);
       if (typeof t !== 'string' || !m || typeof m !== 'object' || Array.isArray(m)) {
         throw new ClipfoldError('invalid_input', `history[${i}]: must be a message object`, { export: 'compress' });
       }
@@ -251,7 +259,9 @@ export async function createCompactor(opts = {}) {
     if (typeof conversationId !== 'string' || conversationId === '') {
       throw new ClipfoldError('invalid_input', 'conversation_id: must be a non-empty string', { export: 'compress' });
     }
+    if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
     const callerOwned = bool(o.callerOwned, 'callerOwned');
+    if (o.config !== undefined) requireJSON(o.config, 'config');
     const given = history === undefined || history === null ? null : { objects: history, texts: texts(history) };
     /** @type {string[]} */
     let sent;
@@ -376,7 +386,7 @@ export async function createCompactor(opts = {}) {
     async compactIfDue(conversationId, history, o = {}) {
       const share = o.targetShare ?? DEFAULT_TARGET_SHARE;
       if (typeof share !== 'number' || !(share >= 0 && share <= 1)) {
-        throw new TypeError(`compactIfDue: targetShare must be a number in [0, 1], got ${String(share)}`);
+        throw invalidArgument('targetShare', `must be a number in [0, 1], got ${describe(share)}`);
       }
       let cfg = o.config;
       const explicit = Object.hasOwn(cfg ?? {}, 'target_tokens') || Object.hasOwn(opts.config ?? {}, 'target_tokens');
@@ -403,7 +413,7 @@ export async function createCompactor(opts = {}) {
      * @param {{shape?: HistoryShape}} [o]
      * @returns {Promise<{shape: string, messages: DecodedMessage[]}>}
      */
-    decodeHistory: (conversationId, history, o = {}) => decodeRaw(conversationId, texts(history), o.shape),
+    decodeHistory: async (conversationId, history, o = {}) => decodeRaw(conversationId, texts(history), o.shape),
 
     /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{scores: number[]}>} */
     score: (messages, cfg) => call('score', compact({ messages, config: cfg })),
@@ -430,7 +440,7 @@ export async function createCompactor(opts = {}) {
      * @param {{language?: string}} [o]
      * @returns {Promise<SearchQuery>}
      */
-    searchQuery: (query, o = {}) => call('searchQuery', compact({ query: String(query), language: o.language })),
+    searchQuery: async (query, o = {}) => call('searchQuery', compact({ query: requireString(query, 'query'), language: o.language })),
 
     /**
      * Searches what compaction archived (SPEC §5 memory_read): batch
@@ -443,12 +453,16 @@ export async function createCompactor(opts = {}) {
      * @returns {Promise<SearchHit[]>}
      */
     async search(query, o = {}) {
+      requireString(query, 'query');
+      if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
+      if (o.conversationId !== undefined) requireString(o.conversationId, 'conversationId');
+      if (o.limit !== undefined && !Number.isInteger(o.limit)) throw invalidArgument('limit', `must be a whole number, got ${describe(o.limit)}`);
       const s = /** @type {any} */ (store);
       if (typeof s.searchFts5 === 'function') {
-        const q = await call('searchQuery', { query: String(query) });
+        const q = await call('searchQuery', { query });
         return s.searchFts5(q.fts5, o);
       }
-      if (typeof s.search === 'function') return s.search(String(query), o);
+      if (typeof s.search === 'function') return s.search(query, o);
       throw new TypeError('search: the store has neither searchFts5(match, opts) nor search(query, opts)');
     },
 
@@ -460,6 +474,7 @@ export async function createCompactor(opts = {}) {
      */
     async read(id) {
       const s = /** @type {any} */ (store);
+      requireString(id, 'id');
       if (typeof s.read !== 'function') throw new TypeError('read: the store has no read(id)');
       return (await s.read(id)) ?? null;
     },
