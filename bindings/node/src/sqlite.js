@@ -19,8 +19,11 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import fs, { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import fs, {
+  accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { HostError } from './errors.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
@@ -176,10 +179,17 @@ function sqlFiles(override) {
   return s;
 }
 
-/** Closes the databases of stores that were dropped without close(). */
-const finalizer = new FinalizationRegistry((/** @type {{close(): void, isOpen: boolean}} */ db) => {
-  try { if (db.isOpen) db.close(); } catch { /* already gone */ }
+/** Closes the databases of stores that were dropped without close() (and removes a read-only store's own directory). */
+const finalizer = new FinalizationRegistry((/** @type {{db: {close(): void, isOpen: boolean}, dir: string}} */ h) => {
+  try { if (h.db.isOpen) h.db.close(); } catch { /* already gone */ }
+  if (h.dir) rmSync(h.dir, { recursive: true, force: true });
 });
+
+/**
+ * The oldest schema version a read-only store reads (SCHEMA.md, "Opening
+ * for reading"): the queries run on it unchanged.
+ */
+export const READ_MIN_VERSION = 4;
 
 /**
  * @typedef {object} SQLiteStoreOptions
@@ -187,6 +197,10 @@ const finalizer = new FinalizationRegistry((/** @type {{close(): void, isOpen: b
  *   compactor using this store lends its plug-in, else one is loaded (findWasm) on the first search.
  * @property {string} [sqlDir] the directory of migrations/ and queries/ (default: bundled, $CLIPFOLD_SQL_DIR, the checkout)
  * @property {number} [busyTimeoutMs] how long a write waits for another connection's lock (default 30 s)
+ * @property {boolean} [readOnly] open an existing database for reading only (search, read, recall, the active
+ *   history of an archive the user may not be able to write): nothing is migrated or written, and every write throws
+ *   a HostError saying the store is read-only. Schema versions READ_MIN_VERSION (4) up to the newest this package
+ *   knows are read; an older one is refused with an error saying to open it writable once.
  */
 
 /**
@@ -217,6 +231,16 @@ export class SQLiteStore {
   #lent = null;
   /** a schema version this code does not know, when the file has one */
   #unknownVersion = 0;
+  /**
+   * How a read-only store reaches the file: '' (not read-only), 'locked'
+   * (at its path, with the lock directory next to it, as writers use), or
+   * 'private' (through a link in a directory of its own: its lock is its
+   * own, for a file it cannot lock where it is or a WAL file).
+   * @type {'' | 'locked' | 'private'}
+   */
+  #readMode = '';
+  /** a read-only store's own directory (the link to the file, its lock), or '' */
+  #privateDir = '';
   /** @type {() => Date} */
   now = () => new Date();
 
@@ -228,16 +252,101 @@ export class SQLiteStore {
    */
   constructor(path = MEMORY_PATH, opts = {}) {
     if (typeof path !== 'string' || path === '') throw new TypeError('SQLiteStore: path must be a file path or ":memory:"');
+    if (opts.readOnly !== undefined && typeof opts.readOnly !== 'boolean') {
+      throw new TypeError(`SQLiteStore: readOnly must be true or false, got ${String(opts.readOnly)}`);
+    }
     this.path = path;
+    /** Whether the store was opened read-only. */
+    this.readOnly = opts.readOnly === true;
     this.#analyzer = opts.queryAnalyzer ?? null;
     this.#sql = sqlFiles(opts.sqlDir);
     this.#busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS));
-    this.#db = this.#connect();
+    this.#db = this.readOnly ? this.#connectReadOnly() : this.#connect();
     try {
-      this.migrate();
+      if (this.readOnly) this.#checkReadable();
+      else this.migrate();
     } catch (err) {
       this.close();
       throw err;
+    }
+  }
+
+  /**
+   * Opens an existing file for reading only (SCHEMA.md, "Opening for
+   * reading"), never writing it. A file in rollback-journal mode in a
+   * directory this process can write is opened where it is, read-only,
+   * sharing the lock directory with writers. Otherwise node-sqlite3-wasm
+   * could not lock it there (its lock is a directory made next to the
+   * file) or read it (a WAL file, which it reads only in exclusive locking
+   * mode, making a -wal file): it is opened through a link in a directory
+   * of the store's own, whose lock is its own — as the Go store reads such
+   * a file with immutable=1, it must not be written meanwhile: a -journal
+   * or -shm next to it (a writer at work) fails the operation. A WAL file
+   * whose -wal holds commits not yet in the file is refused: only a
+   * writer can apply them.
+   * @returns {InstanceType<typeof Database>}
+   */
+  #connectReadOnly() {
+    const path = this.path;
+    if (path === MEMORY_PATH) throw new HostError('invalid_request', `SQLiteStore: readOnly needs a database file, not ${MEMORY_PATH}`);
+    if (!existsSync(path) || !statSync(path).isFile()) {
+      throw new HostError('invalid_request', `SQLiteStore: ${path}: no such database file (readOnly opens an existing one)`);
+    }
+    if (existsSync(`${path}-shm`)) throw shmError(path);
+    const wal = isWal(path);
+    if (wal && existsSync(`${path}-wal`) && statSync(`${path}-wal`).size > 0) {
+      throw new HostError('other', `SQLiteStore: ${path}: its write-ahead log ${path}-wal holds commits not yet in the database `
+        + 'file, and only a writer can apply them: open it writable once (with any clipfold store) and read it again');
+    }
+    let target = path;
+    if (wal || !canWrite(dirname(resolve(path)))) {
+      this.#privateDir = mkdtempSync(join(tmpdir(), 'clipfold-read-'));
+      target = join(this.#privateDir, basename(path));
+      symlinkSync(resolve(path), target);
+      this.#readMode = 'private';
+    } else {
+      this.#readMode = 'locked';
+    }
+    /** @type {InstanceType<typeof Database> | null} */
+    let db = null;
+    try {
+      db = new Database(target, { readOnly: true, fileMustExist: true });
+      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
+      // Without shared memory SQLite reads a WAL file only in exclusive
+      // locking mode; the lock is the store's own.
+      if (wal) db.exec('PRAGMA locking_mode = EXCLUSIVE');
+    } catch (err) {
+      try { db?.close(); } catch { /* reporting the open's error */ }
+      if (this.#privateDir) rmSync(this.#privateDir, { recursive: true, force: true });
+      throw err;
+    }
+    finalizer.unregister(this);
+    finalizer.register(this, { db, dir: this.#privateDir }, this);
+    return db;
+  }
+
+  /**
+   * A read-only store reads schema versions READ_MIN_VERSION up to the
+   * newest it knows; anything else is refused, naming what to do.
+   */
+  #checkReadable() {
+    /** @type {number[]} */
+    let versions;
+    try {
+      versions = this.#use((db) => db.all('SELECT version FROM schema_migrations').map((r) => Number(r.version)));
+    } catch (err) {
+      if (!/no such table/.test(errText(err))) throw err;
+      throw new HostError('other', `SQLiteStore: ${this.path}: not a clipfold database (it has no schema_migrations table)`);
+    }
+    const version = Math.max(0, ...versions);
+    const known = this.#sql.migrations.length;
+    if (version > known) {
+      throw new HostError('other', `SQLiteStore: ${this.path}: schema version ${version} is newer than this clipfold knows `
+        + `(up to ${known}): upgrade clipfold`);
+    }
+    if (version < READ_MIN_VERSION) {
+      throw new HostError('other', `SQLiteStore: ${this.path}: schema version ${version} is older than reading needs `
+        + `(${READ_MIN_VERSION}): open it writable once (new SQLiteStore(path), or any writing clipfold command) to migrate it`);
     }
   }
 
@@ -272,7 +381,7 @@ export class SQLiteStore {
       throw err;
     }
     finalizer.unregister(this);
-    finalizer.register(this, db, this);
+    finalizer.register(this, { db, dir: '' }, this);
     return db;
   }
 
@@ -288,6 +397,7 @@ export class SQLiteStore {
    * @returns {T}
    */
   #use(fn) {
+    if (this.readOnly) return this.#read(fn);
     if (this.path !== MEMORY_PATH && this.#db.isOpen) rollBackHotJournal(this.#db, this.path);
     try {
       return fn(this.#db);
@@ -300,10 +410,40 @@ export class SQLiteStore {
     }
   }
 
+  /**
+   * #use for a read-only store: fn runs unless the file is being written
+   * or a write to it was interrupted, which a reader can neither wait for
+   * (through its own lock) nor undo.
+   * @template T
+   * @param {(db: InstanceType<typeof Database>) => T} fn
+   * @returns {T}
+   */
+  #read(fn) {
+    const path = this.path;
+    const journal = `${path}-journal`;
+    if (this.#readMode === 'private') {
+      if (existsSync(`${path}-shm`)) throw shmError(path);
+      if (existsSync(journal)) {
+        throw new HostError('unavailable', `SQLiteStore: ${path} is being written, or a write to it was interrupted (${journal} `
+          + 'is there): retry, or open it writable once to roll the write back', true);
+      }
+    } else if (existsSync(journal)) {
+      // Under the lock a journal is hot; SQLite, read-only, cannot play it back.
+      try {
+        rollBackHotJournal(this.#db, path);
+      } catch (err) {
+        throw new HostError('other', `SQLiteStore: ${path}: a write to it was interrupted (${journal} is there) and only a `
+          + `writer can roll it back: open it writable once (${errText(err)})`);
+      }
+    }
+    return fn(this.#db);
+  }
+
   /** Closes the database. */
   close() {
     finalizer.unregister(this);
     if (this.#db.isOpen) this.#db.close();
+    if (this.#privateDir) rmSync(this.#privateDir, { recursive: true, force: true });
   }
 
   /** Whether the database is open. */
@@ -318,6 +458,7 @@ export class SQLiteStore {
    * @returns {T}
    */
   #tx(fn) {
+    this.#refuseReadOnly();
     return this.#use((db) => {
       try {
         db.exec('BEGIN IMMEDIATE');
@@ -341,7 +482,14 @@ export class SQLiteStore {
     });
   }
 
+  #refuseReadOnly() {
+    if (this.readOnly) {
+      throw new HostError('invalid_request', `SQLiteStore: ${this.path} was opened read-only (readOnly: true): nothing can be written`);
+    }
+  }
+
   #refuseWriteIfNewer() {
+    this.#refuseReadOnly();
     if (this.#unknownVersion) {
       const known = this.#sql.migrations.length;
       throw new HostError('other', `${this.path}: schema version ${this.#unknownVersion} is newer than this clipfold knows `
@@ -964,6 +1112,19 @@ function rollBackHotJournal(db, path) {
     db.all('SELECT 1 FROM sqlite_master LIMIT 1');
   } finally {
     f.accessSync = accessSync;
+  }
+}
+
+/**
+ * Whether this process may create files in the directory.
+ * @param {string} dir
+ */
+function canWrite(dir) {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
   }
 }
 
