@@ -14,11 +14,6 @@ import (
 // Errors about the conversation file name it, and place the problem.
 func TestInputErrorsNameTheFile(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-		return p
-	}
 	cases := []struct {
 		file, content string
 		want          []string
@@ -32,7 +27,8 @@ func TestInputErrorsNameTheFile(t *testing.T) {
 			[]string{"many.jsonl: history: has more than 250000 elements"}},
 	}
 	for _, tc := range cases {
-		p := write(tc.file, tc.content)
+		p := filepath.Join(dir, tc.file)
+		require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o644))
 		r := runCLI(t, dir, nil, "compact", p)
 		require.Equal(t, 1, r.code, r.stderr)
 		for _, w := range tc.want {

@@ -12,27 +12,26 @@ import (
 	"testing"
 )
 
-// Sink is a server that records every connection and request it gets.
-type Sink struct {
+// Server is a test server that counts the connections it accepts and the
+// requests it answers.
+type Server struct {
 	*httptest.Server
 	mu          sync.Mutex
 	connections int
 	requests    int
 }
 
-// NewSink starts a Sink, closed when the test ends. Its handler answers
-// like a provider that has something to say, so that a client that
-// reached it would have an answer to take.
-func NewSink(t testing.TB, reply string) *Sink {
+// newServer starts a Server answering with answer, closed when the test
+// ends.
+func newServer(t testing.TB, answer func(w http.ResponseWriter, r *http.Request)) *Server {
 	t.Helper()
-	s := &Sink{}
+	s := &Server{}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		s.mu.Lock()
 		s.requests++
 		s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, reply)
+		answer(w, r)
 	}))
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
@@ -46,42 +45,38 @@ func NewSink(t testing.TB, reply string) *Sink {
 	return s
 }
 
-// Reached reports how many connections and requests the sink got.
-func (s *Sink) Reached() (connections, requests int) {
+// Reached reports how many connections and requests the server got.
+func (s *Server) Reached() (connections, requests int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.connections, s.requests
 }
 
-// Redirector is a server that answers every request with status and a
-// Location of target plus the request's path, and counts the requests.
-type Redirector struct {
-	*httptest.Server
-	mu       sync.Mutex
-	requests int
+// Requests is how many requests the server answered.
+func (s *Server) Requests() int {
+	_, n := s.Reached()
+	return n
 }
 
-// NewRedirector starts a Redirector, closed when the test ends.
-func NewRedirector(t testing.TB, status int, target string) *Redirector {
+// NewSink starts the server a redirect points to. It answers like a
+// provider that has something to say (reply, as JSON), so that a client
+// that reached it would have an answer to take.
+func NewSink(t testing.TB, reply string) *Server {
 	t.Helper()
-	r := &Redirector{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		_, _ = io.Copy(io.Discard, req.Body)
-		r.mu.Lock()
-		r.requests++
-		r.mu.Unlock()
-		w.Header().Set("Location", target+req.URL.Path)
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(r.Close)
-	return r
+	return newServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, reply)
+	})
 }
 
-// Requests is how many requests the redirector answered.
-func (r *Redirector) Requests() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.requests
+// NewRedirector starts a server that answers every request with status
+// and a Location of target plus the request's path.
+func NewRedirector(t testing.TB, status int, target string) *Server {
+	t.Helper()
+	return newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", target+r.URL.Path)
+		w.WriteHeader(status)
+	})
 }
 
 // Statuses are the redirects the tests try.
