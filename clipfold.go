@@ -417,8 +417,10 @@ func DecodeHistory(conversationID string, history []json.RawMessage) ([]store.Me
 	return out, nil
 }
 
-// sync appends the messages of history that the store holds nowhere
-// (neither active nor in recall), decoded by the plug-in's own decoder.
+// sync appends the messages of history that the conversation holds
+// nowhere (neither active nor in its recall storage), decoded by the
+// plug-in's own decoder. Message ids are unique within a conversation
+// only: another conversation's message of the same id is another message.
 func (c *Compactor) sync(ctx context.Context, conversationID string, history []json.RawMessage) error {
 	msgs, err := DecodeHistory(conversationID, history)
 	if err != nil {
@@ -437,8 +439,12 @@ func (c *Compactor) sync(ctx context.Context, conversationID string, history []j
 		if known[m.ID] {
 			continue
 		}
-		if _, err := c.store.Recall(ctx, m.ID); err == nil {
+		_, err := c.store.Recall(ctx, conversationID, m.ID)
+		if err == nil {
 			continue // compacted already: the commit will not touch it
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
 		fresh = append(fresh, m)
 	}

@@ -102,7 +102,7 @@ func TestCompressFrameworkPatterns(t *testing.T) {
 					continue
 				}
 				removed++
-				r, err := c.Store().Recall(ctx, m.ID)
+				r, err := c.Store().Recall(ctx, "fw", m.ID)
 				require.NoError(t, err, "lost: %s", m.Raw)
 				require.Equal(t, string(m.Raw), string(r.Raw))
 			}

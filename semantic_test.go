@@ -96,7 +96,7 @@ func TestEmbedderFailureNeverFailsCompaction(t *testing.T) {
 		if live[m.ID] {
 			continue
 		}
-		r, err := st.Store().Recall(ctx, m.ID)
+		r, err := st.Store().Recall(ctx, "trip", m.ID)
 		require.NoError(t, err, "message %s is neither active nor in recall", m.ID)
 		assert.JSONEq(t, string(raw), string(r.Raw))
 	}

@@ -86,7 +86,7 @@ func TestSearchAfterCompaction(t *testing.T) {
 					require.NoError(t, err)
 					for _, h := range hits {
 						require.False(t, strings.HasPrefix(h.ID, "clip_"), "%s: clip-archive %s is a hit for %q", file, h.ID, q)
-						r, err := store.Read(ctx, s, h.ID)
+						r, err := store.Read(ctx, s, h.ConversationID, h.ID)
 						require.NoError(t, err, "every hit reads back by id")
 						require.Equal(t, h.Kind, r.Kind)
 					}
@@ -108,7 +108,7 @@ func TestSearchAfterCompaction(t *testing.T) {
 					var call gjson.Result
 					for _, m := range all {
 						if tc := gjson.GetBytes(m, "tool_calls.0"); tc.Exists() && gjson.GetBytes(m, "content").String() == "" {
-							if _, err := s.Recall(ctx, gjson.GetBytes(m, "id").String()); err == nil {
+							if _, err := s.Recall(ctx, conv, gjson.GetBytes(m, "id").String()); err == nil {
 								call = gjson.ParseBytes(m)
 								break
 							}

@@ -196,7 +196,7 @@ func TestCompressShapesStoreOwned(t *testing.T) {
 					require.NoError(t, err)
 					var fresh []store.Message
 					for _, m := range msgs {
-						if _, err := st.Recall(ctx, m.ID); err == nil {
+						if _, err := st.Recall(ctx, conv, m.ID); err == nil {
 							continue
 						}
 						fresh = append(fresh, m)
@@ -242,7 +242,7 @@ func TestCompressShapesStoreOwned(t *testing.T) {
 					if kept[m.ID] {
 						continue
 					}
-					r, err := st.Recall(ctx, m.ID)
+					r, err := st.Recall(ctx, conv, m.ID)
 					require.NoError(t, err, "removed message %s", m.Raw)
 					require.Equal(t, string(m.Raw), string(r.Raw))
 				}
@@ -264,7 +264,7 @@ func TestCompressShapesStoreOwned(t *testing.T) {
 				out2 := rawList(res.Get("history").Array())
 				require.True(t, strings.HasPrefix(string(out2[0]), archiveHead[shape]))
 				require.Equal(t, 1, strings.Count(string(mustJSON(t, out2)), `[Context Summary`), "one clip-archive")
-				_, err = st.Recall(ctx, active[0].ID)
+				_, err = st.Recall(ctx, conv, active[0].ID)
 				require.NoError(t, err, "the prior clip-archive moved to recall")
 				checkToolUnits(t, conv, out2)
 			})
@@ -403,7 +403,7 @@ func callerOwned(t *testing.T, st store.Store, mk func(api.HostCaller) compresso
 			continue
 		}
 		removed++
-		r, err := st.Recall(ctx, m.ID)
+		r, err := st.Recall(ctx, conv, m.ID)
 		require.NoError(t, err, "message %s is neither in the view nor in recall", m.Raw)
 		require.Equal(t, string(m.Raw), string(r.Raw))
 	}

@@ -172,7 +172,7 @@ func TestEndToEndRepeatedCompaction(t *testing.T) {
 			for _, h := range hits {
 				text := h.Snippet
 				if h.Kind == store.HitMessage {
-					m, err := s.Recall(ctx, h.ID)
+					m, err := s.Recall(ctx, h.ConversationID, h.ID)
 					require.NoError(t, err, "hit %s", h.ID)
 					text = m.Content
 				}

@@ -48,8 +48,11 @@ func (a *archive) describe() string {
 func (a *archive) Close() error { return a.st.Close() }
 
 // open opens the archive. openExisting (search, show, recall) refuses to
-// create a new, empty database; openDry uses a throwaway in-memory one
-// when there is none.
+// create a new, empty database and opens SQLite read-only: it never
+// migrates or writes, so an archive the user cannot write is read as it
+// is. openEmbed (search with embeddings) opens it writable, to store the
+// vectors it computes, and read-only when the user cannot write it.
+// openDry uses a throwaway in-memory one when there is none.
 func (sf *storeFlags) open(e *env, mode openMode) (*archive, error) {
 	pg := sf.postgres
 	if pg == "" && sf.db == "" {
@@ -81,11 +84,14 @@ func (sf *storeFlags) open(e *env, mode openMode) (*archive, error) {
 		switch {
 		case err == nil && info.IsDir():
 			return nil, usagef("--db %s is a directory; give a database file", path)
+		case err == nil && mode == openExisting:
+			// Reading waits for no writer (WAL), takes no write lock.
+			return openReadOnly(path, flagArg)
 		case err == nil:
 			if err := probeLock(e, path); err != nil {
 				return nil, err
 			}
-		case errors.Is(err, os.ErrNotExist) && mode == openExisting:
+		case errors.Is(err, os.ErrNotExist) && (mode == openExisting || mode == openEmbed):
 			return nil, failf("no archive at %s yet: run 'clipfold compact FILE%s' first (or point --db at your database)", path, prefixSpace(flagArg))
 		case errors.Is(err, os.ErrNotExist) && mode == openDry:
 			open = sqlite.MemoryPath
@@ -96,7 +102,23 @@ func (sf *storeFlags) open(e *env, mode openMode) (*archive, error) {
 		if isBusy(err) {
 			return nil, lockedError(path)
 		}
+		if mode == openEmbed && sqlite.IsReadOnly(err) {
+			// An archive this user cannot write: searched as it is.
+			return openReadOnly(path, flagArg)
+		}
 		return nil, failf("opening the SQLite database %s: %v", path, err)
+	}
+	return &archive{st: st, kind: "sqlite", where: path, flagArg: flagArg}, nil
+}
+
+// openReadOnly opens the SQLite archive at path for reading only.
+func openReadOnly(path, flagArg string) (*archive, error) {
+	st, err := sqlite.OpenReadOnly(path)
+	if err != nil {
+		if isBusy(err) {
+			return nil, lockedError(path)
+		}
+		return nil, failf("opening the SQLite database %s for reading: %v", path, err)
 	}
 	return &archive{st: st, kind: "sqlite", where: path, flagArg: flagArg}, nil
 }
@@ -181,19 +203,19 @@ func appendNew(ctx context.Context, st store.Store, c *conversation, dryRun bool
 }
 
 // newMessages filters msgs down to the ones neither in stored (the active
-// history's ids) nor in recall storage.
+// history's ids) nor in the conversation's recall storage. Ids are unique
+// within a conversation only: another conversation's message of the same
+// id is another message.
 func newMessages(ctx context.Context, st store.Store, conv string, msgs []convMessage, stored map[string]bool) ([]convMessage, error) {
 	var fresh []convMessage
 	for _, m := range msgs {
 		if stored[m.ID] {
 			continue
 		}
-		r, err := st.Recall(ctx, m.ID)
+		_, err := st.Recall(ctx, conv, m.ID)
 		switch {
-		case err == nil && r.ConversationID == conv:
-			continue // compacted earlier
 		case err == nil:
-			return nil, failf("message id %q is already stored for conversation %q; message ids must be unique across the archive", m.ID, r.ConversationID)
+			continue // compacted earlier
 		case !errors.Is(err, store.ErrNotFound):
 			return nil, err
 		}
@@ -210,7 +232,7 @@ func appendMessages(ctx context.Context, st store.Store, conv string, msgs []con
 	if err := st.AppendMessages(ctx, conv, sm); err != nil {
 		var de *store.DuplicateIDError
 		if errors.As(err, &de) {
-			return failf("message id(s) %q are already stored for another conversation; message ids must be unique across the archive", de.IDs)
+			return failf("message id(s) %q are already stored in conversation %q; message ids must be unique within a conversation", de.IDs, conv)
 		}
 		return fmt.Errorf("storing the messages: %w", err)
 	}

@@ -71,8 +71,13 @@ prints a message back as its exact original JSON. Given a batch id (the
 conversation, time range, depth, method, the ids of the messages it
 summarizes — and its full summary (as one JSON object with --json).
 
+Message ids are unique within a conversation: when several conversations
+number their messages alike (msg_0, msg_1, …), name the one you mean with
+--conversation (recall says which conversations hold the id).
+
 Examples:
   clipfold recall dbg-0042
+  clipfold recall msg_7 --conversation support-chat
   clipfold recall blk_4f0c2a9e1b7d3c5a6e8f9012 --db archive.db
   clipfold recall support-chat-0007 --db archive.db`,
 }
@@ -125,7 +130,11 @@ func runSearch(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := sf.open(e, openExisting)
+	mode := openExisting
+	if emb != nil {
+		mode = openEmbed
+	}
+	a, err := sf.open(e, mode)
 	if err != nil {
 		return err
 	}
@@ -174,8 +183,28 @@ func runSearch(e *env, args []string) error {
 	if *conv != "" {
 		in = " in " + *conv
 	}
-	fmt.Fprintf(e.stdout, "\n%d hit(s)%s. Print one in full: clipfold recall ID%s\n", len(hits), in, prefixSpace(a.flagArg))
+	recallArgs := "ID"
+	if sharedIDs(hits) {
+		recallArgs = "ID --conversation CONVERSATION_ID"
+	}
+	fmt.Fprintf(e.stdout, "\n%d hit(s)%s. Print one in full: clipfold recall %s%s\n", len(hits), in, recallArgs, prefixSpace(a.flagArg))
 	return nil
+}
+
+// sharedIDs says whether two message hits have the same id (from two
+// conversations): recall then needs the conversation.
+func sharedIDs(hits []store.Hit) bool {
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if h.Kind != store.HitMessage {
+			continue
+		}
+		if seen[h.ID] {
+			return true
+		}
+		seen[h.ID] = true
+	}
+	return false
 }
 
 // ranks says where a fused hit came from: "words #1, meaning #3 (0.82)".
@@ -325,6 +354,7 @@ func runRecall(e *env, args []string) error {
 	var sf storeFlags
 	sf.register(fs)
 	jsonOut := fs.Bool("json", true, "print JSON: a message's exact original JSON (always), a batch as one JSON object")
+	conv := fs.String("conversation", "", "the message's conversation `id` (needed when several conversations use the message id)")
 	pos, err := parse(e, recallCmd, fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -336,9 +366,22 @@ func runRecall(e *env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	r, err := store.Read(e.ctx, a.st, pos[0])
+	r, err := store.Read(e.ctx, a.st, *conv, pos[0])
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
+		var amb *store.AmbiguousIDError
+		switch {
+		case errors.As(err, &amb):
+			more := ""
+			if amb.More {
+				more = ", …"
+			}
+			return failf("message id %q is in recall storage for several conversations (%s%s) in %s: name one with --conversation, "+
+				"e.g. 'clipfold recall %s --conversation %s%s'", pos[0], strings.Join(amb.ConversationIDs, ", "), more, a.describe(),
+				shellQuote(pos[0]), shellQuote(amb.ConversationIDs[0]), prefixSpace(a.flagArg))
+		case errors.Is(err, store.ErrNotFound) && *conv != "":
+			return failf("%q is neither a message in the recall storage of conversation %q nor an archived batch in %s "+
+				"(drop --conversation to look in every conversation)", pos[0], *conv, a.describe())
+		case errors.Is(err, store.ErrNotFound):
 			return failf("%q is neither a message in recall storage nor an archived batch in %s: only messages a compaction "+
 				"removed are there (the active history is shown by 'clipfold show CONVERSATION_ID'); batch ids are the "+
 				"\"batch blk_…\" hits of 'clipfold search'", pos[0], a.describe())

@@ -188,9 +188,13 @@ func runCompact(e *env, args []string) error {
 type openMode int
 
 const (
-	openExisting openMode = iota // search, show, recall: the archive must exist
+	openExisting openMode = iota // search, show, recall: the archive must exist; SQLite read-only
 	openCreate                   // compact, run
 	openDry                      // --dry-run: never write; an in-memory database if there is none
+	// openEmbed: search with embeddings, which stores the vectors it
+	// computes when it can: the archive must exist; written when the
+	// user can, else read-only.
+	openEmbed
 )
 
 // activeRaw is the conversation's active history as stored: each

@@ -78,6 +78,12 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) result {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = cleanEnv(env)
+	return execCLI(t, cmd)
+}
+
+// execCLI runs cmd (a clipfold binary) with empty stdin.
+func execCLI(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Stdin = strings.NewReader("")
@@ -86,7 +92,7 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running clipfold %v: %v", args, err)
+		t.Fatalf("running clipfold %v: %v", cmd.Args[1:], err)
 	}
 	return result{out.String(), errb.String(), code}
 }

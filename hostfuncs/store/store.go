@@ -34,8 +34,10 @@ import (
 // racing compactions of the same conversation win.
 type Store interface {
 	// AppendMessages adds msgs, in order, after the conversation's active
-	// history. Message ids are unique across the whole store (active and
-	// recall): a duplicate id is an error naming it, and nothing is added.
+	// history. Message ids are the caller's and unique within their
+	// conversation (active and recall), so another conversation may use
+	// the same ids: an id the conversation already holds is an error
+	// naming it (*DuplicateIDError), and nothing is added.
 	AppendMessages(ctx context.Context, conversationID string, msgs []Message) error
 
 	// ActiveMessages returns the conversation's active history in order.
@@ -54,8 +56,11 @@ type Store interface {
 	Commit(ctx context.Context, c *core.Commit) error
 
 	// Recall returns a message a commit removed, with its raw JSON intact,
-	// or an error matching ErrNotFound.
-	Recall(ctx context.Context, messageID string) (Message, error)
+	// or an error matching ErrNotFound. A message is known by its
+	// conversation and id; conversationID "" means any conversation: the
+	// message of the only conversation holding messageID in recall, or,
+	// when several do, an *AmbiguousIDError listing them (name one).
+	Recall(ctx context.Context, conversationID, messageID string) (Message, error)
 
 	// Block returns an archival block (a batch summary) in full, with
 	// its parsed batch metadata, or an error matching ErrNotFound.
@@ -199,12 +204,15 @@ type Record struct {
 	Block   *StoredBlock // HitBatch
 }
 
-// Read returns the recalled message with id, or else the archival block
-// with id, or an error matching ErrNotFound when neither exists. Message
-// and block ids are separate name spaces; a message wins a clash (block
-// ids are "blk_" and 24 random hex digits).
-func Read(ctx context.Context, s Store, id string) (Record, error) {
-	m, err := s.Recall(ctx, id)
+// Read returns the recalled message with id of the conversation (""
+// for any, as Store.Recall: an *AmbiguousIDError when several
+// conversations hold it), or else the archival block with id, or an error
+// matching ErrNotFound when neither exists. Message and block ids are
+// separate name spaces; a message wins a clash (block ids are "blk_" and
+// 24 random hex digits, unique across the store, so the conversation
+// does not narrow them).
+func Read(ctx context.Context, s Store, conversationID, id string) (Record, error) {
+	m, err := s.Recall(ctx, conversationID, id)
 	if err == nil {
 		return Record{Kind: HitMessage, Message: &m}, nil
 	}
@@ -216,9 +224,62 @@ func Read(ctx context.Context, s Store, id string) (Record, error) {
 		return Record{Kind: HitBatch, Block: &b}, nil
 	}
 	if errors.Is(err, ErrNotFound) {
+		if conversationID != "" {
+			return Record{}, fmt.Errorf("read %q: no recalled message of conversation %q and no archival block has this id: %w",
+				id, conversationID, ErrNotFound)
+		}
 		return Record{}, fmt.Errorf("read %q: no recalled message or archival block has this id: %w", id, ErrNotFound)
 	}
 	return Record{}, err
+}
+
+// MaxListedConversations is how many conversations an *AmbiguousIDError
+// names at most.
+const MaxListedConversations = 10
+
+// AmbiguousIDError reports a message id read without a conversation
+// (Store.Recall with conversationID "") that recall storage holds for
+// several conversations: message ids are unique within a conversation
+// only.
+type AmbiguousIDError struct {
+	ID string
+	// ConversationIDs are the conversations holding ID, in order, at most
+	// MaxListedConversations; More says there are others.
+	ConversationIDs []string
+	More            bool
+}
+
+func (e *AmbiguousIDError) Error() string {
+	list := fmt.Sprintf("%q", e.ConversationIDs)
+	if e.More {
+		list = strings.TrimSuffix(list, "]") + " …]"
+	}
+	return fmt.Sprintf("message id %q is in recall storage for several conversations %s: name the conversation", e.ID, list)
+}
+
+// ResolveConversation is Store.Recall's answer for a message read without
+// a conversation: holders are the conversations recall storage holds
+// messageID for, in order (the backend reads at most
+// MaxListedConversations + 1). None: ErrNotFound; one: that
+// conversation; several: an *AmbiguousIDError.
+func ResolveConversation(messageID string, holders []string) (string, error) {
+	switch {
+	case len(holders) == 0:
+		return "", fmt.Errorf("recall message %q: %w", messageID, ErrNotFound)
+	case len(holders) == 1:
+		return holders[0], nil
+	}
+	e := &AmbiguousIDError{ID: messageID, ConversationIDs: holders}
+	if len(holders) > MaxListedConversations {
+		e.ConversationIDs, e.More = holders[:MaxListedConversations], true
+	}
+	return "", e
+}
+
+// NotRecalled is Store.Recall's error for a message the conversation's
+// recall storage does not hold.
+func NotRecalled(conversationID, messageID string) error {
+	return fmt.Errorf("recall message %q of conversation %q: %w", messageID, conversationID, ErrNotFound)
 }
 
 // FinishHit completes a hit a backend scanned: its kind from the query's
@@ -242,6 +303,17 @@ func FinishHit(h *Hit, kind, createdAt string) error {
 
 // ErrNotFound is returned (wrapped) when a looked-up record does not exist.
 var ErrNotFound = errors.New("not found")
+
+// ErrReadOnly is returned (wrapped) by a write through a store opened
+// for reading only (e.g. sqlite.OpenReadOnly).
+var ErrReadOnly = errors.New("the store is open read-only")
+
+// ReadOnlyStore is implemented by stores that can be opened for reading
+// only; ReadOnly says whether this one was. A search with an embedder
+// through a read-only store embeds nothing: it ranks the vectors stored.
+type ReadOnlyStore interface {
+	ReadOnly() bool
+}
 
 // ErrConflict is core.ErrConflict, re-exported so callers of this package
 // need not import core to test for it with errors.Is.
@@ -473,24 +545,15 @@ func PrepareAppend(conversationID string, msgs []Message) ([]Message, error) {
 	return out, nil
 }
 
-// DuplicateIDError reports message ids that already exist in the store.
+// DuplicateIDError reports message ids the conversation already holds
+// (active or in recall storage): ids are unique within a conversation.
 type DuplicateIDError struct {
-	IDs []string
-}
-
-func (e *DuplicateIDError) Error() string {
-	return fmt.Sprintf("message id(s) already stored: %q", e.IDs)
-}
-
-// ForeignIDError reports recall writes whose ids recall storage already
-// holds for another conversation: ids are unique across the store.
-type ForeignIDError struct {
 	ConversationID string
 	IDs            []string
 }
 
-func (e *ForeignIDError) Error() string {
-	return fmt.Sprintf("recall_writes: message id(s) %q are already stored for another conversation than %q", e.IDs, e.ConversationID)
+func (e *DuplicateIDError) Error() string {
+	return fmt.Sprintf("message id(s) already stored in conversation %q: %q", e.ConversationID, e.IDs)
 }
 
 // ConflictError wraps core.ErrConflict with what was missing, so the log

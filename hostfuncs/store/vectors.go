@@ -36,26 +36,30 @@ const FusionDepth = 30
 const BackfillBatch = 256
 
 // DocRef names a searchable document: a recalled message (HitMessage,
-// recall id) or an archival block (HitBatch, block id).
+// its conversation and recall id: a message id is unique within its
+// conversation only) or an archival block (HitBatch, the block's
+// conversation, "" for none, and its id).
 type DocRef struct {
-	Kind HitKind
-	ID   string
+	Kind           HitKind
+	ConversationID string
+	ID             string
 }
+
+// refOf is the DocRef of a hit.
+func refOf(h *Hit) DocRef { return DocRef{h.Kind, h.ConversationID, h.ID} }
 
 // Doc is a searchable document and the text search indexes for it: a
 // message's search_text (else its content), a block's summary without
 // its metadata line.
 type Doc struct {
 	DocRef
-	ConversationID string
-	Text           string
+	Text string
 }
 
 // DocVector is a document's embedding.
 type DocVector struct {
 	DocRef
-	ConversationID string
-	Vector         []float32
+	Vector []float32
 }
 
 // Neighbor is a document of the vector ranking with its cosine
@@ -139,7 +143,7 @@ func embedMissing(ctx context.Context, vi VectorIndex, e Embedder, conversationI
 			if dims > 0 && len(vecs[i]) != dims {
 				return total, fmt.Errorf("embeddings: model %q gave %d dimensions for a document, %d for the query", model, len(vecs[i]), dims)
 			}
-			vs[i] = DocVector{DocRef: d.DocRef, ConversationID: d.ConversationID, Vector: vecs[i]}
+			vs[i] = DocVector{DocRef: d.DocRef, Vector: vecs[i]}
 		}
 		n, err := vi.PutVectors(ctx, model, vs)
 		if err != nil {
@@ -219,7 +223,14 @@ func vectorRanking(ctx context.Context, vi VectorIndex, query string, opts Searc
 		return nil, fmt.Errorf("embeddings: %d vectors for one query", len(vs))
 	}
 	qv := vs[0]
-	if _, err := embedMissing(ctx, vi, e, opts.ConversationID, len(qv)); err != nil {
+	if ro, ok := vi.(ReadOnlyStore); ok && ro.ReadOnly() {
+		// Nothing can be stored: rank what is, and say what is left out.
+		missing, err := vi.MissingVectors(ctx, opts.ConversationID, e.Model(), len(qv), 1)
+		if err == nil && len(missing) > 0 && opts.Warn != nil {
+			opts.Warn(fmt.Errorf("semantic search over the vectors stored so far: the archive is open read-only, "+
+				"so documents without a vector of %q are found by their words only", e.Model()))
+		}
+	} else if _, err := embedMissing(ctx, vi, e, opts.ConversationID, len(qv)); err != nil {
 		if ctx.Err() != nil {
 			return nil, err
 		}
@@ -259,7 +270,8 @@ func sameScore(a, b float64) bool {
 // fuse merges the lexical hits and the vector neighbors by reciprocal
 // rank fusion. Score becomes the fused score; LexicalRank, VectorRank and
 // Similarity say where it came from. Ties go to the more recent (End),
-// then to the batch, then to the greater id: a deterministic order.
+// then to the batch, then to the greater id (and conversation): a
+// deterministic order.
 func fuse(ctx context.Context, vi VectorIndex, lex []Hit, near []Neighbor) ([]Hit, error) {
 	byRef := make(map[DocRef]*Hit, len(lex)+len(near))
 	order := make([]*Hit, 0, len(lex)+len(near))
@@ -268,7 +280,7 @@ func fuse(ctx context.Context, vi VectorIndex, lex []Hit, near []Neighbor) ([]Hi
 		h := lex[i]
 		h.LexicalRank = lexRanks[i]
 		h.Score = 1 / float64(RRFK+lexRanks[i])
-		byRef[DocRef{h.Kind, h.ID}] = &h
+		byRef[refOf(&h)] = &h
 		order = append(order, &h)
 	}
 	var missing []DocRef
@@ -285,7 +297,7 @@ func fuse(ctx context.Context, vi VectorIndex, lex []Hit, near []Neighbor) ([]Hi
 		for i := range more {
 			h := more[i]
 			h.Snippet = LeadSnippet(h.Text)
-			byRef[DocRef{h.Kind, h.ID}] = &h
+			byRef[refOf(&h)] = &h
 			order = append(order, &h)
 		}
 	}
@@ -310,7 +322,10 @@ func fuse(ctx context.Context, vi VectorIndex, lex []Hit, near []Neighbor) ([]Hi
 		if a.Kind != b.Kind {
 			return a.Kind == HitBatch
 		}
-		return a.ID > b.ID
+		if a.ID != b.ID {
+			return a.ID > b.ID
+		}
+		return a.ConversationID > b.ConversationID
 	})
 	// A message whose own words repeat a better message hit's of the same
 	// conversation is folded into it, as the lexical search folds it
@@ -466,7 +481,10 @@ func (r *Ranker) trim() {
 		if a.Kind != b.Kind {
 			return a.Kind == HitBatch
 		}
-		return a.ID > b.ID
+		if a.ID != b.ID {
+			return a.ID > b.ID
+		}
+		return a.ConversationID > b.ConversationID
 	})
 	if r.k > 0 && len(r.best) >= r.k {
 		r.best = r.best[:r.k]

@@ -201,7 +201,7 @@ func (a *archiveStore) Close() error { return a.st.Close() }
 // recall returns a message compaction moved to recall storage, as stored
 // (its raw JSON), or ok = false when recall storage does not have it.
 func (a *archiveStore) recall(ctx context.Context, id string) (raw []byte, conv string, ok bool, err error) {
-	m, err := a.st.Recall(ctx, id)
+	m, err := a.st.Recall(ctx, a.conv, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", false, nil
 	}

@@ -180,6 +180,36 @@ ALTER TABLE recall ADD COLUMN fts_context tsvector GENERATED ALWAYS AS (
 CREATE INDEX recall_fts ON recall USING gin (fts);
 CREATE INDEX recall_fts_context ON recall USING gin (fts_context);
 `},
+	{5, "message ids unique per conversation", `
+-- Message ids are the caller's, and callers number each conversation on
+-- its own (msg_0, msg_1, … in every conversation): a message is known by
+-- (conversation_id, id) in messages, recall and embeddings. Every row is
+-- kept; only the keys change.
+ALTER TABLE messages DROP CONSTRAINT messages_pkey;
+ALTER TABLE messages ADD CONSTRAINT messages_pkey PRIMARY KEY (conversation_id, id);
+ALTER TABLE recall DROP CONSTRAINT recall_id_key;
+ALTER TABLE recall ADD CONSTRAINT recall_conversation_id_id_key UNIQUE (conversation_id, id);
+-- Reading a message by id alone (any conversation, Store.Recall).
+CREATE INDEX recall_by_id ON recall (id);
+-- A block's vector is stored under the block's conversation ('' for none).
+DELETE FROM embeddings e WHERE e.kind = 'batch'
+	AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.id = e.ref_id AND COALESCE(b.conversation_id, '') = e.conversation_id);
+ALTER TABLE embeddings DROP CONSTRAINT embeddings_pkey;
+ALTER TABLE embeddings ADD CONSTRAINT embeddings_pkey PRIMARY KEY (kind, conversation_id, ref_id, model);
+
+CREATE OR REPLACE FUNCTION clipfold_embeddings_forget_message() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM embeddings WHERE kind = 'message' AND conversation_id = OLD.conversation_id AND ref_id = OLD.id;
+	RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION clipfold_embeddings_forget_block() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
+BEGIN
+	DELETE FROM embeddings WHERE kind = 'batch' AND conversation_id = COALESCE(OLD.conversation_id, '') AND ref_id = OLD.id;
+	RETURN NULL;
+END $$;
+`},
 }
 
 // ownWords and contextWords split a recalled message's search text at the

@@ -238,12 +238,13 @@ func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs 
 		if err := lockConversation(ctx, tx, conversationID); err != nil {
 			return err
 		}
-		dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id = ANY($1) UNION SELECT id FROM recall WHERE id = ANY($1) ORDER BY 1`, ids)
+		dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $2 AND id = ANY($1)
+UNION SELECT id FROM recall WHERE conversation_id = $2 AND id = ANY($1) ORDER BY 1`, ids, conversationID)
 		if err != nil {
 			return fmt.Errorf("checking ids: %w", err)
 		}
 		if len(dups) > 0 {
-			return &store.DuplicateIDError{IDs: dups}
+			return &store.DuplicateIDError{ConversationID: conversationID, IDs: dups}
 		}
 		var maxSeq *int64
 		if err := tx.QueryRow(ctx, `SELECT MAX(seq) FROM messages WHERE conversation_id = $1`, conversationID).Scan(&maxSeq); err != nil {
@@ -257,14 +258,14 @@ func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs 
 		for i := range msgs {
 			m := &msgs[i]
 			b.Queue(`INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-				m.ID, conversationID, seq+int64(i), m.Role, m.Content, store.FormatTime(m.CreatedAt), string(m.Raw))
+				m.ID, conversationID, seq+int64(i), m.Role, pgText(m.Content), store.FormatTime(m.CreatedAt), string(m.Raw))
 		}
 		br := tx.SendBatch(ctx, &b)
 		for i := range msgs {
 			if _, err := br.Exec(); err != nil {
 				_ = br.Close()
 				if isUniqueViolation(err) {
-					return &store.DuplicateIDError{IDs: []string{msgs[i].ID}}
+					return &store.DuplicateIDError{ConversationID: conversationID, IDs: []string{msgs[i].ID}}
 				}
 				return fmt.Errorf("inserting message %q: %w", msgs[i].ID, err)
 			}
@@ -337,7 +338,7 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 		searchIDs = append(searchIDs, id)
 		// PostgreSQL text holds no NUL and only valid UTF-8; this is index
 		// text, not the message (whose content must already be storable).
-		searchTexts = append(searchTexts, strings.ReplaceAll(strings.ToValidUTF8(text, "\uFFFD"), "\x00", " "))
+		searchTexts = append(searchTexts, pgText(text))
 	}
 
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
@@ -362,12 +363,13 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 		if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
 			return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 		}
-		taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id = $1 UNION SELECT id FROM recall WHERE id = $1`, insert.ID)
+		taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = $2
+UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = $2`, c.ConversationID, insert.ID)
 		if err != nil {
 			return fmt.Errorf("checking insert_message.id: %w", err)
 		}
 		if len(taken) > 0 {
-			return fmt.Errorf("insert_message: %w", &store.DuplicateIDError{IDs: taken})
+			return fmt.Errorf("insert_message: %w", &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
 		}
 		// The clip-archive goes before every message that stays; computing
 		// the position before the removal keeps it below the removed too.
@@ -394,7 +396,7 @@ WHERE m.conversation_id = $1 AND m.id = ANY($2) ORDER BY m.seq`, c.ConversationI
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
+			insert.ID, insert.ConversationID, insertSeq, insert.Role, pgText(insert.Content), store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
 			return fmt.Errorf("inserting message %q: %w", insert.ID, err)
 		}
 		return nil
@@ -426,25 +428,25 @@ func writeBlocks(ctx context.Context, tx pgx.Tx, c *core.Commit, deleteIDs []str
 			return fmt.Errorf("archive_writes[%d]: %w", i, err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, w.Content, nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, pgText(w.Content), nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
 			return fmt.Errorf("archive_writes[%d] (%q): %w", i, w.Label, err)
 		}
 	}
 	return nil
 }
 
-// pgText makes text PostgreSQL can hold: no NUL, valid UTF-8. For the
-// text a recall row is indexed and shown by; the raw JSON holds the
-// message exactly (a NUL in it is escaped).
+// pgText makes text PostgreSQL can hold: no NUL (a space instead, so the
+// words on both sides of it stay apart and are indexed), valid UTF-8. For
+// the text a message is indexed and shown by, and a block's; a message's
+// raw JSON holds it exactly (a NUL in it is escaped).
 func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", " ")
 }
 
 // commitCaller applies a caller-owned commit (history_owner "caller"):
 // only archive_deletes can conflict; each recall write is written once
-// (ON CONFLICT (id) DO NOTHING), and one whose id recall holds for
-// another conversation fails the commit; the active history is not
-// touched.
+// per conversation and id (ON CONFLICT (conversation_id, id) DO
+// NOTHING); the active history is not touched.
 func commitCaller(ctx context.Context, tx pgx.Tx, c *core.Commit, p *store.PreparedCommit, nowText string) error {
 	found, err := queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, p.DeleteIDs)
 	if err != nil {
@@ -453,37 +455,37 @@ func commitCaller(ctx context.Context, tx pgx.Tx, c *core.Commit, p *store.Prepa
 	if missing := store.Minus(p.DeleteIDs, found); len(missing) > 0 {
 		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 	}
-	if len(p.RecallWrites) > 0 {
-		ids := make([]string, len(p.RecallWrites))
-		for i := range p.RecallWrites {
-			w := &p.RecallWrites[i]
-			ids[i] = w.ID
-			if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
+	for i := range p.RecallWrites {
+		w := &p.RecallWrites[i]
+		if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
 VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM recall WHERE conversation_id = $2), $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (id) DO NOTHING`, w.ID, c.ConversationID, w.Role, pgText(w.Content), store.FormatTime(w.CreatedAt), string(w.Raw),
-				nowText, c.OperationID, pgText(w.SearchText)); err != nil {
-				return fmt.Errorf("recall_writes: writing message %q: %w", w.ID, err)
-			}
-		}
-		foreign, err := queryStrings(ctx, tx, `SELECT id FROM recall WHERE id = ANY($1) AND conversation_id <> $2 ORDER BY id`, ids, c.ConversationID)
-		if err != nil {
-			return fmt.Errorf("recall_writes: checking ids: %w", err)
-		}
-		if len(foreign) > 0 {
-			return &store.ForeignIDError{ConversationID: c.ConversationID, IDs: foreign}
+ON CONFLICT (conversation_id, id) DO NOTHING`, w.ID, c.ConversationID, w.Role, pgText(w.Content), store.FormatTime(w.CreatedAt), string(w.Raw),
+			nowText, c.OperationID, pgText(w.SearchText)); err != nil {
+			return fmt.Errorf("recall_writes: writing message %q: %w", w.ID, err)
 		}
 	}
 	return writeBlocks(ctx, tx, c, p.DeleteIDs, nowText)
 }
 
 // Recall implements store.Store.
-func (s *Store) Recall(ctx context.Context, messageID string) (store.Message, error) {
-	ms, err := collect(ctx, s, scanMessage, `SELECT id, conversation_id, role, content, created_at, raw FROM recall WHERE id = $1`, messageID)
+func (s *Store) Recall(ctx context.Context, conversationID, messageID string) (store.Message, error) {
+	if conversationID == "" {
+		holders, err := collect(ctx, s, pgx.RowTo[string], `SELECT conversation_id FROM recall WHERE id = $1 ORDER BY conversation_id LIMIT $2`,
+			messageID, store.MaxListedConversations+1)
+		if err != nil {
+			return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, err)
+		}
+		if conversationID, err = store.ResolveConversation(messageID, holders); err != nil {
+			return store.Message{}, err
+		}
+	}
+	ms, err := collect(ctx, s, scanMessage, `SELECT id, conversation_id, role, content, created_at, raw FROM recall
+WHERE conversation_id = $1 AND id = $2`, conversationID, messageID)
 	if err != nil {
-		return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, err)
+		return store.Message{}, fmt.Errorf("recall message %q of conversation %q: %w", messageID, conversationID, err)
 	}
 	if len(ms) == 0 {
-		return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, store.ErrNotFound)
+		return store.Message{}, store.NotRecalled(conversationID, messageID)
 	}
 	return ms[0], nil
 }

@@ -21,13 +21,15 @@ var missingSQL = `SELECT 'message', r.id, r.conversation_id, COALESCE(r.search_t
 FROM recall r
 WHERE r.fts IS NOT NULL AND COALESCE(r.search_text, r.content) <> '' AND ($1 = '' OR r.conversation_id = $1)
 	AND NOT EXISTS (SELECT 1 FROM embeddings e
-		WHERE e.kind = 'message' AND e.ref_id = r.id AND e.model = $2 AND ($3 = 0 OR e.dims = $3))
+		WHERE e.kind = 'message' AND e.conversation_id = r.conversation_id AND e.ref_id = r.id AND e.model = $2
+			AND ($3 = 0 OR e.dims = $3))
 UNION ALL
 SELECT 'batch', b.id, COALESCE(b.conversation_id, ''), ` + blockBody + `
 FROM blocks b
 WHERE ` + blockBody + ` <> '' AND ($1 = '' OR b.conversation_id = $1)
 	AND NOT EXISTS (SELECT 1 FROM embeddings e
-		WHERE e.kind = 'batch' AND e.ref_id = b.id AND e.model = $2 AND ($3 = 0 OR e.dims = $3))
+		WHERE e.kind = 'batch' AND e.conversation_id = COALESCE(b.conversation_id, '') AND e.ref_id = b.id AND e.model = $2
+			AND ($3 = 0 OR e.dims = $3))
 LIMIT $4`
 
 // tokenSQL fingerprints a scope: the count and the greatest position of
@@ -126,9 +128,9 @@ func (s *Store) putVectors(ctx context.Context, model string, vs []store.DocVect
 	}
 	sql := `INSERT INTO embeddings (kind, ref_id, conversation_id, model, dims, vector, created_at` + col + `)
 SELECT $1, $2, $3, $4, $5, $6, $7` + val + `
-WHERE ($1 = 'message' AND EXISTS (SELECT 1 FROM recall WHERE id = $2))
-	OR ($1 = 'batch' AND EXISTS (SELECT 1 FROM blocks WHERE id = $2))
-ON CONFLICT (kind, ref_id, model) DO UPDATE SET conversation_id = EXCLUDED.conversation_id,
+WHERE ($1 = 'message' AND EXISTS (SELECT 1 FROM recall WHERE conversation_id = $3 AND id = $2))
+	OR ($1 = 'batch' AND EXISTS (SELECT 1 FROM blocks WHERE id = $2 AND COALESCE(conversation_id, '') = $3))
+ON CONFLICT (kind, conversation_id, ref_id, model) DO UPDATE SET
 	dims = EXCLUDED.dims, vector = EXCLUDED.vector, created_at = EXCLUDED.created_at` + set
 	at := store.VectorTime()
 	n := 0
@@ -200,23 +202,23 @@ func (s *Store) scanVectors(ctx context.Context, conversationID, model string, d
 	var refs []store.DocRef
 	var flat []float32
 	err := s.pool.with(ctx, func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT kind, ref_id, vector FROM embeddings
+		rows, err := c.Query(ctx, `SELECT kind, conversation_id, ref_id, vector FROM embeddings
 WHERE model = $1 AND dims = $2 AND ($3 = '' OR conversation_id = $3)`, model, dims, conversationID)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		var kind, id string
+		var kind, conv, id string
 		var blob []byte
 		for rows.Next() {
-			if err := rows.Scan(&kind, &id, &blob); err != nil {
+			if err := rows.Scan(&kind, &conv, &id, &blob); err != nil {
 				return err
 			}
 			v, err := store.DecodeVector(blob)
 			if err != nil || len(v) != dims {
 				continue // not a vector of these dimensions: ignored, as the ranking would
 			}
-			refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ID: id})
+			refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ConversationID: conv, ID: id})
 			flat = append(flat, v...)
 		}
 		return rows.Err()
@@ -224,13 +226,15 @@ WHERE model = $1 AND dims = $2 AND ($3 = '' OR conversation_id = $3)`, model, di
 	return refs, flat, err
 }
 
-// HitsByRef implements store.VectorIndex.
+// HitsByRef implements store.VectorIndex: messages by conversation and
+// id (parallel arrays), blocks by id.
 func (s *Store) HitsByRef(ctx context.Context, refs []store.DocRef) ([]store.Hit, error) {
-	var msgIDs, blockIDs []string
+	var msgConvs, msgIDs, blockIDs []string
 	for _, r := range refs {
 		if r.Kind == store.HitBatch {
 			blockIDs = append(blockIDs, r.ID)
 		} else {
+			msgConvs = append(msgConvs, r.ConversationID)
 			msgIDs = append(msgIDs, r.ID)
 		}
 	}
@@ -243,10 +247,10 @@ func (s *Store) HitsByRef(ctx context.Context, refs []store.DocRef) ([]store.Hit
 		err := store.FinishHit(&h, kind, created)
 		return h, err
 	}, `SELECT 'message', r.id, r.conversation_id, r.role, '', r.created_at, r.operation_id, COALESCE(r.search_text, r.content)
-FROM recall r WHERE r.id = ANY($1)
+FROM unnest($1::text[], $2::text[]) AS k(conversation_id, id) JOIN recall r ON r.conversation_id = k.conversation_id AND r.id = k.id
 UNION ALL
 SELECT 'batch', b.id, COALESCE(b.conversation_id, ''), '', b.label, b.created_at, COALESCE(b.operation_id, ''), b.content
-FROM blocks b WHERE b.id = ANY($2)`, msgIDs, blockIDs)
+FROM blocks b WHERE b.id = ANY($3)`, msgConvs, msgIDs, blockIDs)
 }
 
 // pgvector is the state of the pgvector column: the extension's schema
@@ -311,7 +315,7 @@ func (s *Store) nearestPgvector(ctx context.Context, conversationID, model strin
 	unit, _ := store.DecodeVector(store.EncodeVector(q))
 	r := store.NewRanker(q, k)
 	err := s.pool.with(ctx, func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT kind, ref_id, 1 - (embedding OPERATOR(`+ext+`.<=>) $1::real[]::`+ext+`.vector)
+		rows, err := c.Query(ctx, `SELECT kind, conversation_id, ref_id, 1 - (embedding OPERATOR(`+ext+`.<=>) $1::real[]::`+ext+`.vector)
 FROM embeddings
 WHERE model = $2 AND dims = $3 AND ($4 = '' OR conversation_id = $4) AND embedding IS NOT NULL
 ORDER BY embedding OPERATOR(`+ext+`.<=>) $1::real[]::`+ext+`.vector
@@ -320,13 +324,13 @@ LIMIT $5`, unit, model, len(q), conversationID, 2*k+16)
 			return err
 		}
 		defer rows.Close()
-		var kind, id string
+		var kind, conv, id string
 		var sim float64
 		for rows.Next() {
-			if err := rows.Scan(&kind, &id, &sim); err != nil {
+			if err := rows.Scan(&kind, &conv, &id, &sim); err != nil {
 				return err
 			}
-			r.AddSimilarity(store.DocRef{Kind: store.HitKind(kind), ID: id}, sim)
+			r.AddSimilarity(store.DocRef{Kind: store.HitKind(kind), ConversationID: conv, ID: id}, sim)
 		}
 		return rows.Err()
 	})

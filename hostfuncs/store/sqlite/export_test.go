@@ -17,4 +17,6 @@ func MigrationSQL() map[int][2]string {
 var (
 	SearchSQL       = searchSQL
 	MoveToRecallSQL = moveToRecallSQL
+	SearchByRefSQL  = searchByRefSQL
+	RecallHolders   = recallHoldersSQL
 )

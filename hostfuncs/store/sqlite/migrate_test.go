@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
+	"github.com/clipfold/clipfold/hostfuncs/store/storetest"
 )
 
 // TestReleasedMigrationsUnchanged pins every released step: databases in
@@ -26,6 +28,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		2: "9f7f8b629c240342487eb134af33a9559edf57260d37c5fd4ddcd1628efcdb66",
 		3: "8fa4958e7c9018d97d3e0687113e4dcf7acb4a68ff05f36e6e20d9a599bc675c",
 		4: "2b47c6e6603810d00ab51320b83ab639b3d9a549e0d8b1e5ce1108a911df89db",
+		5: "99326d9fab2946709afa2e6413b5798f847b7b02c8a738e41ddd7bbb0ed66e0e",
 	}
 	steps := sqlite.MigrationSQL()
 	for v, want := range released {
@@ -81,7 +84,7 @@ WHERE name LIKE '%fts%' AND type IN ('table', 'trigger') AND name NOT LIKE 'sear
 			assert.True(t, base(30).Equal(h.End))
 		}
 	}
-	_, err = s.Recall(ctx, "ca0")
+	_, err = s.Recall(ctx, "c1", "ca0")
 	require.NoError(t, err, "the clip-archive itself stays in recall")
 
 	// The upgraded file takes commits with search_text like a new one.
@@ -154,9 +157,108 @@ func TestSearchPlan(t *testing.T) {
 	p = plan(sqlite.SearchSQL, `"x"`, "", 10)
 	assert.Contains(t, p, "VIRTUAL TABLE INDEX", p)
 	assert.Contains(t, p, "USING INTEGER PRIMARY KEY", "hits are looked up by rowid:\n%s", p)
+	p = plan(sqlite.SearchByRefSQL, `[["c1","m1"]]`, `["blk_x"]`)
+	assert.Contains(t, p, "(conversation_id=? AND id=?)", "vector hits are read by their key:\n%s", p)
+	p = plan(sqlite.RecallHolders, "m1", 11)
+	assert.Contains(t, p, "INDEX recall_by_id", "a message read without its conversation:\n%s", p)
 }
 
 // base is 2026-02-28T10:00Z plus minutes.
 func base(minutes int) time.Time {
 	return time.Date(2026, 2, 28, 10, minutes, 0, 0, time.UTC)
+}
+
+// TestUpgradeFromVersion4: a database written while message ids were
+// unique across the store becomes one keyed by (conversation, id): every
+// row of messages, recall, blocks and embeddings is kept (recall.pos, the
+// search index's rowid, included), search finds what it found, and now
+// the words after a NUL too; another conversation may then reuse the ids.
+func TestUpgradeFromVersion4(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	old, err := sqlite.OpenAt(path, 4)
+	require.NoError(t, err)
+	sep := core.SearchContextSep
+	batch := core.FormatBatchBlock("c1", &core.Batch{Content: "The walrus outage\x00 then the narwhal fix.", Start: base(0), End: base(30),
+		MessageCount: 2, SourceMessageIDs: []string{"msg_0", "msg_1"}, OperationID: "op1", Method: core.MethodExtractive})
+	vec := string(store.EncodeVector([]float32{1, 2, 3}))
+	_, err = old.DB().ExecContext(ctx, `
+INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES
+	('ca1', 'c1', 0, 'system', '[Context Summary — 2 messages compressed]', '2026-02-28T11:00:00.000Z', '{"id":"ca1"}'),
+	('msg_2', 'c1', 3, 'user', 'still active', '2026-02-28T10:02:00.000Z', '{"id":"msg_2","content":"still active"}');
+INSERT INTO recall (pos, id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text) VALUES
+	(7, 'msg_0', 'c1', 1, 'user', 'the walrus service is down', '2026-02-28T10:00:00.000Z', '{"id":"msg_0"}', '2026-03-01T00:00:00.000Z', 'op1',
+		'the walrus service is down' || ?1 || 'asked about the pager'),
+	(9, 'msg_1', 'c1', 2, 'assistant', 'restarted' || char(0) || ' the quokka pool', '2026-02-28T10:01:00.000Z', '{"id":"msg_1"}',
+		'2026-03-01T00:00:00.000Z', 'op1', 'restarted' || char(0) || ' the quokka pool' || ?1 || 'why' || char(0) || ' platypus');
+INSERT INTO blocks (pos, id, tier, label, content, created_at, conversation_id, reason, operation_id) VALUES
+	(3, 'blk_a', 'archival', 'compaction-batch-c1-2026-02-28T10:30:00.000Z', ?2, '2026-03-01T00:00:00.000Z', 'c1', '', 'op1'),
+	(5, 'blk_b', 'archival', 'notes', 'kept as written, about the pelican', '2026-03-01T00:00:00.000Z', NULL, '', NULL);
+INSERT INTO embeddings (kind, ref_id, conversation_id, model, dims, vector, created_at) VALUES
+	('message', 'msg_0', 'c1', 'm', 3, CAST(?3 AS BLOB), '2026-03-01T00:00:00.000Z'),
+	('message', 'msg_1', 'c1', 'm', 3, CAST(?3 AS BLOB), '2026-03-01T00:00:00.000Z'),
+	('batch', 'blk_a', 'c1', 'm', 3, CAST(?3 AS BLOB), '2026-03-01T00:00:00.000Z'),
+	('batch', 'blk_b', '', 'm', 3, CAST(?3 AS BLOB), '2026-03-01T00:00:00.000Z');`, sep, batch, vec)
+	require.NoError(t, err)
+	// Version 4 indexed a text up to its first NUL only (a context or a
+	// batch summary cut with substr): the failure this step repairs.
+	var n int
+	require.NoError(t, old.DB().QueryRowContext(ctx, `SELECT count(*) FROM search_fts WHERE search_fts MATCH 'narwhal OR platypus OR quokka'`).Scan(&n))
+	require.Zero(t, n, "version 4 lost the words after a NUL")
+	rows := func(s *sqlite.Store, q string) string {
+		t.Helper()
+		r, err := s.DB().QueryContext(ctx, q)
+		require.NoError(t, err)
+		defer r.Close()
+		cols, err := r.Columns()
+		require.NoError(t, err)
+		var out []string
+		for r.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			require.NoError(t, r.Scan(ptrs...))
+			out = append(out, fmt.Sprintf("%q", vals))
+		}
+		require.NoError(t, r.Err())
+		return strings.Join(out, "\n")
+	}
+	tables := map[string]string{
+		"messages":   `SELECT id, conversation_id, seq, role, content, created_at, raw FROM messages ORDER BY conversation_id, seq`,
+		"recall":     `SELECT pos, id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text FROM recall ORDER BY pos`,
+		"blocks":     `SELECT * FROM blocks ORDER BY pos`,
+		"embeddings": `SELECT kind, ref_id, conversation_id, model, dims, vector, created_at FROM embeddings WHERE ref_id NOT IN ('msg_1', 'blk_a') ORDER BY kind, ref_id`,
+		"fts":        `SELECT rowid, body, context, conversation_id, at FROM search_fts WHERE rowid <> 18 AND rowid <> 7 ORDER BY rowid`,
+	}
+	before := map[string]string{}
+	for name, q := range tables {
+		before[name] = rows(old, q)
+	}
+	require.NoError(t, old.Close())
+
+	s, err := sqlite.Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	for name, q := range tables {
+		assert.Equal(t, before[name], rows(s, q), "%s: every row kept as it was", name)
+	}
+	assert.Contains(t, before["embeddings"], "msg_0", "the kept vectors are there to compare")
+	assert.Contains(t, before["embeddings"], "blk_b")
+	assert.Equal(t, "", rows(s, `SELECT ref_id FROM embeddings WHERE ref_id IN ('msg_1', 'blk_a')`),
+		"the vectors of texts holding a NUL were computed from a cut text: they go, to be computed again")
+
+	for q, want := range map[string]string{"service": "msg_0", "pager": "msg_0", "pelican": "blk_b", "quokka": "msg_1", "platypus": "msg_1", "narwhal": "blk_a"} {
+		hits, err := s.Search(ctx, q, store.SearchOptions{})
+		require.NoError(t, err)
+		require.NotEmpty(t, hits, q)
+		assert.Equal(t, want, hits[0].ID, q)
+	}
+	r, err := s.Recall(ctx, "", "msg_1")
+	require.NoError(t, err)
+	assert.Equal(t, `{"id":"msg_1"}`, string(r.Raw))
+
+	// Another conversation numbering its messages alike now just works.
+	storetest.ReuseIDsAfterUpgrade(t, s)
 }

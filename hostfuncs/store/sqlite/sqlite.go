@@ -39,14 +39,17 @@ type Store struct {
 	db     *sql.DB
 	now    func() time.Time
 	memory bool
-	gen    int64 // writes by this store (atomic), for the vector cache
-	cache  vectorCache
+	// readOnly: opened by OpenReadOnly; every write is refused.
+	readOnly bool
+	gen      int64 // writes by this store (atomic), for the vector cache
+	cache    vectorCache
 }
 
 var (
-	_ store.Store    = (*Store)(nil)
-	_ store.Dumper   = (*Store)(nil)
-	_ store.Migrator = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.Dumper        = (*Store)(nil)
+	_ store.Migrator      = (*Store)(nil)
+	_ store.ReadOnlyStore = (*Store)(nil)
 )
 
 // Open opens (creating when needed) the database at path, a file or
@@ -113,6 +116,9 @@ func (s *Store) Close() error {
 // nothing. It runs in one IMMEDIATE transaction, so two processes opening
 // a new file at once cannot both apply the same step.
 func (s *Store) Migrate(ctx context.Context) (int, error) {
+	if err := s.refuseWrite("migrate"); err != nil {
+		return 0, err
+	}
 	return s.migrateTo(ctx, len(migrations))
 }
 
@@ -181,6 +187,9 @@ func jsonArray(ids []string) (string, error) {
 
 // AppendMessages implements store.Store.
 func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs []store.Message) error {
+	if err := s.refuseWrite(fmt.Sprintf("append to %q", conversationID)); err != nil {
+		return err
+	}
 	msgs, err := store.PrepareAppend(conversationID, msgs)
 	if err != nil {
 		return err
@@ -201,13 +210,13 @@ func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs 
 		return fmt.Errorf("append to %q: begin: %w", conversationID, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1))
-UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, idsJSON)
+	dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
+UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, idsJSON, conversationID)
 	if err != nil {
 		return fmt.Errorf("append to %q: checking ids: %w", conversationID, err)
 	}
 	if len(dups) > 0 {
-		return fmt.Errorf("append to %q: %w", conversationID, &store.DuplicateIDError{IDs: dups})
+		return fmt.Errorf("append to %q: %w", conversationID, &store.DuplicateIDError{ConversationID: conversationID, IDs: dups})
 	}
 	var maxSeq sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(seq) FROM messages WHERE conversation_id = ?`, conversationID).Scan(&maxSeq); err != nil {
@@ -299,6 +308,9 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
 // checked before anything is written, inside the IMMEDIATE transaction, so
 // a loser of a race changes nothing and reports core.ErrConflict.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
+	if err := s.refuseWrite("commit"); err != nil {
+		return err
+	}
 	now := s.now().UTC()
 	p, err := store.PrepareCommit(c, now)
 	if err != nil {
@@ -345,12 +357,13 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
 		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 	}
-	taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1`, insert.ID)
+	taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id = ?2
+UNION SELECT id FROM recall WHERE conversation_id = ?1 AND id = ?2`, c.ConversationID, insert.ID)
 	if err != nil {
 		return fail("checking insert_message.id", err)
 	}
 	if len(taken) > 0 {
-		return fail("insert_message", &store.DuplicateIDError{IDs: taken})
+		return fail("insert_message", &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
 	}
 
 	// The clip-archive goes before every message that stays; computing the
@@ -424,8 +437,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, tier, w.Label, w.Content, nowText, c.Conve
 
 // commitCaller applies a caller-owned commit (history_owner "caller"):
 // only archive_deletes can conflict; each recall write is written once
-// (queries/write_recall.sql), and one whose id recall holds for another
-// conversation fails the commit; the active history is not touched.
+// per conversation and id (queries/write_recall.sql); the active history
+// is not touched.
 func (s *Store) commitCaller(ctx context.Context, tx *sql.Tx, c *core.Commit, p *store.PreparedCommit, nowText, deleteJSON string, fail func(string, error) error) error {
 	found, err := queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
 	if err != nil {
@@ -440,26 +453,12 @@ func (s *Store) commitCaller(ctx context.Context, tx *sql.Tx, c *core.Commit, p 
 			return fail("recall_writes", err)
 		}
 		defer stmt.Close()
-		ids := make([]string, len(p.RecallWrites))
 		for i := range p.RecallWrites {
 			w := &p.RecallWrites[i]
-			ids[i] = w.ID
 			if _, err := stmt.ExecContext(ctx, w.ID, c.ConversationID, w.Role, w.Content, store.FormatTime(w.CreatedAt), string(w.Raw),
 				nowText, c.OperationID, w.SearchText); err != nil {
 				return fail(fmt.Sprintf("recall_writes: writing message %q", w.ID), err)
 			}
-		}
-		idsJSON, err := jsonArray(ids)
-		if err != nil {
-			return fail("recall_writes", err)
-		}
-		foreign, err := queryStrings(ctx, tx, `SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) AND conversation_id <> ?2 ORDER BY id`,
-			idsJSON, c.ConversationID)
-		if err != nil {
-			return fail("recall_writes: checking ids", err)
-		}
-		if len(foreign) > 0 {
-			return fail("recall_writes", &store.ForeignIDError{ConversationID: c.ConversationID, IDs: foreign})
 		}
 	}
 	if err := writeBlocks(ctx, tx, c, p.DeleteIDs, deleteJSON, nowText, fail); err != nil {
@@ -494,15 +493,29 @@ func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]
 	return out, rows.Err()
 }
 
+// recallHoldersSQL lists the conversations whose recall storage holds a
+// message id (index recall_by_id): ?1 the id, ?2 the most rows.
+const recallHoldersSQL = `SELECT conversation_id FROM recall WHERE id = ?1 ORDER BY conversation_id LIMIT ?2`
+
 // Recall implements store.Store.
-func (s *Store) Recall(ctx context.Context, messageID string) (store.Message, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT id, conversation_id, role, content, created_at, raw FROM recall WHERE id = ?`, messageID)
+func (s *Store) Recall(ctx context.Context, conversationID, messageID string) (store.Message, error) {
+	if conversationID == "" {
+		holders, err := queryStrings(ctx, s.db, recallHoldersSQL, messageID, store.MaxListedConversations+1)
+		if err != nil {
+			return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, err)
+		}
+		if conversationID, err = store.ResolveConversation(messageID, holders); err != nil {
+			return store.Message{}, err
+		}
+	}
+	row := s.db.QueryRowContext(ctx, `SELECT id, conversation_id, role, content, created_at, raw FROM recall
+WHERE conversation_id = ?1 AND id = ?2`, conversationID, messageID)
 	m, err := scanMessage(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, store.ErrNotFound)
+		return store.Message{}, store.NotRecalled(conversationID, messageID)
 	}
 	if err != nil {
-		return store.Message{}, fmt.Errorf("recall message %q: %w", messageID, err)
+		return store.Message{}, fmt.Errorf("recall message %q of conversation %q: %w", messageID, conversationID, err)
 	}
 	return m, nil
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/clipfold/clipfold/hostfuncs/store"
@@ -47,6 +48,9 @@ func (s *Store) missingVectors(ctx context.Context, conversationID, model string
 // PutVectors implements store.VectorIndex (queries/embeddings_put.sql), in
 // one transaction of its own: never inside a commit's.
 func (s *Store) PutVectors(ctx context.Context, model string, vs []store.DocVector) (int, error) {
+	if err := s.refuseWrite("put vectors"); err != nil {
+		return 0, err
+	}
 	if len(vs) == 0 {
 		return 0, nil
 	}
@@ -101,7 +105,7 @@ func (s *Store) NearestVectors(ctx context.Context, conversationID, model string
 // the vectors one after the other in one slice (contiguous memory is
 // faster to scan than a slice per vector).
 func (s *Store) scanVectors(ctx context.Context, conversationID, model string, dims int) ([]store.DocRef, []float32, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, ref_id, vector FROM embeddings
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, conversation_id, ref_id, vector FROM embeddings
 WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, dims, conversationID)
 	if err != nil {
 		return nil, nil, err
@@ -109,41 +113,43 @@ WHERE model = ?1 AND dims = ?2 AND (?3 = '' OR conversation_id = ?3)`, model, di
 	defer rows.Close()
 	var refs []store.DocRef
 	var vecs []float32
-	var kind, id string
+	var kind, conv, id string
 	var blob []byte
 	for rows.Next() {
-		if err := rows.Scan(&kind, &id, &blob); err != nil {
+		if err := rows.Scan(&kind, &conv, &id, &blob); err != nil {
 			return nil, nil, err
 		}
 		v, err := store.DecodeVector(blob)
 		if err != nil || len(v) != dims {
 			continue // not a vector of these dimensions: ignored, as the ranking would
 		}
-		refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ID: id})
+		refs = append(refs, store.DocRef{Kind: store.HitKind(kind), ConversationID: conv, ID: id})
 		vecs = append(vecs, v...)
 	}
 	return refs, vecs, rows.Err()
 }
 
-// HitsByRef implements store.VectorIndex (queries/search_by_ref.sql).
+// HitsByRef implements store.VectorIndex (queries/search_by_ref.sql:
+// messages as [conversation, id] pairs).
 func (s *Store) HitsByRef(ctx context.Context, refs []store.DocRef) ([]store.Hit, error) {
-	var msgIDs, blockIDs []string
+	msgs := [][2]string{}
+	var blockIDs []string
 	for _, r := range refs {
 		if r.Kind == store.HitBatch {
 			blockIDs = append(blockIDs, r.ID)
 		} else {
-			msgIDs = append(msgIDs, r.ID)
+			msgs = append(msgs, [2]string{r.ConversationID, r.ID})
 		}
 	}
-	mj, err := jsonArray(msgIDs)
+	mj, err := json.Marshal(msgs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding message refs: %w", err)
 	}
 	bj, err := jsonArray(blockIDs)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, searchByRefSQL, mj, bj)
+	rows, err := s.db.QueryContext(ctx, searchByRefSQL, string(mj), bj)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func RequireNothingLost(t testing.TB, s store.Store, conv string, original []jso
 		if active[id] {
 			continue
 		}
-		rec, err := s.Recall(context.Background(), id)
+		rec, err := s.Recall(context.Background(), conv, id)
 		require.NoError(t, err, "message %s is neither active nor in recall", id)
 		require.JSONEq(t, string(m), string(rec.Raw))
 		require.True(t, covered[id], "recalled message %s is in no batch", id)

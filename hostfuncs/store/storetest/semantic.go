@@ -107,7 +107,7 @@ func testSemanticParaphrase(t *testing.T, open Opener) {
 	assert.True(t, base.Equal(b.Start) && base.Add(3*time.Minute).Equal(b.End))
 	assert.Equal(t, 2, b.VectorRank)
 	assert.InDelta(t, 1.0/(store.RRFK+2), b.Score, 1e-12)
-	r, err := store.Read(ctx, s, b.ID)
+	r, err := store.Read(ctx, s, "", b.ID)
 	require.NoError(t, err, "a vector hit reads back by id")
 	assert.Equal(t, store.HitBatch, r.Kind)
 
@@ -202,7 +202,7 @@ func testSemanticProviderFailure(t *testing.T, open Opener) {
 	assert.Contains(t, err.Error(), "openai")
 	assert.Equal(t, before, dump(t, s), "a failed embedding writes nothing")
 	for _, id := range []string{"c1-p1", "c1-p2", "c1-p3", "c1-p4"} {
-		_, err := s.Recall(ctx, id)
+		_, err := s.Recall(ctx, "c1", id)
 		assert.NoError(t, err, "message %s is in recall storage", id)
 	}
 
@@ -295,12 +295,12 @@ func testSemanticOtherModelIgnored(t *testing.T, open Opener) {
 	// Poison model A: the unrelated report turn gets exactly model B's
 	// vector of the question.
 	q := embeddingstest.Vector("model-b", paraphraseQuestion, embeddingstest.DefaultDims)
-	stored, err := vi.PutVectors(ctx, "model-a", []store.DocVector{{DocRef: store.DocRef{Kind: store.HitMessage, ID: "c1-p3"}, ConversationID: "c1", Vector: q}})
+	stored, err := vi.PutVectors(ctx, "model-a", []store.DocVector{{DocRef: store.DocRef{Kind: store.HitMessage, ConversationID: "c1", ID: "c1-p3"}, Vector: q}})
 	require.NoError(t, err)
 	assert.Equal(t, 1, stored)
 	// A model-b vector of another length for the birthday turn: not
 	// comparable, so not present.
-	_, err = vi.PutVectors(ctx, "model-b", []store.DocVector{{DocRef: store.DocRef{Kind: store.HitMessage, ID: "c1-p1"}, ConversationID: "c1", Vector: q[:8]}})
+	_, err = vi.PutVectors(ctx, "model-b", []store.DocVector{{DocRef: store.DocRef{Kind: store.HitMessage, ConversationID: "c1", ID: "c1-p1"}, Vector: q[:8]}})
 	require.NoError(t, err)
 
 	srv.Reset()
@@ -395,8 +395,8 @@ func testSemanticVectorsFollowDocuments(t *testing.T, open Opener) {
 		assert.NotContains(t, []string{"ca1", "ca2", old}, h.ID)
 	}
 	// Vectors for documents that do not exist are not stored.
-	n, err := vi.PutVectors(ctx, e.Model(), []store.DocVector{{DocRef: store.DocRef{Kind: store.HitBatch, ID: old}, ConversationID: "c1", Vector: []float32{1, 0}},
-		{DocRef: store.DocRef{Kind: store.HitMessage, ID: "nobody"}, ConversationID: "c1", Vector: []float32{1, 0}}})
+	n, err := vi.PutVectors(ctx, e.Model(), []store.DocVector{{DocRef: store.DocRef{Kind: store.HitBatch, ConversationID: "c1", ID: old}, Vector: []float32{1, 0}},
+		{DocRef: store.DocRef{Kind: store.HitMessage, ConversationID: "c1", ID: "nobody"}, Vector: []float32{1, 0}}})
 	require.NoError(t, err)
 	assert.Zero(t, n)
 }

@@ -59,6 +59,10 @@ func Run(t *testing.T, open Opener) {
 		{"SearchFoldsRepeats", testSearchFoldsRepeats},
 		{"ReadByID", testReadByID},
 		{"ConcurrentCommits", testConcurrentCommits},
+		{"SameIDsInTwoConversations", testSameIDsInTwoConversations},
+		{"SameIDsCallerOwned", testSameIDsCallerOwned},
+		{"SameIDsVectors", testSameIDsVectors},
+		{"SearchAfterNUL", testSearchAfterNUL},
 		{"MigrateIsIdempotent", testMigrateIsIdempotent},
 		{"SemanticParaphrase", testSemanticParaphrase},
 		{"SemanticFusionOrder", testSemanticFusionOrder},
@@ -193,7 +197,6 @@ func testAppendRejects(t *testing.T, open Opener) {
 		mention string
 	}{
 		{"duplicate of a stored id", "c1", []store.Message{msg("c1", "c1-new", "user", "x", 9), msg("c1", "c1-m2", "user", "x", 9)}, "c1-m2"},
-		{"duplicate of another conversation's id", "c1", []store.Message{msg("c1", "c2-m1", "user", "x", 9)}, "c2-m1"},
 		{"duplicate within the call", "c1", []store.Message{msg("c1", "dup", "user", "x", 9), msg("c1", "dup", "user", "y", 9)}, "dup"},
 		{"invalid role", "c1", []store.Message{msg("c1", "bad-role", "robot", "x", 9)}, "bad-role"},
 		{"empty id", "c1", []store.Message{{Role: "user", Content: "x"}}, "id"},
@@ -242,7 +245,7 @@ func testCommitAppliesEverything(t *testing.T, open Opener) {
 		string(ca.Raw), "the clip-archive's raw JSON is built from its fields")
 
 	for _, m := range orig[:2] {
-		r, err := s.Recall(ctx, m.ID)
+		r, err := s.Recall(ctx, m.ConversationID, m.ID)
 		require.NoError(t, err, "removed message %s must be in recall", m.ID)
 		assert.Equal(t, string(m.Raw), string(r.Raw))
 	}
@@ -271,7 +274,7 @@ func testCommitAppliesEverything(t *testing.T, open Opener) {
 	active, err = s.ActiveMessages(ctx, "c1")
 	require.NoError(t, err)
 	require.Equal(t, []string{"ca2", "c1-m4", "c1-m5"}, ids(active))
-	r, err := s.Recall(ctx, "ca1")
+	r, err := s.Recall(ctx, "c1", "ca1")
 	require.NoError(t, err)
 	assert.Equal(t, string(ca.Raw), string(r.Raw), "the old clip-archive is kept in recall too")
 
@@ -447,7 +450,7 @@ func testCallerOwnedCommit(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	assert.Len(t, other, 2)
 	for _, m := range []store.Message{prior, m1, m2} {
-		r, err := s.Recall(ctx, m.ID)
+		r, err := s.Recall(ctx, m.ConversationID, m.ID)
 		require.NoError(t, err, m.ID)
 		assert.Equal(t, string(m.Raw), string(r.Raw), "recall keeps the exact JSON")
 		assert.Equal(t, "c1", r.ConversationID)
@@ -475,7 +478,7 @@ func testCallerOwnedCommit(t *testing.T, open Opener) {
 	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op3", HistoryOwner: core.OwnerCaller,
 		RecallWrites: []core.RecallWrite{recallWrite(m1, m1.Content), recallWrite(m3, "three")}, Insert: clipArchive("c1", "clip_2"),
 		ArchiveDeletes: []string{blocks[0].ID}}))
-	_, err = s.Recall(ctx, "d_3")
+	_, err = s.Recall(ctx, "c1", "d_3")
 	require.NoError(t, err)
 	before = dump(t, s)
 	m4 := msg("c1", "d_4", "user", "four", 4)
@@ -496,14 +499,11 @@ func testCallerOwnedRefusals(t *testing.T, open Opener) {
 	x := msg("c2", "d_x", "user", "x", 1)
 	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c2", OperationID: "op0", HistoryOwner: core.OwnerCaller,
 		RecallWrites: []core.RecallWrite{recallWrite(x, "x")}, Insert: clipArchive("c2", "clip_0")}))
-	mine := msg("c1", "d_x", "user", "x", 1)
 	cases := []struct {
 		name string
 		c    *core.Commit
 		want string
 	}{
-		{"an id another conversation holds in recall", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
-			RecallWrites: []core.RecallWrite{recallWrite(mine, "x")}, Insert: clipArchive("c1", "clip_1")}, "another conversation"},
 		{"remove ids", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
 			RemoveMessageIDs: []string{"c2-m1"}, Insert: clipArchive("c1", "clip_1")}, "remove_message_ids must be empty"},
 		{"no id", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
@@ -583,23 +583,23 @@ func testRecallExactRaw(t *testing.T, open Opener) {
 		{ID: "r3", Role: "tool", Content: "result", Raw: json.RawMessage(raws[2])},
 	}
 	require.NoError(t, s.AppendMessages(ctx, "c1", msgs))
-	_, err := s.Recall(ctx, "r1")
+	_, err := s.Recall(ctx, "c1", "r1")
 	require.ErrorIs(t, err, store.ErrNotFound, "an active message is not in recall")
 
 	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"r1", "r2", "r3"}, Insert: clipArchive("c1", "ca1")}))
 	for i, m := range msgs {
-		got, err := s.Recall(ctx, m.ID)
+		got, err := s.Recall(ctx, m.ConversationID, m.ID)
 		require.NoError(t, err)
 		assert.Equal(t, []byte(raws[i]), []byte(got.Raw), "raw bytes of %s", m.ID)
 		assert.Equal(t, m.Role, got.Role)
 		assert.Equal(t, m.Content, got.Content)
 		assert.Equal(t, "c1", got.ConversationID)
 	}
-	got, err := s.Recall(ctx, "r1")
+	got, err := s.Recall(ctx, "c1", "r1")
 	require.NoError(t, err)
 	assert.True(t, base.Equal(got.CreatedAt))
 
-	_, err = s.Recall(ctx, "missing")
+	_, err = s.Recall(ctx, "c1", "missing")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	assert.Contains(t, err.Error(), "missing")
@@ -844,7 +844,7 @@ func testSearchSkipsSupersededClipArchives(t *testing.T, open Opener) {
 	require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op3", RemoveMessageIDs: []string{"ca2", "c1-m3"},
 		Insert: archive("ca3")}))
 	for _, id := range []string{"ca1", "ca2"} {
-		r, err := s.Recall(ctx, id)
+		r, err := s.Recall(ctx, "c1", id)
 		require.NoError(t, err, "a superseded clip-archive stays in recall storage")
 		assert.Contains(t, r.Content, "zeppelin")
 	}
@@ -932,7 +932,7 @@ func testSearchToolText(t *testing.T, open Opener) {
 	hits, err := s.Search(ctx, "Reykjavik", store.SearchOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, `get_weather {"city":"Reykjavik"}`, hits[0].Text, "a message hit's text is what was indexed")
-	r, err := s.Recall(ctx, "call1")
+	r, err := s.Recall(ctx, "c1", "call1")
 	require.NoError(t, err)
 	assert.Equal(t, string(call.Raw), string(r.Raw), "the message itself is unchanged")
 	assert.Equal(t, "", r.Content)
@@ -1022,7 +1022,7 @@ func testReadByID(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.Len(t, hits, 2)
 	for _, h := range hits {
-		r, err := store.Read(ctx, s, h.ID)
+		r, err := store.Read(ctx, s, h.ConversationID, h.ID)
 		require.NoError(t, err)
 		assert.Equal(t, h.Kind, r.Kind)
 		switch h.Kind {
@@ -1046,7 +1046,7 @@ func testReadByID(t *testing.T, open Opener) {
 		}
 	}
 	for _, id := range []string{"nope", "", "blk_000000000000000000000000"} {
-		_, err = store.Read(ctx, s, id)
+		_, err = store.Read(ctx, s, "", id)
 		assert.ErrorIs(t, err, store.ErrNotFound, "id %q", id)
 		_, err = s.Block(ctx, id)
 		assert.ErrorIs(t, err, store.ErrNotFound, "id %q", id)
@@ -1121,7 +1121,7 @@ func testConcurrentCommits(t *testing.T, open Opener) {
 		if activeIDs[m.ID] {
 			continue
 		}
-		r, err := s.Recall(ctx, m.ID)
+		r, err := s.Recall(ctx, m.ConversationID, m.ID)
 		require.NoError(t, err, "message %s is neither active nor in recall", m.ID)
 		assert.Equal(t, string(m.Raw), string(r.Raw))
 	}
