@@ -123,6 +123,13 @@ export const DEFAULT_TARGET_SHARE = 0.8;
  * runs one call at a time; calls queue. The circuit breaker lives in the
  * compress instance, so it spans every compress call of this compactor.
  *
+ * Concurrent compactions of one conversation take turns, from reading the
+ * stored history to the commit: each reads what the one before committed,
+ * so none conflicts with another (other conversations' go on beside
+ * them). One that another process committed first is a result with
+ * `failure_code: "commit_conflict"`, which does not count toward the
+ * circuit breaker.
+ *
  * @template {Store} [S=MemoryStore]
  * @param {CompactorOptions<S>} [opts]
  */
@@ -248,6 +255,36 @@ export async function createCompactor(opts = {}) {
   }
 
   /**
+   * The compactions of each conversation under way or waiting: the last
+   * one's turn, which ends when it has committed (or failed).
+   * @type {Map<string, Promise<void>>}
+   */
+  const turns = new Map();
+
+  /**
+   * Runs fn once the compactions of conversationId asked for before it have
+   * finished; the next waits for this one.
+   * @template T
+   * @param {string} conversationId
+   * @param {() => Promise<T>} fn
+   * @returns {Promise<T>}
+   */
+  async function inTurn(conversationId, fn) {
+    const before = turns.get(conversationId);
+    /** @type {() => void} */
+    let done = () => {};
+    const mine = new Promise((/** @type {(v: void) => void} */ resolve) => { done = resolve; });
+    turns.set(conversationId, mine);
+    try {
+      await before;
+      return await fn();
+    } finally {
+      done();
+      if (turns.get(conversationId) === mine) turns.delete(conversationId);
+    }
+  }
+
+  /**
    * compress's input, as JSON text, the JSON text of each message sent,
    * and the caller's messages with their JSON texts (when given).
    * @param {string} conversationId
@@ -277,7 +314,16 @@ export async function createCompactor(opts = {}) {
       // history, and its active history is compacted — the caller's list
       // less what earlier compactions moved to recall, behind their
       // clip-archive, under the ids the store keeps.
-      if (given !== null) await sync(conversationId, given.texts, o.shape);
+      if (given !== null) {
+        try {
+          await sync(conversationId, given.texts, o.shape);
+        } catch {
+          // Another process may have appended some of these messages between
+          // sync's read and its write: read again (an error that lasts is
+          // thrown by the second try).
+          await sync(conversationId, given.texts, o.shape);
+        }
+      }
       const active = await /** @type {any} */ (store).activeMessages(conversationId);
       sent = active.map((/** @type {{raw: string}} */ m) => m.raw);
       ids = active.map((/** @type {{id: string}} */ m) => m.id);
@@ -305,9 +351,12 @@ export async function createCompactor(opts = {}) {
    * @returns {Promise<{result: CompactionResult, sent: string[]}>}
    */
   async function compress(conversationId, history, o) {
-    const { input, sent, given } = await compressInput(conversationId, history, o);
-    /** @type {CompactionResult} */
-    const result = JSON.parse(dec.decode(await callRaw('compress', input)));
+    const { result, sent, given } = await inTurn(conversationId, async () => {
+      const { input, sent, given } = await compressInput(conversationId, history, o);
+      /** @type {CompactionResult} */
+      const result = JSON.parse(dec.decode(await callRaw('compress', input)));
+      return { result, sent, given };
+    });
     if (given !== null) {
       // A message that returns comes back byte for byte: return the very
       // object the caller gave (class instances, binary data, identity).
