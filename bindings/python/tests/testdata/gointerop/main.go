@@ -60,7 +60,7 @@ func run(args []string) error {
 		out["blocks"] = bl
 		rec := map[string]json.RawMessage{}
 		for _, id := range args[4:] {
-			m, err := s.Recall(ctx, id)
+			m, err := s.Recall(ctx, conv, id)
 			if err != nil {
 				return err
 			}
