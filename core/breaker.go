@@ -10,7 +10,8 @@ import (
 // after MaxConsecutiveFailures failed compactions in a row, compress fails
 // fast with breaker_open and calls nothing until the cooldown has passed;
 // then one probe runs, whose success closes the breaker and whose failure
-// re-opens it. The zero value is ready to use.
+// re-opens it. Not every failure counts (countsForBreaker). The zero value
+// is ready to use.
 type Breakers struct {
 	m map[string]*breaker
 }
@@ -56,3 +57,14 @@ func (b *Breakers) fail(conv string, now time.Time) {
 }
 
 func (b *Breakers) succeed(conv string) { delete(b.m, conv) }
+
+// countsForBreaker reports whether a failed compaction counts toward the
+// breaker: every failure code does but breaker_open (the breaker's own
+// answer), commit_conflict (another compaction of the conversation
+// committed first: it won, nothing is unhealthy) and no_gain (the history
+// is already as small as a compaction makes it). Counting them opened the
+// breaker on callers that only raced each other, and then refused every
+// compaction for the cooldown.
+func countsForBreaker(code string) bool {
+	return code != FailBreakerOpen && code != FailConflict && code != FailNoGain
+}

@@ -19,6 +19,10 @@ const (
 	FailNoGain      = "no_gain"
 )
 
+// conflictMsg begins the failure_message of a commit_conflict: the store
+// answered that what the commit removes or deletes is gone.
+const conflictMsg = "another compaction of this conversation won (nothing was changed)"
+
 // CompressInput is one compress call.
 type CompressInput struct {
 	ConversationID string
@@ -137,7 +141,9 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 	switch {
 	case err != nil:
 		r.failWith(in, err)
-		p.Breakers.fail(conv, now)
+		if countsForBreaker(r.FailureCode) {
+			p.Breakers.fail(conv, now)
+		}
 	case r.Insert != nil:
 		p.Breakers.succeed(conv)
 	}
@@ -375,7 +381,7 @@ func (u *run) compress() error {
 		}
 		if err := u.p.Committer.Commit(commit); err != nil {
 			if e, ok := err.(*Error); ok && e.Code == ErrConflict.Code {
-				return fail(FailConflict, "another compaction changed this conversation first: "+e.Msg)
+				return fail(FailConflict, conflictMsg+": "+e.Msg)
 			}
 			return fail(FailHost, "compaction_commit: "+err.Error())
 		}

@@ -124,7 +124,8 @@ func (n nativeCompressor) compress(t testing.TB, in []byte) gjson.Result {
 // the original history unchanged) fails each host call in turn, with every fault kind,
 // through the real .wasm and natively, and checks SPEC §4's guarantees:
 // on failure the store is byte-identical, the history is returned
-// byte-for-byte, the failure code is right and the breaker counts one;
+// byte-for-byte, the failure code is right and the breaker counts one
+// (none for commit_conflict);
 // a transient fault is retried (or re-chunked) to success.
 func TestFaultInjection(t *testing.T) {
 	const conv = "cf"
@@ -167,7 +168,13 @@ func TestFaultInjection(t *testing.T) {
 					require.NotEmpty(t, res.Get("failure_message").String())
 					require.Equal(t, before, store.dump(), "the store changed on a failed compaction")
 					require.Equal(t, string(hJSON), "["+joinRaw(res.Get("history").Array())+"]", "history not returned byte-for-byte")
-					require.Equal(t, int64(1), res.Get("consecutive_failures").Int())
+					// Another compaction winning is not a failure of
+					// summarizing: it does not count toward the breaker.
+					counted := int64(1)
+					if fc.want == "commit_conflict" {
+						counted = 0
+					}
+					require.Equal(t, counted, res.Get("consecutive_failures").Int())
 					require.Equal(t, int64(0), res.Get("batches.#").Int())
 				})
 			}

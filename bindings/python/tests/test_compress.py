@@ -236,7 +236,7 @@ def test_fault(compactor: Compactor, name: str, nth: int, answer: Any, code: str
     assert r["failure_code"] == code, r
     assert r["_raw_history_identical"], "history must come back byte for byte"
     assert r["_db_unchanged"], "the store must be untouched"
-    assert r["consecutive_failures"] == 1
+    assert r["consecutive_failures"] == (0 if code == "commit_conflict" else 1), "a lost race does not count"
 
 
 def test_llm_timeout_is_retried_then_fails(compactor: Compactor) -> None:
