@@ -239,9 +239,10 @@ export async function createCompactor(opts = {}) {
   const syncs = () => ['appendRecords', 'knownIds', 'activeMessages'].every((k) => typeof /** @type {any} */ (store)[k] === 'function');
 
   /**
-   * Appends the messages of the list the store holds nowhere (neither
-   * active nor in recall), under the ids the decodeHistory export gives
-   * them: the Go host's sync.
+   * Appends the messages of the list the conversation holds nowhere
+   * (neither in its active history nor in its recall: ids are the
+   * caller's, unique within a conversation only), under the ids the
+   * decodeHistory export gives them: the Go host's sync.
    * @param {string} conversationId
    * @param {string[]} raws
    * @param {HistoryShape | undefined} shape
@@ -249,7 +250,7 @@ export async function createCompactor(opts = {}) {
   async function sync(conversationId, raws, shape) {
     const { messages } = await decodeRaw(conversationId, raws, shape);
     const s = /** @type {any} */ (store);
-    const known = await s.knownIds(messages.map((m) => m.id));
+    const known = await s.knownIds(conversationId, messages.map((m) => m.id));
     const fresh = messages.map((m, i) => ({ ...m, raw: raws[i] })).filter((m) => !known.has(m.id));
     if (fresh.length > 0) await s.appendRecords(conversationId, fresh);
   }
@@ -517,15 +518,21 @@ export async function createCompactor(opts = {}) {
 
     /**
      * A recalled message or an archived batch by id (a search hit's id), in
-     * full; null when the store holds no such id.
+     * full; null when the store holds no such id. `conversationId`: the
+     * message's conversation (ids are unique within a conversation only;
+     * a search hit has it); without it, the only conversation that holds
+     * the id, an error naming them when several do.
      * @param {string} id
+     * @param {{conversationId?: string}} [o]
      * @returns {Promise<ReadRecord | null>}
      */
-    async read(id) {
+    async read(id, o = {}) {
       const s = /** @type {any} */ (store);
       requireString(id, 'id');
+      if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
+      if (o.conversationId !== undefined) requireString(o.conversationId, 'conversationId');
       if (typeof s.read !== 'function') throw new TypeError('read: the store has no read(id)');
-      return (await s.read(id)) ?? null;
+      return (await s.read(id, o.conversationId ?? '')) ?? null;
     },
 
     /** Releases both instances (and the worker thread). */

@@ -9,7 +9,7 @@
 /**
  * @typedef {import('./types.js').SearchHit} SearchHit
  * @typedef {import('./types.js').ReadRecord} ReadRecord
- * @typedef {{search(query: string, o?: import('./types.js').SearchOptions): Promise<SearchHit[]>, read(id: string): Promise<ReadRecord | null>}} Searcher
+ * @typedef {{search(query: string, o?: import('./types.js').SearchOptions): Promise<SearchHit[]>, read(id: string, o?: {conversationId?: string}): Promise<ReadRecord | null>}} Searcher
  */
 
 /** The tool's name, as the clip-archive names it ("searchable via memory_read"). */
@@ -49,7 +49,7 @@ function hitLine(h, i) {
  */
 export async function memoryRead(compactor, { query, id, limit, conversationId } = {}) {
   if (id) {
-    const r = await compactor.read(String(id));
+    const r = await compactor.read(String(id), { conversationId });
     if (!r) return `No archived message or summary has the id ${JSON.stringify(id)}.`;
     if (r.kind === 'batch') {
       const b = r.block.batch;

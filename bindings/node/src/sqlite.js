@@ -542,9 +542,10 @@ export class SQLiteStore {
   /**
    * Adds messages, in order, after the conversation's active history.
    * Each message is an object (stored as JSON.stringify gives it) or the
-   * exact JSON text to store. Ids are unique across the store (active and
-   * recall): a repeated or already stored id is an error naming it, and
-   * nothing is added.
+   * exact JSON text to store. Ids are unique within the conversation
+   * (active and recall): a repeated id, or one the conversation holds
+   * already, is an error naming it, and nothing is added; another
+   * conversation's message of the same id is another message.
    * @param {string} conversationId
    * @param {(Message | string)[]} messages
    */
@@ -587,7 +588,7 @@ export class SQLiteStore {
 
   /**
    * Appends rows [id, role, content, created_at, raw] in one transaction,
-   * refusing all when an id is stored already.
+   * refusing all when the conversation holds one of the ids already.
    * @param {string} conversationId
    * @param {[string, string, string, string, string][]} rows
    */
@@ -596,9 +597,13 @@ export class SQLiteStore {
     const ids = JSON.stringify(rows.map((r) => r[0]));
     this.#tx(() => {
       const db = this.#db;
-      const dups = db.all(`SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1))
-UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, [ids]).map((r) => String(r.id));
-      if (dups.length > 0) throw new HostError('invalid_request', `append to ${JSON.stringify(conversationId)}: message id(s) already stored: ${JSON.stringify(dups)}`);
+      const dups = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
+UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, [ids, wf(conversationId)])
+        .map((r) => String(r.id));
+      if (dups.length > 0) {
+        throw new HostError('invalid_request', `append to ${JSON.stringify(conversationId)}: message id(s) already stored in this conversation: `
+          + `${JSON.stringify(dups)}`);
+      }
       const max = db.get('SELECT MAX(seq) AS s FROM messages WHERE conversation_id = ?', [wf(conversationId)]);
       const seq = Number(max?.s ?? 0) + 1;
       const stmt = db.prepare('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)');
@@ -615,8 +620,8 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
    * the plug-in's decodeHistory export gives them, and its exact JSON
    * text `raw` — in order, after the conversation's active history: how
    * compress stores a list in any message shape (SPEC §2), under the ids
-   * compress derives. Same rules as append (ids unique across the store,
-   * nothing added when one is refused).
+   * compress derives. Same rules as append (ids unique within the
+   * conversation, nothing added when one is refused).
    * @param {string} conversationId
    * @param {{id: string, role: string, content: string, created_at?: string | null, raw: string}[]} records
    */
@@ -643,15 +648,20 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER 
   }
 
   /**
-   * Which of ids the store holds, in any conversation's active history or
-   * in recall storage.
+   * Which of ids the conversation holds, in its active history or in its
+   * recall storage (ids are unique within a conversation only).
+   * @param {string} conversationId
    * @param {string[]} ids
    * @returns {Set<string>}
    */
-  knownIds(ids) {
-    const j = JSON.stringify(ids.map((x) => wf(String(x))));
-    return new Set(this.#use((db) => db.all(`SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1))
-UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))`, [j])).map((r) => String(r.id)));
+  knownIds(conversationId, ids) {
+    if (typeof conversationId !== 'string' || conversationId === '') {
+      throw new TypeError(`knownIds(conversationId, ids): conversationId must be a non-empty string, got ${typeof conversationId === 'string' ? '""' : typeof conversationId}`);
+    }
+    if (!Array.isArray(ids) || ids.some((x) => typeof x !== 'string')) throw new TypeError('knownIds(conversationId, ids): ids must be an array of strings');
+    const j = JSON.stringify(ids.map(wf));
+    return new Set(this.#use((db) => db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
+UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))`, [j, wf(conversationId)])).map((r) => String(r.id)));
   }
 
   /**
@@ -685,13 +695,26 @@ UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))`, [j])
   }
 
   /**
-   * A message a compaction removed, or null.
+   * A message a compaction removed: the conversation's message of this id,
+   * or null. Without a conversation (''): the message of the only
+   * conversation whose recall holds the id, and when several do a
+   * HostError listing them (SCHEMA.md, "Reading by id").
    * @param {string} messageId
+   * @param {string} [conversationId]
    * @returns {RecalledMessage | null}
    */
-  recall(messageId) {
-    const r = this.#use((db) => db.get(`SELECT id, conversation_id, role, content, created_at, raw, removed_at, operation_id,
-	COALESCE(search_text, content) AS text FROM recall WHERE id = ?`, [wf(String(messageId))]));
+  recall(messageId, conversationId = '') {
+    if (typeof messageId !== 'string') throw new TypeError(`recall: messageId must be a string, got ${typeof messageId}`);
+    if (typeof conversationId !== 'string') throw new TypeError(`recall: conversationId must be a string, got ${typeof conversationId}`);
+    const rows = this.#use((db) => db.all(`SELECT id, conversation_id, role, content, created_at, raw, removed_at, operation_id,
+	COALESCE(search_text, content) AS text FROM recall WHERE id = ?1 AND (?2 = '' OR conversation_id = ?2)
+ORDER BY conversation_id LIMIT 11`, [wf(messageId), wf(conversationId)]));
+    if (rows.length > 1) {
+      const convs = rows.slice(0, 10).map((x) => JSON.stringify(String(x.conversation_id))).join(', ');
+      throw new HostError('invalid_request', `recall ${JSON.stringify(messageId)}: the id is in more than one conversation (${convs}): `
+        + 'name the conversation');
+    }
+    const r = rows[0];
     if (!r) return null;
     return {
       message: JSON.parse(String(r.raw)), raw: String(r.raw), id: String(r.id), conversation_id: String(r.conversation_id),
@@ -739,13 +762,15 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
 
   /**
    * A recalled message or an archived block by id — what a search hit's
-   * `id` names: `{kind: "message", message, …}` or `{kind: "batch",
-   * block}`; null when neither has this id (a message wins a clash).
+   * `id` names: `{kind: "message", message, …}` (the conversation's, or
+   * without one as recall finds it) or `{kind: "batch", block}`; null
+   * when neither has this id (a message wins a clash).
    * @param {string} id
+   * @param {string} [conversationId]
    * @returns {ReadRecord | null}
    */
-  read(id) {
-    const m = this.recall(id);
+  read(id, conversationId = '') {
+    const m = this.recall(id, conversationId);
     if (m) return { kind: 'message', ...m };
     const b = this.block(id);
     if (b) return { kind: 'batch', block: b };
@@ -765,9 +790,9 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * A caller-owned commit (`history_owner: "caller"`, SPEC §4) touches no
    * active history: it writes each of `recall_writes` to recall storage
    * once (queries/write_recall.sql: an id recall holds already is left as
-   * it is), deletes and writes the archive blocks; only `archive_deletes`
-   * can conflict, and a recall write whose id recall holds for another
-   * conversation fails it (ids are unique across the store).
+   * it is; another conversation's message of the same id is another
+   * message), deletes and writes the archive blocks; only
+   * `archive_deletes` can conflict.
    *
    * Throws a HostError: `conflict` when an id to remove or delete no
    * longer exists (another compaction won), `invalid_request` for a
@@ -846,8 +871,9 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
         throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: archive_deletes no longer exist: `
           + `${JSON.stringify(missing)} (another compaction may have deleted them)`);
       }
-      const taken = db.all('SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1', [insId]);
-      if (taken.length > 0) bad(`insert_message: message id ${JSON.stringify(ins.id)} is already stored`);
+      const taken = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1
+UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1`, [insId, c]);
+      if (taken.length > 0) bad(`insert_message: message id ${JSON.stringify(ins.id)} is already stored in this conversation`);
       // The clip-archive goes before every message that stays; taking the
       // position before the removal keeps it below the removed ones too.
       const min = db.get('SELECT MIN(seq) AS s FROM messages WHERE conversation_id = ?', [c]);
@@ -928,11 +954,6 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
           for (const [id, role, content, created, raw, text] of rows) stmt.run([id, c, role, content, created, raw, nowText, wf(op), text]);
         } finally {
           stmt.finalize();
-        }
-        const foreign = db.all('SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) AND conversation_id <> ?2 ORDER BY id',
-          [JSON.stringify(rows.map((r) => r[0])), c]).map((r) => String(r.id));
-        if (foreign.length > 0) {
-          bad(`recall_writes: message id(s) ${JSON.stringify(foreign)} are already stored for another conversation than ${JSON.stringify(conv)}`);
         }
       }
       this.#writeBlocks(db, writes, dj, c, wf(op), nowText);

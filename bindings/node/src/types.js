@@ -271,11 +271,13 @@
  * @property {(conversationId: string) => Message[] | Promise<Message[]>} [history]
  * @property {(conversationId: string, records: {id: string, role: string, content: string, created_at?: string | null, raw: string}[]) => void | Promise<void>} [appendRecords]
  *   with knownIds and activeMessages: lets compress store a list it is given (store-owned; SQLiteStore has all three)
- * @property {(ids: string[]) => Set<string> | Promise<Set<string>>} [knownIds]
+ * @property {(conversationId: string, ids: string[]) => Set<string> | Promise<Set<string>>} [knownIds] which of ids the
+ *   conversation holds (active or in recall; ids are unique within a conversation only)
  * @property {(conversationId: string) => {id: string, raw: string}[] | Promise<{id: string, raw: string}[]>} [activeMessages]
  * @property {(query: string, opts?: SearchOptions) => SearchHit[] | Promise<SearchHit[]>} [search] for compactor.search
  *   (SQLiteStore has searchFts5, which compactor.search prefers: the compactor's plug-in analyses the query)
- * @property {(id: string) => ReadRecord | null | Promise<ReadRecord | null>} [read] for compactor.read
+ * @property {(id: string, conversationId: string) => ReadRecord | null | Promise<ReadRecord | null>} [read] for
+ *   compactor.read (conversationId '' when none is named)
  */
 
 /**

@@ -236,9 +236,15 @@ describe('SQLiteStore commit: history_owner caller, insert_raw', () => {
       assert.ok((await s.search('wombat')).some((h) => h.id === 'd_2'));
       assert.throws(() => commit({ archive_deletes: ['blk_gone'] }), (/** @type {any} */ e) => e.code === 'conflict');
       assert.throws(() => commit({ remove_message_ids: ['d_1'] }), (/** @type {any} */ e) => e.code === 'invalid_request' && /remove_message_ids must be empty/.test(e.message));
-      assert.throws(() => s.commit({ conversation_id: 'c2', operation_id: 'op2', history_owner: 'caller', insert_message: insert,
-        recall_writes: [write('d_1', 'another conversation')] }), (/** @type {any} */ e) => /another conversation/.test(e.message));
-      assert.equal(recallRows(s).length, 2, 'a refused commit changes nothing');
+      const refused = s.dump();
+      assert.throws(() => commit({ archive_deletes: ['blk_gone'], recall_writes: [write('d_3', 'x')] }), (/** @type {any} */ e) => e.code === 'conflict');
+      assert.equal(s.dump(), refused, 'a refused commit changes nothing');
+      // Another conversation's message of the same id is another message.
+      assert.deepEqual(s.commit({ conversation_id: 'c2', operation_id: 'op2', history_owner: 'caller', insert_message: insert,
+        recall_writes: [write('d_1', 'another conversation')] }), { ok: true });
+      assert.equal(recallRows(s).length, 3);
+      assert.deepEqual(s.recall('d_1', 'c2')?.message, { type: 'human', content: 'another conversation' });
+      assert.deepEqual(s.recall('d_1', 'c1')?.message, { type: 'human', content: 'the wombat plan' });
       assert.throws(() => commit({ history_owner: 'someone' }), /history_owner/);
       assert.throws(() => commit({ recall_writes: [{ ...write('d_9', 'x'), role: 'robot' }] }), /recall_writes\[0\]\.role/);
     } finally {

@@ -138,7 +138,6 @@ for (const [kind, open] of kinds) {
       seed(s, 'c2', 1);
       const cases = [
         ['duplicate of a stored id', [msg('c1', 'c1-new', 'user', 'x'), msg('c1', 'c1-m2', 'user', 'x')], 'c1-m2'],
-        ["duplicate of another conversation's id", [msg('c1', 'c2-m1', 'user', 'x')], 'c2-m1'],
         ['duplicate within the call', [msg('c1', 'dup', 'user', 'x'), msg('c1', 'dup', 'user', 'y')], 'dup'],
         ['invalid role', [msg('c1', 'bad-role', 'robot', 'x')], 'bad-role'],
         ['empty id', [{ role: 'user', content: 'x' }], 'id'],
@@ -154,6 +153,36 @@ for (const [kind, open] of kinds) {
       // A removed message's id stays taken: it lives on in recall.
       s.commit({ conversation_id: 'c1', operation_id: 'op1', remove_message_ids: ['c1-m1'], insert_message: clipArchive('c1', 'ca1') });
       assertHostError(() => s.append('c1', [msg('c1', 'c1-m1', 'user', 'again')]), 'invalid_request', 'c1-m1');
+      s.close();
+    });
+
+    test('message ids are per conversation: another conversation\'s id is another message', () => {
+      const s = open();
+      // Callers number each conversation alike.
+      for (const conv of ['c1', 'c2']) s.append(conv, [0, 1, 2, 3].map((i) => msg(conv, `m${i}`, 'user', `${conv} says ${i}`)));
+      for (const conv of ['c1', 'c2']) {
+        s.commit({ conversation_id: conv, operation_id: `op-${conv}`, remove_message_ids: ['m0', 'm1'], insert_message: clipArchive(conv, 'ca1') });
+      }
+      for (const conv of ['c1', 'c2']) {
+        assert.deepEqual(s.activeMessages(conv).map((m) => m.id), ['ca1', 'm2', 'm3']);
+        assert.equal(s.recall('m1', conv)?.message.content, `${conv} says 1`);
+        assert.equal(s.read('m1', conv)?.kind, 'message');
+        assert.deepEqual([...s.knownIds(conv, ['m0', 'm3', 'm9'])].sort(), ['m0', 'm3']);
+      }
+      assert.deepEqual([...s.knownIds('c3', ['m0'])], []);
+      // Without a conversation: the only one holding the id, else an error naming them.
+      assertHostError(() => s.recall('m1'), 'invalid_request', '"c1", "c2"');
+      s.append('c3', [msg('c3', 'only3', 'user', 'x')]);
+      s.commit({ conversation_id: 'c3', operation_id: 'op-c3', remove_message_ids: ['only3'], insert_message: clipArchive('c3', 'ca3') });
+      assert.equal(s.recall('only3')?.conversation_id, 'c3');
+      assert.equal(s.recall('only3', 'c1'), null);
+      // A repeat within one conversation is still refused.
+      const before = s.dump();
+      for (const [conv, id] of [['c1', 'm3'], ['c2', 'm0'], ['c1', 'ca1']]) {
+        assertHostError(() => s.append(conv, [msg(conv, id, 'user', 'again')]), 'invalid_request', 'already stored in this conversation');
+      }
+      assert.equal(s.dump(), before);
+      assert.throws(() => s.knownIds(/** @type {any} */ (['m0'])), /knownIds\(conversationId, ids\)/);
       s.close();
     });
 
