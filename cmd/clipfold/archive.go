@@ -182,11 +182,15 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// appendNew appends the messages of c that the store does not hold yet
-// (by id) after the conversation's active history, and returns how many it
-// appended. Messages already compacted (in recall storage) are not
-// appended again, so compact and run can be repeated on a growing file.
-func appendNew(ctx context.Context, st store.Store, c *conversation, dryRun bool) (fresh []convMessage, err error) {
+// appendNew appends the messages of c that the conversation holds nowhere
+// yet (neither active nor in recall storage: messages compacted earlier
+// are not appended again, so compact and run can be repeated on a growing
+// file) after its active history, and returns them. A dry run only tells
+// which they are.
+func appendNew(ctx context.Context, st store.Store, c *conversation, dryRun bool) ([]convMessage, error) {
+	if !dryRun {
+		return appendFresh(ctx, st, c.conversationID, c.msgs)
+	}
 	active, err := st.ActiveMessages(ctx, c.conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("reading conversation %q: %w", c.conversationID, err)
@@ -195,24 +199,12 @@ func appendNew(ctx context.Context, st store.Store, c *conversation, dryRun bool
 	for _, m := range active {
 		stored[m.ID] = true
 	}
-	fresh, err = newMessages(ctx, st, c.conversationID, c.msgs, stored)
-	if err != nil || dryRun || len(fresh) == 0 {
-		return fresh, err
-	}
-	return fresh, appendMessages(ctx, st, c.conversationID, fresh)
-}
-
-// newMessages filters msgs down to the ones neither in stored (the active
-// history's ids) nor in the conversation's recall storage. Ids are unique
-// within a conversation only: another conversation's message of the same
-// id is another message.
-func newMessages(ctx context.Context, st store.Store, conv string, msgs []convMessage, stored map[string]bool) ([]convMessage, error) {
 	var fresh []convMessage
-	for _, m := range msgs {
+	for _, m := range c.msgs {
 		if stored[m.ID] {
 			continue
 		}
-		_, err := st.Recall(ctx, conv, m.ID)
+		_, err := st.Recall(ctx, c.conversationID, m.ID)
 		switch {
 		case err == nil:
 			continue // compacted earlier
@@ -224,17 +216,29 @@ func newMessages(ctx context.Context, st store.Store, conv string, msgs []convMe
 	return fresh, nil
 }
 
-func appendMessages(ctx context.Context, st store.Store, conv string, msgs []convMessage) error {
+// appendFresh appends the messages of msgs the conversation holds nowhere
+// yet, in one store transaction (store.AppendNew: another process storing
+// the same messages at the same time stores none of them twice), and
+// returns them. Ids are unique within a conversation only: another
+// conversation's message of the same id is another message.
+func appendFresh(ctx context.Context, st store.Store, conv string, msgs []convMessage) ([]convMessage, error) {
 	sm := make([]store.Message, len(msgs))
 	for i, m := range msgs {
 		sm[i] = store.Message{ID: m.ID, ConversationID: conv, Role: m.Role, Content: m.Content, CreatedAt: m.Created, Raw: m.Raw}
 	}
-	if err := st.AppendMessages(ctx, conv, sm); err != nil {
-		var de *store.DuplicateIDError
-		if errors.As(err, &de) {
-			return failf("message id(s) %q are already stored in conversation %q; message ids must be unique within a conversation", de.IDs, conv)
-		}
-		return fmt.Errorf("storing the messages: %w", err)
+	added, err := st.AppendNew(ctx, conv, sm)
+	if err != nil {
+		return nil, fmt.Errorf("storing the messages: %w", err)
 	}
-	return nil
+	ids := make(map[string]bool, len(added))
+	for _, m := range added {
+		ids[m.ID] = true
+	}
+	fresh := make([]convMessage, 0, len(added))
+	for _, m := range msgs {
+		if ids[m.ID] {
+			fresh = append(fresh, m)
+		}
+	}
+	return fresh, nil
 }

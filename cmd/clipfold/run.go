@@ -131,12 +131,6 @@ func runRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	stored := map[string]bool{}
-	if msgs, err := a.st.ActiveMessages(ctx, conv.conversationID); err == nil {
-		for _, m := range msgs {
-			stored[m.ID] = true
-		}
-	}
 	prog := newProgress(e, *quiet)
 	pl.stats.onLLM = func(time.Duration, bool) {}
 	start := time.Now()
@@ -146,23 +140,16 @@ func runRun(e *env, args []string) error {
 		prog.bar.ChangeMax(n)
 	}
 	for t := 0; t < n; t++ {
-		fresh, err := newMessages(ctx, a.st, conv.conversationID, all[t], stored)
+		fresh, err := appendFresh(ctx, a.st, conv.conversationID, all[t])
 		if err != nil {
 			prog.end()
 			return err
 		}
-		if len(fresh) > 0 {
-			if err := appendMessages(ctx, a.st, conv.conversationID, fresh); err != nil {
-				prog.end()
-				return err
-			}
-			for _, m := range fresh {
-				history = append(history, m.Raw)
-				ids = append(ids, m.ID)
-				stored[m.ID] = true
-			}
-			rep.MessagesAppended += len(fresh)
+		for _, m := range fresh {
+			history = append(history, m.Raw)
+			ids = append(ids, m.ID)
 		}
+		rep.MessagesAppended += len(fresh)
 		rep.Turns++
 		sc, _, err := pl.call(ctx, "shouldCompact", pl.messagesInput(history))
 		if err != nil {

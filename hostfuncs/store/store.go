@@ -40,6 +40,16 @@ type Store interface {
 	// naming it (*DuplicateIDError), and nothing is added.
 	AppendMessages(ctx context.Context, conversationID string, msgs []Message) error
 
+	// AppendNew appends, in order and in one transaction, the messages of
+	// msgs whose id the conversation holds nowhere yet (neither active nor
+	// in recall storage), and returns them; a message it holds already is
+	// skipped, whatever its content. This is how a host syncs a list the
+	// caller sends again and again: several processes syncing the same
+	// list at once append each message once, and none of them fails.
+	// msgs is validated as for AppendMessages (a repeated id within msgs
+	// is an error).
+	AppendNew(ctx context.Context, conversationID string, msgs []Message) ([]Message, error)
+
 	// ActiveMessages returns the conversation's active history in order.
 	ActiveMessages(ctx context.Context, conversationID string) ([]Message, error)
 
@@ -541,6 +551,30 @@ func PrepareAppend(conversationID string, msgs []Message) ([]Message, error) {
 			return nil, fmt.Errorf("append: message %q: raw is not valid JSON", m.ID)
 		}
 		out[i] = m
+	}
+	return out, nil
+}
+
+// WithoutHeld is the check both backends make inside an append's
+// transaction, once they have read which of the ids of msgs the
+// conversation holds (held): an error naming them, or, with skip,
+// msgs without them.
+func WithoutHeld(conversationID string, msgs []Message, held []string, skip bool) ([]Message, error) {
+	if len(held) == 0 {
+		return msgs, nil
+	}
+	if !skip {
+		return nil, &DuplicateIDError{ConversationID: conversationID, IDs: held}
+	}
+	h := make(map[string]bool, len(held))
+	for _, id := range held {
+		h[id] = true
+	}
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if !h[m.ID] {
+			out = append(out, m)
+		}
 	}
 	return out, nil
 }

@@ -223,12 +223,26 @@ func queryStrings(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]st
 
 // AppendMessages implements store.Store.
 func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs []store.Message) error {
+	_, err := s.appendMessages(ctx, conversationID, msgs, false)
+	return err
+}
+
+// AppendNew implements store.Store.
+func (s *Store) AppendNew(ctx context.Context, conversationID string, msgs []store.Message) ([]store.Message, error) {
+	return s.appendMessages(ctx, conversationID, msgs, true)
+}
+
+// appendMessages appends msgs after the conversation's active history in
+// one transaction under the conversation's lock. The ids the conversation
+// holds already are an error, or with skipHeld left out; it returns what
+// it appended.
+func (s *Store) appendMessages(ctx context.Context, conversationID string, msgs []store.Message, skipHeld bool) ([]store.Message, error) {
 	msgs, err := store.PrepareAppend(conversationID, msgs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(msgs) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids := make([]string, len(msgs))
 	for i := range msgs {
@@ -243,8 +257,8 @@ UNION SELECT id FROM recall WHERE conversation_id = $2 AND id = ANY($1) ORDER BY
 		if err != nil {
 			return fmt.Errorf("checking ids: %w", err)
 		}
-		if len(dups) > 0 {
-			return &store.DuplicateIDError{ConversationID: conversationID, IDs: dups}
+		if msgs, err = store.WithoutHeld(conversationID, msgs, dups, skipHeld); err != nil || len(msgs) == 0 {
+			return err
 		}
 		var maxSeq *int64
 		if err := tx.QueryRow(ctx, `SELECT MAX(seq) FROM messages WHERE conversation_id = $1`, conversationID).Scan(&maxSeq); err != nil {
@@ -276,9 +290,9 @@ UNION SELECT id FROM recall WHERE conversation_id = $2 AND id = ANY($1) ORDER BY
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("append to %q: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: %w", conversationID, err)
 	}
-	return nil
+	return msgs, nil
 }
 
 // ActiveMessages implements store.Store.

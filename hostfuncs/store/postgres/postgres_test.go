@@ -155,3 +155,10 @@ func TestVectorCacheSeesOtherWriters(t *testing.T) {
 	u := freshSchema(t)
 	storetest.SharedDatabase(t, openOrFail(t, u), openOrFail(t, u))
 }
+
+// Two stores on one schema (two processes, in life) syncing the same list
+// at once append each message once, and neither fails.
+func TestAppendNewTwoHandles(t *testing.T) {
+	u := freshSchema(t)
+	storetest.AppendNewRace(t, openOrFail(t, u), openOrFail(t, u))
+}

@@ -187,15 +187,28 @@ func jsonArray(ids []string) (string, error) {
 
 // AppendMessages implements store.Store.
 func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs []store.Message) error {
+	_, err := s.appendMessages(ctx, conversationID, msgs, false)
+	return err
+}
+
+// AppendNew implements store.Store.
+func (s *Store) AppendNew(ctx context.Context, conversationID string, msgs []store.Message) ([]store.Message, error) {
+	return s.appendMessages(ctx, conversationID, msgs, true)
+}
+
+// appendMessages appends msgs after the conversation's active history in
+// one IMMEDIATE transaction. The ids the conversation holds already are
+// an error, or with skipHeld left out; it returns what it appended.
+func (s *Store) appendMessages(ctx context.Context, conversationID string, msgs []store.Message, skipHeld bool) ([]store.Message, error) {
 	if err := s.refuseWrite(fmt.Sprintf("append to %q", conversationID)); err != nil {
-		return err
+		return nil, err
 	}
 	msgs, err := store.PrepareAppend(conversationID, msgs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(msgs) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids := make([]string, len(msgs))
 	for i := range msgs {
@@ -203,42 +216,45 @@ func (s *Store) AppendMessages(ctx context.Context, conversationID string, msgs 
 	}
 	idsJSON, err := jsonArray(ids)
 	if err != nil {
-		return fmt.Errorf("append to %q: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: %w", conversationID, err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("append to %q: begin: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: begin: %w", conversationID, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
 UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, idsJSON, conversationID)
 	if err != nil {
-		return fmt.Errorf("append to %q: checking ids: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: checking ids: %w", conversationID, err)
 	}
-	if len(dups) > 0 {
-		return fmt.Errorf("append to %q: %w", conversationID, &store.DuplicateIDError{ConversationID: conversationID, IDs: dups})
+	if msgs, err = store.WithoutHeld(conversationID, msgs, dups, skipHeld); err != nil {
+		return nil, fmt.Errorf("append to %q: %w", conversationID, err)
+	}
+	if len(msgs) == 0 {
+		return nil, nil
 	}
 	var maxSeq sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(seq) FROM messages WHERE conversation_id = ?`, conversationID).Scan(&maxSeq); err != nil {
-		return fmt.Errorf("append to %q: reading last position: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: reading last position: %w", conversationID, err)
 	}
 	seq := maxSeq.Int64 + 1
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return fmt.Errorf("append to %q: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: %w", conversationID, err)
 	}
 	defer stmt.Close()
 	for i := range msgs {
 		m := &msgs[i]
 		if _, err := stmt.ExecContext(ctx, m.ID, conversationID, seq+int64(i), m.Role, m.Content, store.FormatTime(m.CreatedAt), string(m.Raw)); err != nil {
-			return fmt.Errorf("append to %q: inserting message %q: %w", conversationID, m.ID, err)
+			return nil, fmt.Errorf("append to %q: inserting message %q: %w", conversationID, m.ID, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("append to %q: commit: %w", conversationID, err)
+		return nil, fmt.Errorf("append to %q: commit: %w", conversationID, err)
 	}
 	s.wrote()
-	return nil
+	return msgs, nil
 }
 
 // ActiveMessages implements store.Store.

@@ -13,3 +13,10 @@ func TestVectorCacheSeesOtherWriters(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.db")
 	storetest.SharedDatabase(t, openOrFail(t, path), openOrFail(t, path))
 }
+
+// Two stores on one file (two processes, in life) syncing the same list
+// at once append each message once, and neither fails.
+func TestAppendNewTwoHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	storetest.AppendNewRace(t, openOrFail(t, path), openOrFail(t, path))
+}

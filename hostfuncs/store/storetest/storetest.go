@@ -40,6 +40,8 @@ func Run(t *testing.T, open Opener) {
 	}{
 		{"AppendAndActiveOrder", testAppendAndActiveOrder},
 		{"AppendRejects", testAppendRejects},
+		{"AppendNew", testAppendNew},
+		{"AppendNewConcurrent", testAppendNewConcurrent},
 		{"CommitAppliesEverything", testCommitAppliesEverything},
 		{"CommitConflictChangesNothing", testCommitConflictChangesNothing},
 		{"CommitDuplicateInsertID", testCommitDuplicateInsertID},
