@@ -94,6 +94,8 @@ type Compactor struct {
 	config    []byte // Options.Config as a JSON object, or nil
 	embedder  store.Embedder
 	logger    *slog.Logger
+	// conversations serializes the compactions of each conversation.
+	conversations convLocks
 }
 
 // CallError is an export's refusal of its input: SPEC's code
@@ -325,7 +327,19 @@ type CompressOptions struct {
 // caller sent, less what earlier compactions moved to recall, behind
 // their clip-archive — and returned (history nil: just the store's). With
 // CompressOptions.CallerOwned the caller owns it (see there).
+//
+// Goroutines may compact the same conversation on one Compactor: its
+// compactions take turns, each reading the stored history the one before
+// committed, so they never conflict (other conversations go on beside
+// them). A compaction that another process committed first is a Result
+// with FailureCode "commit_conflict", which does not count toward the
+// circuit breaker.
 func (c *Compactor) Compress(ctx context.Context, conversationID string, history []json.RawMessage, opts *CompressOptions) (*Result, error) {
+	release, err := c.conversations.lock(ctx, conversationID)
+	if err != nil {
+		return nil, fmt.Errorf("clipfold: compress %q: waiting for the compaction of this conversation under way: %w", conversationID, err)
+	}
+	defer release()
 	in := map[string]any{"conversation_id": conversationID}
 	switch {
 	case opts != nil && opts.CallerOwned:
@@ -378,6 +392,7 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 	if err := c.call(ctx, "compress", in, &out); err != nil {
 		return nil, err
 	}
+	release() // committed (or not): embedding needs no turn
 	if c.embedder != nil && !out.Failed && out.MessagesCompressed > 0 && (opts == nil || !opts.DryRun) {
 		// After the commit, outside it: a failure loses nothing.
 		if _, err := store.EmbedMissing(ctx, c.store, c.embedder, conversationID); err != nil {
