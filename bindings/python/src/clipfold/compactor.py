@@ -6,8 +6,9 @@ import hashlib
 import json
 import os
 import threading
+from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union, cast
 
 import extism
 
@@ -16,7 +17,7 @@ from ._locate import WASM_ENV, find_wasm
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from ._messages import Prepared, message_dict, same_messages
-from .store import SQLiteStore, format_time, raw_json
+from .store import DuplicateIDError, SQLiteStore, format_time, raw_json
 from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
                     ShouldCompactResult, SplitResult, VersionInfo)
 
@@ -91,6 +92,49 @@ DEFAULT_TARGET_SHARE = 0.8
 """The default target of :meth:`Compactor.compact_if_due`, a share of should_compact's limit."""
 
 
+class _Held:
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.users = 0  # calls holding or waiting for the lock
+
+
+class _ConversationLocks:
+    """One lock per conversation id. A compaction holds its conversation's
+    from reading the stored history to the commit, so compactions of one
+    conversation on one Compactor run one after the other (each reads what
+    the one before committed: none conflicts with another), while other
+    conversations' run beside them. An entry lives while a call holds or
+    waits for it."""
+
+    def __init__(self) -> None:
+        self._mu = threading.Lock()
+        self._held: Dict[str, _Held] = {}
+
+    @contextmanager
+    def hold(self, conversation_id: str) -> Iterator[None]:
+        with self._mu:
+            h = self._held.get(conversation_id)
+            if h is None:
+                h = self._held[conversation_id] = _Held()
+            h.users += 1
+        try:
+            with h.lock:
+                yield
+        finally:
+            with self._mu:
+                h.users -= 1
+                if h.users == 0:
+                    del self._held[conversation_id]
+
+
+def _conversation_id(conversation_id: Any) -> str:
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise ClipfoldError("invalid_input", "conversation_id: must be a non-empty string", "conversation_id")
+    return conversation_id
+
+
 class QueryAnalyzerPlugin:
     """The plug-in's searchQuery export as a callable, on an instance of its
     own: ``analyzer(query) -> {"terms", "fts5", "tsquery"}``. What an
@@ -128,8 +172,12 @@ class Compactor:
     in the Extism manifest (values turned into strings).
 
     An instance keeps the per-conversation circuit breaker between calls.
-    Calls are serialized by a lock; use one Compactor per thread for
-    parallelism.
+    Threads may share one: plug-in calls are serialized by a lock, and the
+    compactions of one conversation run one after the other, each reading
+    the stored history the one before committed, so they never conflict.
+    A compaction another process committed first is a result with
+    ``failure_code: "commit_conflict"`` (it does not count toward the
+    breaker). Use one Compactor per thread for parallel plug-in calls.
     """
 
     def __init__(self, wasm_path: Optional[Union[str, "os.PathLike[str]"]] = None, *,
@@ -153,6 +201,7 @@ class Compactor:
         self._plugin: Any = extism.Plugin(self._compiled, config=mc)
         self._lock = threading.RLock()
         self._busy = False
+        self._conversations = _ConversationLocks()
         self._owns_store = not isinstance(store, SQLiteStore)
         self.store: SQLiteStore = store if isinstance(store, SQLiteStore) else SQLiteStore(store or ":memory:")
         self.config: Config = dict(config or {})
@@ -386,10 +435,15 @@ class Compactor:
 
         A compaction that fails is not an exception: the result has
         ``failed: True``, a ``failure_code`` and the history unchanged.
-        ClipfoldError is raised only for invalid input."""
-        prepared, payload, _ = self._compress_payload(conversation_id, history, caller_owned, only_if_due, shape,
-                                                      config, dry_run, now, operation_id)
-        result = cast(CompactionResult, json.loads(self.call("compress", payload)))
+        ClipfoldError is raised only for invalid input.
+
+        Threads compacting the same conversation on this Compactor take
+        turns (see the class); one that another process beat to the commit
+        gets ``failure_code: "commit_conflict"``."""
+        with self._conversations.hold(_conversation_id(conversation_id)):
+            prepared, payload, _ = self._compress_payload(conversation_id, history, caller_owned, only_if_due, shape,
+                                                          config, dry_run, now, operation_id)
+            result = cast(CompactionResult, json.loads(self.call("compress", payload)))
         if prepared is not None:
             result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
         return result
@@ -403,9 +457,9 @@ class Compactor:
                           only_if_due: bool, shape: Optional[str], config: Optional[Config], dry_run: bool,
                           now: Optional[Union[str, datetime]], operation_id: Optional[str]) -> Tuple[Optional[Prepared], str, List[str]]:
         """compress's input (JSON text), the Prepared history (None for the
-        store's) and the JSON text of each message sent."""
-        if not isinstance(conversation_id, str) or not conversation_id:
-            raise ClipfoldError("invalid_input", "conversation_id: must be a non-empty string", "conversation_id")
+        store's) and the JSON text of each message sent. Called holding the
+        conversation's lock: what it reads is what the compaction commits
+        against."""
         cfg = self._compress_config(config)
         prepared = Prepared(history, "history") if history is not None else None
         parts = ['{"conversation_id":', _dumps(conversation_id)]
@@ -417,7 +471,13 @@ class Compactor:
             parts += [',"history_owner":"caller","history":', prepared.array()]
         else:
             if prepared is not None:
-                self._sync(conversation_id, prepared, shape)
+                try:
+                    self._sync(conversation_id, prepared, shape)
+                except DuplicateIDError:
+                    # Another process appended some of these messages
+                    # between this sync's read and its write: read again,
+                    # they are stored now.
+                    self._sync(conversation_id, prepared, shape)
             rows = self.store.active_rows(conversation_id)
             sent = [r[1] for r in rows]
             parts += [',"history":[', ",".join(sent), '],"history_ids":', _dumps([r[0] for r in rows])]
@@ -448,7 +508,11 @@ class Compactor:
         payload = '{"conversation_id":' + _dumps(conversation_id) + ',"history":' + prepared.array()
         if shape is not None:
             payload += ',"shape":' + _dumps(shape)
-        return cast(Dict[str, Any], json.loads(self.call("decodeHistory", payload + "}")))
+        if self._plugin is None:
+            raise ClipfoldError("internal", "the Compactor is closed")
+        # On the second instance: a compaction of another conversation may
+        # be running on the first, and this one need not wait to sync.
+        return cast(Dict[str, Any], json.loads(self._aux("decodeHistory", (payload + "}").encode("utf-8"))))
 
     def _sync(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> None:
         """Appends the messages the store holds nowhere (neither in this
@@ -499,9 +563,10 @@ class Compactor:
         operation_id = compress_options.pop("operation_id", None)
         if compress_options:
             raise TypeError("compact_if_due: unexpected option(s) %s" % ", ".join(sorted(compress_options)))
-        prepared, payload, sent = self._compress_payload(conversation_id, history, caller_owned, True, shape,
-                                                         over or None, dry_run, now, operation_id)
-        result = cast(CompactionResult, json.loads(self.call("compress", payload)))
+        with self._conversations.hold(_conversation_id(conversation_id)):
+            prepared, payload, sent = self._compress_payload(conversation_id, history, caller_owned, True, shape,
+                                                             over or None, dry_run, now, operation_id)
+            result = cast(CompactionResult, json.loads(self.call("compress", payload)))
         if not result["failed"] and result["messages_compressed"] == 0 and same_messages(
                 result["history"], [raw_json(json.loads(r)) for r in sent]):
             return None
