@@ -434,39 +434,17 @@ func DecodeHistory(conversationID string, history []json.RawMessage) ([]store.Me
 
 // sync appends the messages of history that the conversation holds
 // nowhere (neither active nor in its recall storage), decoded by the
-// plug-in's own decoder. Message ids are unique within a conversation
-// only: another conversation's message of the same id is another message.
+// plug-in's own decoder, in one store transaction (store.AppendNew): a
+// process syncing the same list at the same time appends nothing twice.
+// Message ids are unique within a conversation only: another
+// conversation's message of the same id is another message.
 func (c *Compactor) sync(ctx context.Context, conversationID string, history []json.RawMessage) error {
 	msgs, err := DecodeHistory(conversationID, history)
 	if err != nil {
 		return err
 	}
-	active, err := c.store.ActiveMessages(ctx, conversationID)
-	if err != nil {
-		return err
-	}
-	known := make(map[string]bool, len(active))
-	for _, m := range active {
-		known[m.ID] = true
-	}
-	var fresh []store.Message
-	for _, m := range msgs {
-		if known[m.ID] {
-			continue
-		}
-		_, err := c.store.Recall(ctx, conversationID, m.ID)
-		if err == nil {
-			continue // compacted already: the commit will not touch it
-		}
-		if !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		fresh = append(fresh, m)
-	}
-	if len(fresh) == 0 {
-		return nil
-	}
-	return c.store.AppendMessages(ctx, conversationID, fresh)
+	_, err = c.store.AppendNew(ctx, conversationID, msgs)
+	return err
 }
 
 // Search finds what compaction archived — summaries and the original
