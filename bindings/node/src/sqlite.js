@@ -31,6 +31,96 @@ import { sharedPlugin } from './shared.js';
 
 const { Database } = sqlite;
 
+/**
+ * node-sqlite3-wasm passes a string to SQLite as a C string (its length
+ * -1), and reads one back the same way: a text stops at its first NUL
+ * character. "\u0000" is valid JSON and stored exactly by the Go and
+ * Python stores, so this store would keep, index and return less than it
+ * was given. Its statements are made exact here, once: a string holding a
+ * NUL is bound with its byte length, and a text column whose bytes
+ * outnumber the string read is read again in full. The library exposes
+ * no memory view, only SQLite's functions: the bytes go in and out
+ * through a private statement `SELECT ?1`, as a BLOB (which it passes
+ * whole, with its length) — in: bound as a blob, stepped, and the row's
+ * bytes bound as text to the real statement; out: the column's bytes
+ * bound as a blob and read back. Strings without a NUL, and texts read
+ * whole, take the library's own path. See RATIONALE.md.
+ */
+(() => {
+  /** @type {any} */
+  const M = sqlite;
+  const SQLITE_ROW = 100;
+  const SQLITE_TRANSIENT = -1;
+  const dec = new TextDecoder();
+  /** @type {{db: InstanceType<typeof Database>, put: any, get: any} | null} */
+  let scratch = null;
+  const own = () => {
+    if (!scratch) {
+      const db = new Database(':memory:');
+      scratch = { db, put: db.prepare('SELECT ?1'), get: db.prepare('SELECT ?1') };
+    }
+    return scratch;
+  };
+  const probe = new Database(':memory:');
+  /** @type {any} */
+  let proto;
+  try {
+    const st = probe.prepare('SELECT 1');
+    proto = Object.getPrototypeOf(st);
+    st.finalize();
+  } finally {
+    probe.close();
+  }
+  const bindValue = proto._bindValue;
+  const getRow = proto._getRow;
+  if (typeof bindValue !== 'function' || typeof getRow !== 'function' || typeof M._sqlite3_bind_text !== 'function') {
+    throw new Error('clipfold: node-sqlite3-wasm changed: Statement._bindValue/_getRow are gone (pin the version in package.json)');
+  }
+  /**
+   * @param {unknown} value
+   * @param {number} position
+   */
+  proto._bindValue = function bindExact(value, position) {
+    if (typeof value !== 'string' || !value.includes('\0')) return bindValue.call(this, value, position);
+    const { put } = own();
+    put._bind([Buffer.from(value, 'utf8')]);
+    try {
+      if (M._sqlite3_step(put._ptr) !== SQLITE_ROW) throw new Error('clipfold: binding a text with a NUL: no row');
+      const rc = M._sqlite3_bind_text(this._ptr, position, M._sqlite3_column_blob(put._ptr, 0), M._sqlite3_column_bytes(put._ptr, 0),
+        SQLITE_TRANSIENT);
+      if (rc !== 0) this._db._handleError(rc);
+    } finally {
+      M._sqlite3_reset(put._ptr);
+    }
+  };
+  /**
+   * @param {string[]} columns
+   * @param {boolean} expand
+   */
+  proto._getRow = function getRowExact(columns, expand) {
+    const row = getRow.call(this, columns, expand);
+    if (expand) return row;
+    for (let i = 0; i < columns.length; i++) {
+      const v = row[columns[i]];
+      if (typeof v !== 'string') continue;
+      const n = M._sqlite3_column_bytes(this._ptr, i);
+      // Each character is at least one byte: as many characters as bytes is whole.
+      if (v.length === n || Buffer.byteLength(v, 'utf8') === n) continue;
+      const { get } = own();
+      get._reset();
+      const rc = M._sqlite3_bind_blob(get._ptr, 1, M._sqlite3_column_text(this._ptr, i), n, SQLITE_TRANSIENT);
+      if (rc !== 0) get._db._handleError(rc);
+      try {
+        if (M._sqlite3_step(get._ptr) !== SQLITE_ROW) throw new Error('clipfold: reading a text with a NUL: no row');
+        row[columns[i]] = dec.decode(getRow.call(get, ['v'], false).v);
+      } finally {
+        M._sqlite3_reset(get._ptr);
+      }
+    }
+    return row;
+  };
+})();
+
 /** The path that opens a private in-memory database. */
 export const MEMORY_PATH = ':memory:';
 /** How long a write waits for another connection's lock (ms). */
