@@ -65,7 +65,7 @@ LIMITED = textwrap.dedent(r'''
         r = c.compress("c1")
         out["compress_second"] = [r["failed"], r["messages_compressed"]]
         out["active"] = [i for i, _ in store.active_rows("c1")]
-        out["recalled"] = sorted(store.recalled_ids([m["id"] for m in history]))
+        out["recalled"] = sorted(store.recalled_ids("c1", [m["id"] for m in history]))
     print(json.dumps(out))
 ''')
 

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 import pytest
 
 from clipfold import SQLiteStore, _schema
-from clipfold.store import ConflictError, StoreError
+from clipfold.store import AmbiguousIDError, ConflictError, DuplicateIDError, NotFoundError, StoreError
 
 from conftest import REPO
 
@@ -156,7 +156,6 @@ def test_caller_owned_commit_writes_recall_once_and_leaves_active_alone() -> Non
     ({"recall_writes": [{"id": "", "role": "user", "message": {}}]}, StoreError),
     ({"recall_writes": [{"id": "m1", "role": "robot", "message": {}}]}, StoreError),
     ({"recall_writes": [{"id": "m1", "role": "user", "message": "not an object"}]}, StoreError),
-    ({"recall_writes": [{"id": "x9", "role": "user", "message": {"id": "x9"}}]}, StoreError),  # c2's id
 ])
 def test_caller_owned_commit_refusals_change_nothing(bad: Dict[str, Any], err: type) -> None:
     s = SQLiteStore()
@@ -173,6 +172,47 @@ def test_caller_owned_commit_refusals_change_nothing(bad: Dict[str, Any], err: t
     out = s.host_compaction_commit(c)
     assert out["error"]["code"] == ("conflict" if err is ConflictError else "other")
     assert s.dump() == before
+
+
+def test_message_ids_are_per_conversation() -> None:
+    """Callers number each conversation alike (m0, m1, …): the same id in
+    another conversation is another message — appended, compacted,
+    recalled and written by a caller-owned commit — while a repeat within
+    one conversation is still refused."""
+    s = SQLiteStore()
+    s.append_messages("c1", [msg(i) for i in range(5)])
+    s.append_messages("c2", [msg(i, "c2") for i in range(5)])
+    s.commit(commit())
+    s.commit(commit(conversation_id="c2", insert_message=dict(commit()["insert_message"], conversation_id="c2"),
+                    archive_writes=[{"label": "compaction-batch-c2-x", "content": "c2's summary"}]))
+    assert [m["id"] for m in s.active_messages("c1")] == [m["id"] for m in s.active_messages("c2")] == \
+        ["clip1", "m3", "m4"]
+    assert s.recall("m1", "c1") == msg(1) and s.recall("m1", "c2") == msg(1, "c2")
+    assert s.read("m1", "c2") == {"kind": "message", "message": msg(1, "c2")}
+    assert s.recalled_ids("c2", ["m1", "m3", "x"]) == {"m1"}
+    assert s.known_ids("c2", ["m1", "m3", "x"]) == {"m1", "m3"} and s.known_ids("c3", ["m1"]) == set()
+    # Without a conversation: the only one that holds the id, else an
+    # error naming them.
+    with pytest.raises(AmbiguousIDError, match="'c1', 'c2'") as e:
+        s.recall("m1")
+    assert e.value.conversations == ["c1", "c2"]
+    s.append_messages("c3", [msg(9, "c3", id="only3")])
+    s.commit(commit(conversation_id="c3", remove_message_ids=["only3"], archive_writes=[],
+                    insert_message={"id": "clip3", "conversation_id": "c3", "role": "system", "content": "x"}))
+    assert s.recall("only3")["id"] == "only3"
+    with pytest.raises(NotFoundError, match="in conversation 'c1'"):
+        s.recall("only3", "c1")
+    # A repeat within a conversation, active or in recall, is refused.
+    before = s.dump()
+    for conv, mid in (("c1", "m4"), ("c2", "m0"), ("c1", "clip1")):
+        with pytest.raises(DuplicateIDError, match="already stored in this conversation") as d:
+            s.append_messages(conv, [msg(7, conv, id=mid)])
+        assert d.value.ids == [mid]
+    assert s.dump() == before
+    # A caller-owned commit writes an id another conversation holds.
+    s.commit(caller_commit("op_c", (1,), conversation_id="c4", archive_writes=[],
+                           insert_message={"id": "clip4", "role": "system", "content": "x"}))
+    assert s.recall("m1", "c4") == msg(1) and s.recall_count("c4") == 1
 
 
 def test_store_owned_commit_stores_insert_raw() -> None:

@@ -14,7 +14,7 @@ from .compactor import DEFAULT_TARGET_SHARE, Compactor, QueryAnalyzerPlugin, fin
 from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
 from . import wire
-from .store import ConflictError, NotFoundError, SQLiteStore, StoreError
+from .store import AmbiguousIDError, ConflictError, DuplicateIDError, NotFoundError, SQLiteStore, StoreError
 from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Message, ModelRequest, ModelResponse,
                     SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
 
@@ -38,7 +38,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "wire", "AsyncCompactor", "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",
     "ClipfoldError",
-    "Anthropic", "Extractive", "OpenAICompatible", "ConflictError", "NotFoundError", "SQLiteStore", "StoreError",
+    "Anthropic", "Extractive", "OpenAICompatible", "AmbiguousIDError", "ConflictError", "DuplicateIDError",
+    "NotFoundError", "SQLiteStore", "StoreError",
     "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse",
     "SearchHit", "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",
 ]

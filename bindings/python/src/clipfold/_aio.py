@@ -242,13 +242,14 @@ class AsyncCompactor:
         (see :meth:`Compactor.search`)."""
         return await self._run_aside(self._c.search, query, conversation_id, limit)
 
-    async def read(self, record_id: str) -> Dict[str, Any]:
-        """Any search hit in full: a removed message as it was, or a batch."""
-        return await self._run_aside(self._c.store.read, record_id)
+    async def read(self, record_id: str, conversation_id: str = "") -> Dict[str, Any]:
+        """Any search hit in full: a removed message as it was (the
+        conversation's; see SQLiteStore.recall without one), or a batch."""
+        return await self._run_aside(self._c.store.read, record_id, conversation_id)
 
-    async def recall(self, message_id: str) -> Message:
-        """A message a compaction removed, as it was."""
-        return await self._run_aside(self._c.store.recall, message_id)
+    async def recall(self, message_id: str, conversation_id: str = "") -> Message:
+        """A message a compaction removed, as it was (see SQLiteStore.recall)."""
+        return await self._run_aside(self._c.store.recall, message_id, conversation_id)
 
     # ------------------------------------------------------------ compress
     async def compress(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,

@@ -515,12 +515,13 @@ class Compactor:
         return cast(Dict[str, Any], json.loads(self._aux("decodeHistory", (payload + "}").encode("utf-8"))))
 
     def _sync(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> None:
-        """Appends the messages the store holds nowhere (neither in this
-        conversation's active history nor in recall), under the ids the
-        plug-in's decodeHistory export gives them (as the Go host's sync)."""
+        """Appends the messages the conversation holds nowhere (neither in
+        its active history nor in its recall: ids are the caller's, unique
+        within a conversation only), under the ids the plug-in's
+        decodeHistory export gives them (as the Go host's sync)."""
         decoded = self._decode(conversation_id, prepared, shape)["messages"]
         active = {r[0] for r in self.store.active_rows(conversation_id)}
-        recalled = self.store.recalled_ids([d["id"] for d in decoded if d["id"] not in active])
+        recalled = self.store.recalled_ids(conversation_id, [d["id"] for d in decoded if d["id"] not in active])
         fresh = [(d["id"], d["role"], d["content"], d["created_at"] or "", raw)
                  for d, raw in zip(decoded, prepared.raws) if d["id"] not in active and d["id"] not in recalled]
         if fresh:

@@ -31,7 +31,7 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from .compactor import Compactor
 from .errors import ClipfoldError
-from .store import NotFoundError
+from .store import StoreError
 from .types import CompactionResult, Config
 
 __all__ = ["ChatModelLLM", "ClipfoldMiddleware", "ContextSize", "conversation_id_from_config", "memory_read_tool"]
@@ -306,15 +306,15 @@ def memory_read_tool(compactor: Compactor, *, conversation_id: Union[None, str, 
     message or summary in full."""
 
     def memory_read(query: str = "", id: str = "") -> str:
+        conv = "" if conversation_id == "" else _conversation(conversation_id)
         if id:
             try:
-                rec = compactor.store.read(id)
-            except NotFoundError as e:
+                rec = compactor.store.read(id, conv)
+            except StoreError as e:  # not found, or an id of several conversations
                 return str(e)
             return json.dumps(rec["message"] if rec["kind"] == "message" else rec["block"], ensure_ascii=False)
         if not query.strip():
             return "Give a query (what to look for, in plain words) or the id of a hit to read."
-        conv = "" if conversation_id == "" else _conversation(conversation_id)
         try:
             return _format_hits(compactor.search(query, conversation_id=conv, limit=limit))
         except ClipfoldError as e:

@@ -60,11 +60,25 @@ class ConflictError(StoreError):
 
 
 class DuplicateIDError(StoreError):
-    """Message ids that already exist in the store (active or recall)."""
+    """Message ids the conversation already holds (active or in recall).
+    Ids are unique within a conversation only: another conversation's
+    message of the same id is another message."""
 
     def __init__(self, ids: Sequence[str], where: str = "") -> None:
-        super().__init__("%smessage id(s) already stored: %s" % (where, json.dumps(list(ids))))
+        super().__init__("%smessage id(s) already stored in this conversation: %s" % (where, json.dumps(list(ids))))
         self.ids = list(ids)
+
+
+class AmbiguousIDError(StoreError):
+    """A message id read without its conversation that several
+    conversations' recall holds: ``conversations`` lists them (at most
+    10); name one to read its message."""
+
+    def __init__(self, message_id: str, conversations: Sequence[str]) -> None:
+        super().__init__("recall message %r: the id is in more than one conversation (%s): name the conversation"
+                         % (message_id, ", ".join(repr(c) for c in conversations)))
+        self.message_id = message_id
+        self.conversations = list(conversations)
 
 
 class NotFoundError(StoreError):
@@ -343,8 +357,10 @@ class SQLiteStore:
 
         Each message is a SPEC Message (``id``, ``role``, …) as a dict (stored
         as compact JSON) or the exact JSON text/bytes to store. Ids are
-        unique across the store, active and recall: a repeated or already
-        stored id is an error, and nothing is added. Messages in another
+        unique within the conversation, active and recall: a repeated id,
+        or one the conversation already holds, is an error
+        (DuplicateIDError), and nothing is added; another conversation's
+        message of the same id is no matter. Messages in another
         shape (LangChain, Anthropic, Responses, …) go through
         :meth:`append_rows` with what the plug-in's ``decodeHistory`` export
         read of them, as ``Compactor.compress`` does."""
@@ -381,8 +397,9 @@ class SQLiteStore:
         ids = json.dumps([r[0] for r in rows])
         with self._tx() as db:
             dups = [r[0] for r in db.execute(
-                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1)) "
-                "UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY 1", (ids,))]
+                "SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
+                "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
+                "ORDER BY 1", (ids, conversation_id))]
             if dups:
                 raise DuplicateIDError(dups, "append to %r: " % conversation_id)
             (max_seq,) = db.execute("SELECT MAX(seq) FROM messages WHERE conversation_id = ?",
@@ -441,32 +458,46 @@ class SQLiteStore:
             return [(r[0], r[1]) for r in self._db.execute(
                 "SELECT id, raw FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,))]
 
-    def recalled_ids(self, ids: Sequence[str]) -> Set[str]:
-        """The ids among ``ids`` that recall storage holds (any conversation)."""
-        j = json.dumps(list(ids))
+    def recalled_ids(self, conversation_id: str, ids: Sequence[str]) -> Set[str]:
+        """The ids among ``ids`` that the conversation's recall storage holds."""
+        j = json.dumps(_ids_arg("recalled_ids", ids))
         with self._lock:
             return {r[0] for r in self._db.execute(
-                "SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))", (j,))}
+                "SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))",
+                (j, _conversation_arg("recalled_ids", conversation_id)))}
 
     def active_messages(self, conversation_id: str) -> List[Message]:
         """The conversation's active history, in order."""
         return [json.loads(r) for r in self.active_raw(conversation_id)]
 
-    def known_ids(self, ids: Sequence[str]) -> Set[str]:
-        """The ids among ``ids`` the store holds, active or in recall."""
-        j = json.dumps(list(ids))
+    def known_ids(self, conversation_id: str, ids: Sequence[str]) -> Set[str]:
+        """The ids among ``ids`` the conversation holds, active or in recall."""
+        j = json.dumps(_ids_arg("known_ids", ids))
         with self._lock:
             return {r[0] for r in self._db.execute(
-                "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?1)) "
-                "UNION SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1))", (j,))}
+                "SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
+                "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))",
+                (j, _conversation_arg("known_ids", conversation_id)))}
 
-    def recall(self, message_id: str) -> Message:
-        """A message a compaction removed, as it was given."""
+    def recall(self, message_id: str, conversation_id: str = "") -> Message:
+        """A message a compaction removed, as it was given: the
+        conversation's message of this id. Without a conversation (``""``)
+        the message of the only conversation whose recall holds the id;
+        AmbiguousIDError, listing them, when several do (SCHEMA.md,
+        "Reading by id"). NotFoundError when there is none."""
+        if not isinstance(message_id, str):
+            raise TypeError("recall: message_id must be a string, got %s" % type(message_id).__name__)
+        conv = _conversation_arg("recall", conversation_id, empty=True)
         with self._lock:
-            row = self._db.execute("SELECT raw FROM recall WHERE id = ?", (message_id,)).fetchone()
-        if row is None:
-            raise NotFoundError("recall message %r: not found" % message_id)
-        msg: Message = json.loads(row[0])
+            rows = self._db.execute(
+                "SELECT raw, conversation_id FROM recall WHERE id = ?1 AND (?2 = '' OR conversation_id = ?2) "
+                "ORDER BY conversation_id LIMIT 11", (message_id, conv)).fetchall()
+        if not rows:
+            where = " in conversation %r" % conv if conv else ""
+            raise NotFoundError("recall message %r: not found%s" % (message_id, where))
+        if len(rows) > 1:
+            raise AmbiguousIDError(message_id, [r[1] for r in rows[:10]])
+        msg: Message = json.loads(rows[0][0])
         return msg
 
     # ------------------------------------------------------------ blocks
@@ -490,11 +521,11 @@ class SQLiteStore:
         Caller-owned (``history_owner`` "caller"): the active history is not
         touched; each of ``recall_writes`` is written to recall once (an id
         recall already holds for this conversation is left as it is:
-        queries/write_recall.sql), and the clip-archive is not stored.
+        queries/write_recall.sql; another conversation's message of the
+        same id is another message), and the clip-archive is not stored.
 
         Raises ConflictError when an id to remove (store-owned) or a block
-        to delete no longer exists, StoreError for a malformed commit or a
-        recall write whose id recall holds for another conversation."""
+        to delete no longer exists, StoreError for a malformed commit."""
         conv = c.get("conversation_id") or ""
         op = c.get("operation_id") or ""
         if not conv:
@@ -556,13 +587,6 @@ class SQLiteStore:
                 self._check_deletes(db, conv, delete_ids, dj)
                 if recall_rows:
                     db.executemany(_query("write_recall"), recall_rows)
-                    ids = json.dumps([r[0] for r in recall_rows])
-                    foreign = [r[0] for r in db.execute(
-                        "SELECT id FROM recall WHERE id IN (SELECT value FROM json_each(?1)) AND conversation_id <> ?2 "
-                        "ORDER BY id", (ids, conv))]
-                    if foreign:
-                        raise StoreError("commit %r to %r: recall_writes: message id(s) %s are already stored for "
-                                         "another conversation than %r" % (op, conv, json.dumps(foreign), conv))
                 _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
                 return
             found = {r[0] for r in db.execute(
@@ -573,13 +597,15 @@ class SQLiteStore:
                                     % (conv, json.dumps(missing)))
             self._check_deletes(db, conv, delete_ids, dj)
             taken = [r[0] for r in db.execute(
-                "SELECT id FROM messages WHERE id = ?1 UNION SELECT id FROM recall WHERE id = ?1", (ins_id,))]
+                "SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1 "
+                "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1", (ins_id, conv))]
             if taken:
                 raise DuplicateIDError(taken, "commit %r to %r: insert_message: " % (op, conv))
             (min_seq,) = db.execute("SELECT MIN(seq) FROM messages WHERE conversation_id = ?", (conv,)).fetchone()
             insert_seq = 0 if min_seq is None else min_seq - 1
             if remove_ids:
                 db.execute(_query("move_to_recall"), (conv, rj, now_text, op, stj))
+                _rewrite_nul_texts(db, conv, {k: v for k, v in search_text.items() if k in removed})
                 db.execute("DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                            (conv, rj))
             _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
@@ -652,13 +678,15 @@ class SQLiteStore:
         b["batch"] = parse_batch(b["content"])
         return b  # type: ignore[return-value]
 
-    def read(self, record_id: str) -> Dict[str, Any]:
-        """A recalled message or an archived block by id:
-        ``{"kind": "message", "message": {…}}`` (the message as it was
-        given) or ``{"kind": "batch", "block": {…}}`` (see ``block``). A
-        message wins an id clash; NotFoundError when neither exists."""
+    def read(self, record_id: str, conversation_id: str = "") -> Dict[str, Any]:
+        """A recalled message or an archived block by id — what a search
+        hit's ``id`` names: ``{"kind": "message", "message": {…}}`` (the
+        message as it was given; the conversation's, or, without one, as
+        ``recall`` finds it) or ``{"kind": "batch", "block": {…}}`` (see
+        ``block``). A message wins an id clash; NotFoundError when neither
+        exists."""
         try:
-            return {"kind": "message", "message": self.recall(record_id)}
+            return {"kind": "message", "message": self.recall(record_id, conversation_id)}
         except NotFoundError:
             pass
         try:
@@ -710,6 +738,21 @@ class SQLiteStore:
         return {"ok": True}
 
 
+def _conversation_arg(what: str, conversation_id: Any, empty: bool = False) -> str:
+    """A conversation id argument: a string, non-empty unless ``empty``."""
+    if not isinstance(conversation_id, str) or (not conversation_id and not empty):
+        raise TypeError("%s: conversation_id must be a %sstring, got %r"
+                        % (what, "" if empty else "non-empty ", conversation_id))
+    return conversation_id
+
+
+def _ids_arg(what: str, ids: Any) -> List[str]:
+    """A list of message ids argument."""
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or not all(isinstance(x, str) for x in ids):
+        raise TypeError("%s: ids must be a sequence of strings, got %r" % (what, ids))
+    return list(ids)
+
+
 def raw_json(value: Any) -> str:
     """A message's JSON as the Python host writes it (compact, non-ASCII as
     is): a message the host sent and the plug-in returned or committed
@@ -745,6 +788,17 @@ def _recall_rows(writes: Sequence[Any], conv: str, op: str,
         rows.append((wid, conv, str(role), str(w.get("content") or ""), created, raw_json(msg), now_text, op,
                      str(w.get("search_text") or "")))
     return rows
+
+
+def _rewrite_nul_texts(db: sqlite3.Connection, conv: str, texts: Mapping[str, str]) -> None:
+    """move_to_recall.sql reads the commit's search texts out of JSON, and
+    some SQLite versions (3.40, which Debian 12's Python uses) end a
+    json_each value at a ``\u0000`` escape: the index would stop at the
+    NUL. A text holding one is written again as bound (whole), which
+    indexes it again in full."""
+    for mid, text in texts.items():
+        if "\x00" in text:
+            db.execute("UPDATE recall SET search_text = ?3 WHERE conversation_id = ?1 AND id = ?2", (conv, mid, text))
 
 
 def _write_blocks(db: sqlite3.Connection, writes: Sequence[Mapping[str, Any]], delete_ids: List[str], dj: str,
