@@ -58,6 +58,32 @@ function inspect(path, sql) {
   }
 }
 
+/**
+ * A writer with a small page cache spills changed pages into the file
+ * before it commits, then dies: the file is half-written, its journal
+ * holds the pages as they were.
+ * @param {string} path
+ */
+function dieMidWrite(path) {
+  child({
+    code: `
+      import sqlite from 'node-sqlite3-wasm';
+      const db = new sqlite.Database(process.argv[1]);
+      db.exec('PRAGMA cache_size = 10');
+      db.exec('BEGIN IMMEDIATE');
+      db.run("UPDATE messages SET content = 'overwritten', raw = '{}'");
+      console.log(JSON.stringify({ ok: true }));
+      process.kill(process.pid, 'SIGKILL');
+    `,
+    args: [path],
+    signal: 'SIGKILL',
+  });
+  assert.ok(existsSync(`${path}-journal`), 'the writer left no journal: the case is not set up');
+  // node-sqlite3-wasm's lock, a directory, outlives a killed process (a
+  // POSIX lock would not): removing the stale one is the operator's part.
+  rmSync(`${path}.lock`, { recursive: true });
+}
+
 describe('storage failures', () => {
   test('an I/O error reaches the caller, no journal stays, and the next call works once the cause is gone', () => {
     const path = join(tmp, 'limited.db');
@@ -139,26 +165,7 @@ describe('storage failures', () => {
     const before = store.historyRaw('c1');
     store.close();
     const file = readFileSync(path);
-    // A writer with a small page cache spills changed pages into the file
-    // before it commits, then dies: the file is half-written, its journal
-    // holds the pages as they were.
-    child({
-      code: `
-      import sqlite from 'node-sqlite3-wasm';
-      const db = new sqlite.Database(process.argv[1]);
-      db.exec('PRAGMA cache_size = 10');
-      db.exec('BEGIN IMMEDIATE');
-      db.run("UPDATE messages SET content = 'overwritten', raw = '{}'");
-      console.log(JSON.stringify({ ok: true }));
-      process.kill(process.pid, 'SIGKILL');
-    `,
-      args: [path],
-      signal: 'SIGKILL',
-    });
-    assert.ok(existsSync(`${path}-journal`), 'the writer left no journal: the case is not set up');
-    // node-sqlite3-wasm's lock, a directory, outlives a killed process (a
-    // POSIX lock would not): removing the stale one is the operator's part.
-    rmSync(`${path}.lock`, { recursive: true });
+    dieMidWrite(path);
     assert.notDeepEqual(readFileSync(path), file, 'the writer changed nothing in the file: the case is not set up');
     const again = new SQLiteStore(path);
     try {
@@ -379,21 +386,7 @@ VALUES ('m1', 'c1', 1, 'user', 'the walrus escaped', '', '{"id":"m1"}', '2026-01
     const store = new SQLiteStore(path);
     store.append('c1', makeConversation('c1', 200));
     store.close();
-    child({
-      code: `
-      import sqlite from 'node-sqlite3-wasm';
-      const db = new sqlite.Database(process.argv[1]);
-      db.exec('PRAGMA cache_size = 10');
-      db.exec('BEGIN IMMEDIATE');
-      db.run("UPDATE messages SET content = 'overwritten', raw = '{}'");
-      console.log(JSON.stringify({ ok: true }));
-      process.kill(process.pid, 'SIGKILL');
-    `,
-      args: [path],
-      signal: 'SIGKILL',
-    });
-    rmSync(`${path}.lock`, { recursive: true });
-    assert.ok(existsSync(`${path}-journal`), 'the writer left no journal: the case is not set up');
+    dieMidWrite(path);
     const before = snapshot(dir);
     assert.throws(() => new SQLiteStore(path, { readOnly: true }), /a write to it was interrupted .* open it writable once/);
     assert.deepEqual(snapshot(dir), before);
