@@ -375,5 +375,5 @@ def test_compact_if_due_compacts_to_the_target(wasm: str) -> None:
         r2 = c.compact_if_due("c1", None, config={"model_max_tokens": 100}, target_share=0)
         assert r2 is not None and not r2["failed"], r2
         assert len(r2["history"]) <= CONFIG["keep_recent"] + 3
-        with pytest.raises(ValueError, match="target_share"):
+        with pytest.raises(clipfold.ClipfoldError, match="target_share: must be a number in"):
             c.compact_if_due("c1", history, target_share=1.5)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 from typing import Any, Callable, Deque, Dict, List, Mapping, Optional, Sequence
 
+from ._check import invalid, non_json_number
 from .errors import ClipfoldError
 from .store import raw_json
 
@@ -91,6 +92,9 @@ class Prepared:
             try:
                 self.raws.append(raw_json(d))
             except (TypeError, ValueError) as e:
+                found = non_json_number(d, f)
+                if found is not None:  # NaN or ±Infinity: name the very field
+                    raise invalid(found[0], "%r is not a JSON number" % found[1]) from None
                 raise ClipfoldError("invalid_input", "%s: is not JSON: %s" % (f, e), f) from None
 
     def array(self) -> str:

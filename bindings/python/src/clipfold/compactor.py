@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Opti
 import extism
 
 from ._host import HostContext, error_bytes, host_functions
+from . import _check
 from ._locate import WASM_ENV, find_wasm
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
@@ -144,10 +145,16 @@ class QueryAnalyzerPlugin:
         self._caller = export_caller(wasm_path)
 
     def __call__(self, query: str, language: Optional[str] = None) -> SearchQuery:
-        payload: Dict[str, Any] = {"query": query}
-        if language is not None:
-            payload["language"] = language
-        return cast(SearchQuery, json.loads(self._caller("searchQuery", json.dumps(payload).encode("ascii"))))
+        return cast(SearchQuery, json.loads(self._caller("searchQuery", _search_query_input(query, language))))
+
+
+def _search_query_input(query: Any, language: Any) -> bytes:
+    """The searchQuery export's input, in ASCII JSON: any str, lone
+    surrogates included, reaches the plug-in as valid JSON."""
+    payload: Dict[str, Any] = {"query": _check.string(query, "query")}
+    if _check.optional_string(language, "language") is not None:
+        payload["language"] = language
+    return json.dumps(payload).encode("ascii")
 
 
 class Compactor:
@@ -186,6 +193,11 @@ class Compactor:
                  config: Optional[Config] = None,
                  manifest_config: Optional[Mapping[str, Any]] = None,
                  wasm: Optional[bytes] = None) -> None:
+        _check.mapping(config, "config", "a dict of [summarization] keys")
+        _check.json_text(config, "config")  # a NaN is named here, not read as an invalid token later
+        _check.mapping(manifest_config, "manifest_config")
+        if store is not None and not isinstance(store, SQLiteStore):
+            _check.path_like(store, "store")
         if wasm is None:
             self.wasm_path: Optional[str] = os.fspath(wasm_path) if wasm_path else find_wasm()
             with open(self.wasm_path, "rb") as f:
@@ -278,7 +290,7 @@ class Compactor:
         and returns its raw output. A failure the export reports raises
         ClipfoldError with SPEC's code."""
         if isinstance(data, Mapping):
-            data = _dumps(data)
+            data = _check.json_text(data, "")
         if isinstance(data, str):
             data = data.encode("utf-8")
         with self._lock:
@@ -300,6 +312,7 @@ class Compactor:
         return json.loads(self.call(export, {k: v for k, v in payload.items() if v is not None}))
 
     def _config(self, config: Optional[Config]) -> Optional[Config]:
+        _check.mapping(config, "config", "a dict of [summarization] keys")
         if not self.config and not config:
             return None
         c = dict(self.config)
@@ -369,15 +382,13 @@ class Compactor:
         stores ({"terms", "fts5", "tsquery"}; empty strings: nothing to
         search for). Runs on a second instance, so it may be called while
         a compress is under way."""
-        payload: Dict[str, Any] = {"query": query}
-        if language is not None:
-            payload["language"] = language
-        # ASCII JSON: any str, lone surrogates included, reaches the plug-in as valid JSON.
-        return cast(SearchQuery, json.loads(self._aux("searchQuery", json.dumps(payload).encode("ascii"))))
+        return cast(SearchQuery, json.loads(self._aux("searchQuery", _search_query_input(query, language))))
 
     def search(self, query: str, conversation_id: str = "", limit: int = 20) -> List[SearchHit]:
         """Ranked search of this Compactor's store (see SQLiteStore.search),
         the query analysed by this plug-in."""
+        _check.string(conversation_id, "conversation_id")
+        _check.whole_number(limit, "limit")
         return self.store.search_fts5(self.search_query(query)["fts5"], conversation_id, limit)
 
     # ------------------------------------------------------------ compress
@@ -460,7 +471,15 @@ class Compactor:
         store's) and the JSON text of each message sent. Called holding the
         conversation's lock: what it reads is what the compaction commits
         against."""
+        _check.boolean(caller_owned, "caller_owned")
+        _check.boolean(only_if_due, "only_if_due")
+        _check.boolean(dry_run, "dry_run")
+        _check.optional_string(shape, "shape")
+        _check.optional_string(operation_id, "operation_id")
+        if now is not None and not isinstance(now, (str, datetime)):
+            raise _check.invalid("now", "must be an RFC 3339 string or a datetime, got %s" % _check.describe(now))
         cfg = self._compress_config(config)
+        cfg_text = _check.json_text(cfg, "config") if cfg is not None else None  # checked before anything is stored
         prepared = Prepared(history, "history") if history is not None else None
         parts = ['{"conversation_id":', _dumps(conversation_id)]
         if caller_owned:
@@ -485,8 +504,8 @@ class Compactor:
             parts += [',"shape":', _dumps(shape)]
         if only_if_due:
             parts.append(',"only_if_due":true')
-        if cfg is not None:
-            parts += [',"config":', _dumps(cfg)]
+        if cfg_text is not None:
+            parts += [',"config":', cfg_text]
         if dry_run:
             parts.append(',"dry_run":true')
         if now is not None:
@@ -549,17 +568,17 @@ class Compactor:
         back even when nothing new was due)."""
         if isinstance(target_share, bool) or not isinstance(target_share, (int, float)) \
                 or not 0 <= target_share <= 1:
-            raise ValueError("compact_if_due: target_share must be a number in [0, 1], got %r" % (target_share,))
+            raise _check.invalid("target_share", "must be a number in [0, 1], got %s" % _check.describe(target_share))
         compress_options.pop("only_if_due", None)
         cfg = self._config(config)
         over = dict(config or {})
         if target_share > 0 and "target_tokens" not in (cfg or {}):
-            payload = '{"messages":[]' + (',"config":' + _dumps(cfg) if cfg is not None else "") + "}"
+            payload = '{"messages":[]' + (',"config":' + _check.json_text(cfg, "config") if cfg is not None else "") + "}"
             limit = int(json.loads(self.call("shouldCompact", payload))["limit"])
             over["target_tokens"] = max(1, int(target_share * limit))
-        caller_owned = bool(compress_options.pop("caller_owned", False))
+        caller_owned = compress_options.pop("caller_owned", False)
         shape = compress_options.pop("shape", None)
-        dry_run = bool(compress_options.pop("dry_run", False))
+        dry_run = compress_options.pop("dry_run", False)
         now = compress_options.pop("now", None)
         operation_id = compress_options.pop("operation_id", None)
         if compress_options:

@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from contextlib import contextmanager
 from pathlib import Path
 
+from ._check import non_json_number, string, whole_number
 from ._schema import migrations as _migrations, query as _query
 from .types import Block, CommitRequest, Message, SearchHit, SearchQuery, StoredBlock
 
@@ -442,6 +443,9 @@ class SQLiteStore:
             except ValueError as e:
                 raise StoreError("append: message %r: created_at: %s" % (mid, e)) from None
             if not raw:
+                bad = non_json_number(d, "messages[%d]" % i)
+                if bad is not None:  # json.dumps would write the invalid token NaN or Infinity
+                    raise StoreError("append: %s: %r is not a JSON number" % bad)
                 raw = go_json(d)
             out.append((mid, str(role), content_text(d.get("content")), created, raw))
         return out
@@ -646,6 +650,9 @@ class SQLiteStore:
     def search_fts5(self, match: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[SearchHit]:
         """``search`` with the query already analysed: ``match`` is the
         searchQuery export's "fts5" ("" finds nothing)."""
+        string(match, "match")
+        string(conversation_id, "conversation_id")
+        whole_number(limit, "limit")
         if not match:
             return []
         limit = DEFAULT_SEARCH_LIMIT if limit <= 0 else min(limit, MAX_SEARCH_LIMIT)
