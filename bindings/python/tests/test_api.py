@@ -93,7 +93,7 @@ def test_normalize_messages_adds_nothing() -> None:
     assert e.value.code == "invalid_input" and e.value.field == "messages[1]"
     with pytest.raises(clipfold.ClipfoldError) as e:
         clipfold.normalize_messages([{"role": "user", "content": float("nan")}])
-    assert e.value.field == "messages[0]"
+    assert e.value.field == "messages[0].content"
 
 
 def test_host_callbacks_never_raise_into_the_plugin(wasm: str) -> None:
