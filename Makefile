@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -51,6 +51,20 @@ test-go: build check-32bit
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
+
+## chaos: the fault suite in one command, every host — the command killed with SIGKILL at random instants
+## and 8 processes at once (SQLite, PostgreSQL), fault injection at every host call, hostile and huge inputs,
+## the fuzz corpora, storage errors (a file-size limit), read-only archives, redirects, races on one compactor.
+## All of it also runs in make test.
+CHAOS_GO_RUN := Fault|Breaker|Hostile|Large|Deadline|NoGain|Fuzz|Concurren|Race|AppendNew|ReadOnly|SameIDs|NUL|Redirect|Redact|Conflict|LongConversation
+CHAOS_NODE   := faults storage concurrency conversations nul redirects arguments
+CHAOS_PY     := test_storage or test_concurrency or test_conversations or test_nul or test_redirects or test_arguments or fault
+chaos: build
+	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./internal/chaos && \
+		$(GO) test -count=1 -run '$(CHAOS_GO_RUN)' . ./api ./core ./harness ./hostfuncs/... ./cmd/clipfold
+	cd bindings/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && \
+		node --test $(foreach t,$(CHAOS_NODE),test/$(t).test.js)
+	bash bindings/python/run_tests.sh -k '$(CHAOS_PY)'
 
 ## test-node: the Node.js host's suite (npm ci into bindings/node, then node --test)
 test-node: build
