@@ -25,6 +25,7 @@ import fs, {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
+import { describe, invalidArgument, requireJSON, requireString } from './args.js';
 import { HostError } from './errors.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
 import { sharedPlugin } from './shared.js';
@@ -341,9 +342,9 @@ export class SQLiteStore {
    * @param {SQLiteStoreOptions} [opts]
    */
   constructor(path = MEMORY_PATH, opts = {}) {
-    if (typeof path !== 'string' || path === '') throw new TypeError('SQLiteStore: path must be a file path or ":memory:"');
+    if (typeof path !== 'string' || path === '') throw invalidArgument('path', `must be a file path or ":memory:", got ${describe(path)}`);
     if (opts.readOnly !== undefined && typeof opts.readOnly !== 'boolean') {
-      throw new TypeError(`SQLiteStore: readOnly must be true or false, got ${String(opts.readOnly)}`);
+      throw invalidArgument('readOnly', `must be true or false, got ${describe(opts.readOnly)}`);
     }
     this.path = path;
     /** Whether the store was opened read-only. */
@@ -659,6 +660,8 @@ export class SQLiteStore {
         raw = '';
       }
       if (!d || typeof d !== 'object' || Array.isArray(d)) bad(' is not a JSON object');
+      // JSON.stringify would store NaN or Infinity as null: refused, named.
+      try { requireJSON(d, ''); } catch (err) { bad(`.${/** @type {any} */ (err).detail}`); }
       const id = d.id;
       if (typeof id !== 'string' || id === '') bad('.id is empty');
       const key = wf(id);
@@ -794,8 +797,8 @@ UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value F
    * @returns {RecalledMessage | null}
    */
   recall(messageId, conversationId = '') {
-    if (typeof messageId !== 'string') throw new TypeError(`recall: messageId must be a string, got ${typeof messageId}`);
-    if (typeof conversationId !== 'string') throw new TypeError(`recall: conversationId must be a string, got ${typeof conversationId}`);
+    requireString(messageId, 'messageId');
+    requireString(conversationId, 'conversationId');
     const rows = this.#use((db) => db.all(`SELECT id, conversation_id, role, content, created_at, raw, removed_at, operation_id,
 	COALESCE(search_text, content) AS text FROM recall WHERE id = ?1 AND (?2 = '' OR conversation_id = ?2)
 ORDER BY conversation_id LIMIT 11`, [wf(messageId), wf(conversationId)]));
@@ -841,7 +844,7 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    */
   block(blockId) {
     const r = this.#use((db) => db.get(`SELECT id, tier, label, content, COALESCE(conversation_id, '') AS conversation_id, reason,
-	COALESCE(operation_id, '') AS operation_id, created_at FROM blocks WHERE id = ?`, [wf(String(blockId))]));
+	COALESCE(operation_id, '') AS operation_id, created_at FROM blocks WHERE id = ?`, [wf(requireString(blockId, 'blockId'))]));
     if (!r) return null;
     const content = String(r.content);
     return {
@@ -1074,7 +1077,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
    * @returns {Promise<SearchHit[]>}
    */
   async search(query, opts = {}) {
-    const text = String(query);
+    const text = requireString(query, 'query');
     const lent = this.#lent;
     let analysis;
     if (this.#analyzer) analysis = await this.#analyzer(text);
@@ -1099,8 +1102,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
    * @returns {SearchHit[]}
    */
   searchFts5(match, { conversationId = '', limit = DEFAULT_SEARCH_LIMIT } = {}) {
-    if (typeof conversationId !== 'string') throw new TypeError('search: conversationId must be a string');
-    if (typeof limit !== 'number' || Number.isNaN(limit)) throw new TypeError('search: limit must be a number');
+    requireString(match, 'match');
+    requireString(conversationId, 'conversationId');
+    if (!Number.isInteger(limit)) throw invalidArgument('limit', `must be a whole number, got ${describe(limit)}`);
     if (!match) return [];
     const n = limit <= 0 ? DEFAULT_SEARCH_LIMIT : Math.min(Math.floor(limit), MAX_SEARCH_LIMIT);
     const rows = this.#use((db) => db.all(this.#sql.search, [wf(match), wf(conversationId), n]));

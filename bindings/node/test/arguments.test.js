@@ -4,7 +4,7 @@
 // NaN as null) and never stored.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ClipfoldError, createCompactor, MemoryStore } from '../src/index.js';
+import { ClipfoldError, createCompactor, HostError, MemoryStore, SQLiteStore } from '../src/index.js';
 import { wasmPath } from './helpers/common.js';
 
 /**
@@ -78,5 +78,21 @@ describe('arguments', () => {
     await refused(c.compactIfDue('o', [], { targetShare: /** @type {any} */ ('0.5') }), 'targetShare');
     await refused(createCompactor({ wasmPath: wasmPath(), config: /** @type {any} */ ('x') }), 'config');
     await refused(createCompactor({ wasmPath: wasmPath(), config: { keep_recent: Number.NaN } }), 'config.keep_recent');
+  });
+
+  test('the store: append refuses NaN and Infinity by their field; ids, queries and options are strings', async () => {
+    assert.throws(() => store.append('s1', [{ id: 'a', role: 'user', content: 'x', created_at: at },
+      { id: 'b', role: 'user', content: /** @type {any} */ (Number.NaN), created_at: at }]),
+    (/** @type {any} */ e) => e instanceof HostError && /messages\[1\]\.content: NaN is not a JSON number/.test(e.message));
+    assert.throws(() => store.append('s1', [{ id: 'c', role: 'user', content: 'x', created_at: at, meta: { w: Infinity } }]),
+      /messages\[0\]\.meta\.w: Infinity is not a JSON number/);
+    assert.deepEqual(store.history('s1'), [], 'nothing stored');
+    await refused(store.search(/** @type {any} */ (null)), 'query');
+    await refused(() => store.searchFts5('x', { limit: /** @type {any} */ ('a') }), 'limit');
+    await refused(() => store.searchFts5(/** @type {any} */ (null)), 'match');
+    await refused(() => store.recall(/** @type {any} */ (null)), 'messageId');
+    await refused(() => store.read(/** @type {any} */ (5)), 'messageId');
+    await refused(() => store.block(/** @type {any} */ (undefined)), 'blockId');
+    await refused(() => new SQLiteStore(/** @type {any} */ (5)), 'path');
   });
 });
