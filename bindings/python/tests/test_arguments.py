@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pytest
 
-from clipfold import Anthropic, ClipfoldError, Compactor, OpenAICompatible
+from clipfold import Anthropic, ClipfoldError, Compactor, OpenAICompatible, SQLiteStore
 
 AT = "2026-03-01T10:00:00Z"
 
@@ -35,6 +35,12 @@ def test_search(wasm: str) -> None:
         refused(lambda: c.search(None), "query")  # type: ignore[arg-type]
         refused(lambda: c.store.search("q", limit="a"), "limit")  # type: ignore[arg-type]
         refused(lambda: c.store.search_fts5("q", limit=None), "limit")  # type: ignore[arg-type]
+        refused(lambda: c.store.recall(None), "message_id")  # type: ignore[arg-type]
+        refused(lambda: c.store.recall("m1", conversation_id=5), "conversation_id")  # type: ignore[arg-type]
+        refused(lambda: c.store.read(7), "record_id")  # type: ignore[arg-type]
+        refused(lambda: SQLiteStore(5), "path")  # type: ignore[arg-type]
+        refused(lambda: SQLiteStore(""), "path")
+        refused(lambda: SQLiteStore(read_only="yes"), "read_only")  # type: ignore[arg-type]
         assert c.search("nothing", limit=5) == []
 
 

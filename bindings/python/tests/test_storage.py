@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-from clipfold import Compactor, SQLiteStore, _schema
+from clipfold import ClipfoldError, Compactor, SQLiteStore, _schema
 from clipfold.store import StoreError, _statements
 
 from test_compress import CONFIG, build_conversation
@@ -296,5 +296,5 @@ def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(StoreError, match="needs a database file"):
         SQLiteStore(read_only=True)
-    with pytest.raises(TypeError, match="read_only must be True or False"):
+    with pytest.raises(ClipfoldError, match="read_only: must be True or False"):
         SQLiteStore(str(tmp_path / "x.db"), read_only="yes")  # type: ignore[arg-type]

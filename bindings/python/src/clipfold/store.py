@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._check import non_json_number, string, whole_number
+from ._check import boolean, describe, invalid, non_json_number, path_like, string, whole_number
 from ._schema import migrations as _migrations, query as _query
 from .types import Block, CommitRequest, Message, SearchHit, SearchQuery, StoredBlock
 
@@ -248,11 +248,11 @@ class SQLiteStore:
         (up to the newest this package knows) is read; an older one is
         refused with an error saying to open it writable once."""
         self.query_analyzer = query_analyzer
-        if not isinstance(read_only, bool):
-            raise TypeError("SQLiteStore: read_only must be True or False, got %r" % (read_only,))
+        boolean(read_only, "read_only")
+        path_like(path, "path")
         p = os.fspath(path)
         if not p:
-            raise ValueError('sqlite: empty path (use a file path or ":memory:")')
+            raise invalid("path", 'is empty (use a file path or ":memory:")')
         self.path = p
         self.read_only = read_only
         self._lock = threading.RLock()
@@ -489,8 +489,7 @@ class SQLiteStore:
         the message of the only conversation whose recall holds the id;
         AmbiguousIDError, listing them, when several do (SCHEMA.md,
         "Reading by id"). NotFoundError when there is none."""
-        if not isinstance(message_id, str):
-            raise TypeError("recall: message_id must be a string, got %s" % type(message_id).__name__)
+        string(message_id, "message_id")
         conv = _conversation_arg("recall", conversation_id, empty=True)
         with self._lock:
             rows = self._db.execute(
@@ -692,6 +691,7 @@ class SQLiteStore:
         ``recall`` finds it) or ``{"kind": "batch", "block": {…}}`` (see
         ``block``). A message wins an id clash; NotFoundError when neither
         exists."""
+        string(record_id, "record_id")
         try:
             return {"kind": "message", "message": self.recall(record_id, conversation_id)}
         except NotFoundError:
@@ -748,15 +748,15 @@ class SQLiteStore:
 def _conversation_arg(what: str, conversation_id: Any, empty: bool = False) -> str:
     """A conversation id argument: a string, non-empty unless ``empty``."""
     if not isinstance(conversation_id, str) or (not conversation_id and not empty):
-        raise TypeError("%s: conversation_id must be a %sstring, got %r"
-                        % (what, "" if empty else "non-empty ", conversation_id))
+        raise invalid("conversation_id", "must be a %sstring, got %s (%s)"
+                      % ("" if empty else "non-empty ", describe(conversation_id), what))
     return conversation_id
 
 
 def _ids_arg(what: str, ids: Any) -> List[str]:
     """A list of message ids argument."""
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or not all(isinstance(x, str) for x in ids):
-        raise TypeError("%s: ids must be a sequence of strings, got %r" % (what, ids))
+        raise invalid("ids", "must be a sequence of strings, got %s (%s)" % (describe(ids), what))
     return list(ids)
 
 
