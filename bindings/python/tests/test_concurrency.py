@@ -192,20 +192,23 @@ def test_a_lost_race_between_compactors_is_commit_conflict(wasm: str, tmp_path: 
 
 def test_appending_the_same_new_messages_at_once(wasm: str, tmp_path: Any) -> None:
     """Two Compactors on one file sent the same new messages: one appends
-    them while the other is between reading what the store holds and
-    appending. The second reads again and goes on: no duplicate-id error."""
+    them just before the other's sync appends. The sync is one transaction
+    that skips what the conversation holds (append_new_rows): b goes on, no
+    duplicate-id error, each message stored once."""
     db = str(tmp_path / "shared.db")
     sent = history(30)
     with Compactor(wasm, store=db, config=CONFIG) as a, Compactor(wasm, store=db, config=CONFIG) as b:
         raced: List[bool] = []
-        real = b.store.append_rows
+        real = b.store.append_new_rows
 
-        def append_rows(conv: str, rows: Any) -> None:
+        def append_new_rows(conv: str, rows: Any) -> Any:
             if not raced:
                 raced.append(True)
-                a.store.append_messages(conv, sent)  # a appends them first, after b looked
-            real(conv, rows)
-        b.store.append_rows = append_rows  # type: ignore[method-assign]
+                a.store.append_messages(conv, sent[:20])  # a appends most of them first
+            added = real(conv, rows)
+            assert [r[0] for r in added] == [m["id"] for m in sent[20:]], "b appends only the rest"
+            return added
+        b.store.append_new_rows = append_new_rows  # type: ignore[method-assign]
         r = b.compress("c1", sent)
         assert not r["failed"], r
         assert raced

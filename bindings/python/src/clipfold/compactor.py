@@ -18,7 +18,7 @@ from ._locate import WASM_ENV, find_wasm
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from ._messages import Prepared, message_dict, same_messages
-from .store import DuplicateIDError, SQLiteStore, format_time, raw_json
+from .store import SQLiteStore, format_time, raw_json
 from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
                     ShouldCompactResult, SplitResult, VersionInfo)
 
@@ -490,13 +490,7 @@ class Compactor:
             parts += [',"history_owner":"caller","history":', prepared.array()]
         else:
             if prepared is not None:
-                try:
-                    self._sync(conversation_id, prepared, shape)
-                except DuplicateIDError:
-                    # Another process appended some of these messages
-                    # between this sync's read and its write: read again,
-                    # they are stored now.
-                    self._sync(conversation_id, prepared, shape)
+                self._sync(conversation_id, prepared, shape)
             rows = self.store.active_rows(conversation_id)
             sent = [r[1] for r in rows]
             parts += [',"history":[', ",".join(sent), '],"history_ids":', _dumps([r[0] for r in rows])]
@@ -537,14 +531,13 @@ class Compactor:
         """Appends the messages the conversation holds nowhere (neither in
         its active history nor in its recall: ids are the caller's, unique
         within a conversation only), under the ids the plug-in's
-        decodeHistory export gives them (as the Go host's sync)."""
+        decodeHistory export gives them, in one store transaction
+        (``append_new_rows``, as the Go host's sync): another process
+        storing the same new messages at once appends each once, and
+        neither fails."""
         decoded = self._decode(conversation_id, prepared, shape)["messages"]
-        active = {r[0] for r in self.store.active_rows(conversation_id)}
-        recalled = self.store.recalled_ids(conversation_id, [d["id"] for d in decoded if d["id"] not in active])
-        fresh = [(d["id"], d["role"], d["content"], d["created_at"] or "", raw)
-                 for d, raw in zip(decoded, prepared.raws) if d["id"] not in active and d["id"] not in recalled]
-        if fresh:
-            self.store.append_rows(conversation_id, fresh)
+        self.store.append_new_rows(conversation_id, [(d["id"], d["role"], d["content"], d["created_at"] or "", raw)
+                                                     for d, raw in zip(decoded, prepared.raws)])
 
     def compact_if_due(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
                        target_share: float = DEFAULT_TARGET_SHARE, config: Optional[Config] = None,

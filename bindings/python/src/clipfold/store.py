@@ -372,6 +372,30 @@ class SQLiteStore:
         raw)`` — the id, role, text and time the plug-in's ``decodeHistory``
         export reads in a message of any shape, and its exact JSON — after
         the conversation's active history, with append_messages' rules."""
+        self._insert_rows(conversation_id, self._prepare_rows(conversation_id, rows))
+
+    def append_new(self, conversation_id: str, messages: Sequence[MessageInput]) -> List[MessageInput]:
+        """Appends, in order and in one transaction, the messages whose id
+        the conversation holds nowhere yet (neither active nor in recall),
+        and returns them; a message whose id it holds is skipped, whatever
+        its content. This is how a list the caller sends again and again is
+        stored: processes and threads appending the same list at once store
+        each message once, and none of them fails. ``messages`` is checked
+        as for append_messages (a repeated id within it is an error, and
+        nothing is added)."""
+        rows = self._prepare_append(conversation_id, messages)
+        return [messages[i] for i in self._insert_rows(conversation_id, rows, skip_held=True)]
+
+    def append_new_rows(self, conversation_id: str,
+                        rows: Sequence[Tuple[str, str, str, str, str]]) -> List[Tuple[str, str, str, str, str]]:
+        """append_new for rows ``(id, role, content, created_at, raw)`` as
+        append_rows takes them: how ``Compactor.compress`` stores the list
+        it is given. Returns the rows appended."""
+        prepared = self._prepare_rows(conversation_id, rows)
+        return [rows[i] for i in self._insert_rows(conversation_id, prepared, skip_held=True)]
+
+    def _prepare_rows(self, conversation_id: str,
+                      rows: Sequence[Tuple[str, str, str, str, str]]) -> List[Tuple[str, str, str, str, str]]:
         if not conversation_id:
             raise StoreError("append: conversation id is empty")
         out = []
@@ -390,25 +414,37 @@ class SQLiteStore:
             except ValueError as e:
                 raise StoreError("append: message %r: %s" % (mid, e)) from None
             out.append((mid, role, content or "", created, raw))
-        self._insert_rows(conversation_id, out)
+        return out
 
-    def _insert_rows(self, conversation_id: str, rows: List[Tuple[str, str, str, str, str]]) -> None:
+    def _insert_rows(self, conversation_id: str, rows: List[Tuple[str, str, str, str, str]],
+                     skip_held: bool = False) -> List[int]:
+        """Appends rows after the conversation's active history in one
+        IMMEDIATE transaction: the check of the ids it holds and the insert
+        see the same database. A held id is an error (DuplicateIDError,
+        nothing added), or with ``skip_held`` left out. Returns the indexes
+        of the rows appended."""
         if not rows:
-            return
+            return []
         ids = json.dumps([r[0] for r in rows])
         with self._tx() as db:
-            dups = [r[0] for r in db.execute(
+            held = [r[0] for r in db.execute(
                 "SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
                 "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
                 "ORDER BY 1", (ids, conversation_id))]
-            if dups:
-                raise DuplicateIDError(dups, "append to %r: " % conversation_id)
+            if held and not skip_held:
+                raise DuplicateIDError(held, "append to %r: " % conversation_id)
+            skip = set(held)
+            kept = [i for i, r in enumerate(rows) if r[0] not in skip]
+            if not kept:
+                return []
             (max_seq,) = db.execute("SELECT MAX(seq) FROM messages WHERE conversation_id = ?",
                                     (conversation_id,)).fetchone()
             seq = (max_seq or 0) + 1
             db.executemany(
                 "INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(r[0], conversation_id, seq + i, r[1], r[2], r[3], r[4]) for i, r in enumerate(rows)])
+                [(rows[i][0], conversation_id, seq + n, rows[i][1], rows[i][2], rows[i][3], rows[i][4])
+                 for n, i in enumerate(kept)])
+        return kept
 
     def _prepare_append(self, conversation_id: str,
                         messages: Sequence[MessageInput]) -> List[Tuple[str, str, str, str, str]]:
