@@ -45,7 +45,12 @@ func frameworkTurn(i int) []json.RawMessage {
 	return out
 }
 
-var frameworkConfig = map[string]any{"keep_recent": 4, "chunk_size": 8, "max_summary_tokens": 80, "model_max_tokens": 1200, "context_budget": 0.5}
+// frameworkConfig counts tokens as the seeds do (chars4): these tests are
+// about who owns the list. Counted conservatively, the clip-archive's four
+// dated batch headers alone (about 45 tokens each) leave a 600-token
+// window no room.
+var frameworkConfig = map[string]any{"keep_recent": 4, "chunk_size": 8, "max_summary_tokens": 80, "model_max_tokens": 1200, "context_budget": 0.5,
+	"token_estimator": "chars4"}
 
 // Issue 19: frameworks keep their messages (no ids, no times) and either
 // replace their list with the compacted one or send all of it every

@@ -25,7 +25,7 @@ func (SystemClock) Now() time.Time        { return time.Now() }
 func (SystemClock) Sleep(d time.Duration) { time.Sleep(d) }
 
 // Compress is the compress export (SPEC §4): {conversation_id, history,
-// config, dry_run?, now?, operation_id?} → CompactionResult. The breaker
+// config, usage?, dry_run?, now?, operation_id?} → CompactionResult. The breaker
 // state lives in e, so one Env must serve one plug-in instance.
 func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error) {
 	root, err := parseInput(in)
@@ -59,6 +59,9 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 	}
 	core.AssignIDs(ci.ConversationID, ci.History)
 	if err := uniqueIDs(ci.History); err != nil {
+		return nil, err
+	}
+	if ci.Usage, err = decodeUsage(root.Get("usage"), len(ci.History)); err != nil {
 		return nil, err
 	}
 	switch o := root.Get("history_owner"); {

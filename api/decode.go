@@ -528,6 +528,53 @@ func toValue(v gjson.Result) core.Value {
 	return core.Value{Kind: core.KindOther}
 }
 
+// decodeUsage reads the optional "usage" input of shouldCompact, split
+// and compress (SPEC §2 "Counting tokens and the window"):
+// {"input_tokens": N ≥ 0, "messages": K}, K at most n (the history's
+// length); absent or null is no usage.
+func decodeUsage(r gjson.Result, n int) (core.Usage, error) {
+	if r.Type == gjson.Null {
+		return core.Usage{}, nil
+	}
+	if !r.IsObject() {
+		return core.Usage{}, wrongType("usage", `an object {"input_tokens": N, "messages": K}`, r)
+	}
+	var it, ms gjson.Result
+	r.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "input_tokens":
+			it = v
+		case "messages":
+			ms = v
+		}
+		return true
+	})
+	if !it.Exists() {
+		return core.Usage{}, required("usage.input_tokens")
+	}
+	if !ms.Exists() {
+		return core.Usage{}, required("usage.messages")
+	}
+	tokens, err := optInt(it, "usage.input_tokens", 0, 0)
+	if err != nil {
+		return core.Usage{}, err
+	}
+	if it.Type == gjson.Null {
+		return core.Usage{}, core.Invalid("usage.input_tokens", "must be an integer ≥ 0, got null")
+	}
+	k, err := optInt(ms, "usage.messages", 0, 0)
+	if err != nil {
+		return core.Usage{}, err
+	}
+	if ms.Type == gjson.Null {
+		return core.Usage{}, core.Invalid("usage.messages", "must be an integer ≥ 0, got null")
+	}
+	if k > n {
+		return core.Usage{}, core.Invalid("usage.messages", "is "+strconv.Itoa(k)+", beyond the history's "+strconv.Itoa(n)+" messages")
+	}
+	return core.Usage{InputTokens: tokens, Messages: k, Set: true}, nil
+}
+
 // optString reads an optional string field ("" when absent or null).
 func optString(r gjson.Result, field string) (string, error) {
 	switch r.Type {

@@ -34,16 +34,27 @@ func (e *Env) config(root object) (core.Config, error) {
 
 // messagesAndConfig reads the {messages, config} input most exports share.
 func (e *Env) messagesAndConfig(in []byte) ([]core.Message, core.Config, error) {
+	msgs, cfg, _, err := e.messagesConfigUsage(in, false)
+	return msgs, cfg, err
+}
+
+// messagesConfigUsage reads {messages, config, usage?}; with withUsage
+// unset, usage is not read.
+func (e *Env) messagesConfigUsage(in []byte, withUsage bool) ([]core.Message, core.Config, core.Usage, error) {
 	root, err := parseInput(in)
 	if err != nil {
-		return nil, core.Config{}, err
+		return nil, core.Config{}, core.Usage{}, err
 	}
 	cfg, err := e.config(root)
 	if err != nil {
-		return nil, cfg, err
+		return nil, cfg, core.Usage{}, err
 	}
 	msgs, _, err := e.messages(root, "messages", msgRules{})
-	return msgs, cfg, err
+	if err != nil || !withUsage {
+		return msgs, cfg, core.Usage{}, err
+	}
+	u, err := decodeUsage(root.Get("usage"), len(msgs))
+	return msgs, cfg, u, err
 }
 
 // Score is the score export: {messages, config} → {"scores":[…]}.
@@ -63,10 +74,12 @@ func (e *Env) Score(in []byte) ([]byte, error) {
 	return append(b, "]}"...), nil
 }
 
-// Split is the split export: {messages, config} →
-// {"to_compress":[…],"to_keep":[…],"prior_summary":msg|null}.
+// Split is the split export: {messages, config, usage?} →
+// {"to_compress":[…],"to_keep":[…],"prior_summary":msg|null}. usage is
+// checked as for shouldCompact; a split by keep_recent does not depend
+// on it.
 func (e *Env) Split(in []byte) ([]byte, error) {
-	msgs, cfg, err := e.messagesAndConfig(in)
+	msgs, cfg, _, err := e.messagesConfigUsage(in, true)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +117,7 @@ func (e *Env) Chunk(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.MaxChunkTokens)
+	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.MaxChunkTokens, &cfg)
 	b := e.outBuffer(len(in) + 16 + 4*len(chunks))
 	b = append(b, `{"chunks":[`...)
 	for k, c := range chunks {
@@ -116,10 +129,17 @@ func (e *Env) Chunk(in []byte) ([]byte, error) {
 	return append(b, "]}"...), nil
 }
 
-// EstimateTokens is the estimateTokens export: {text} or {messages} →
-// {"tokens":n}.
+// EstimateTokens is the estimateTokens export: {text, config?} or
+// {messages, config?} → {"tokens":n}: the estimate of SPEC §2 "Counting
+// tokens and the window" under config's token_estimator (for messages:
+// tool inputs and outputs, image_tokens per image, per-message framing).
+// overhead_tokens is not added: hosts compute it with this export.
 func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 	root, err := parseInput(in)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.config(root)
 	if err != nil {
 		return nil, err
 	}
@@ -128,27 +148,28 @@ func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 		if t.Type != gjson.String {
 			return nil, wrongType("text", "a string", t)
 		}
-		n = core.EstimateTokens(t.Str)
+		n = core.TextTokens(t.Str, &cfg)
 	} else if root.Get("messages").Exists() {
 		msgs, _, err := e.messages(root, "messages", msgRules{})
 		if err != nil {
 			return nil, err
 		}
-		n = core.EstimateMessagesTokens(msgs)
+		n = core.HistoryTokens(msgs, &cfg)
 	} else {
 		return nil, core.Invalid("text", "text or messages is required")
 	}
 	return append(strconv.AppendInt([]byte(`{"tokens":`), int64(n), 10), '}'), nil
 }
 
-// ShouldCompact is the shouldCompact export: {messages, config} →
-// {"due":bool,"tokens":n,"limit":n}.
+// ShouldCompact is the shouldCompact export: {messages, config, usage?}
+// → {"due":bool,"tokens":n,"limit":n}; tokens per SPEC §2 "Counting
+// tokens and the window" (core.ContextTokens).
 func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
-	msgs, cfg, err := e.messagesAndConfig(in)
+	msgs, cfg, usage, err := e.messagesConfigUsage(in, true)
 	if err != nil {
 		return nil, err
 	}
-	due, tokens, limit := core.ShouldCompact(msgs, &cfg)
+	due, tokens, limit := core.ShouldCompact(msgs, &cfg, &usage)
 	b := append([]byte(nil), `{"due":`...)
 	b = strconv.AppendBool(b, due)
 	b = append(b, `,"tokens":`...)

@@ -101,7 +101,7 @@ func FuzzSplitChunkInvariants(f *testing.F) {
 		for _, i := range res.ToCompress {
 			inCompress[i] = true
 		}
-		chunks := core.Chunk(msgs, res.ToCompress, int(size), int(tokens))
+		chunks := core.Chunk(msgs, res.ToCompress, int(size), int(tokens), &c)
 		chunkOf := map[int]int{}
 		for k, ch := range chunks {
 			for _, i := range ch {

@@ -254,6 +254,7 @@ func (d *msgDecoder) part(p *gjson.Result) {
 	holder := func(s string, fits core.Shape) {
 		d.fits &= fits
 		d.texts = append(d.texts, s)
+		addMedia(&d.m.Media)
 	}
 	const (
 		A, C, R, V, L = core.ShapeAnthropic, core.ShapeChat, core.ShapeResponses, core.ShapeAISDK, core.ShapeLangChain
@@ -292,7 +293,7 @@ func (d *msgDecoder) part(p *gjson.Result) {
 		d.addCall(f.id.String(), f.name.String(), argsText(f.input))
 	case "tool_result":
 		d.fits &= A
-		d.addResult(f.toolUseID.String(), "", outputText(f.content))
+		d.addResult(f.toolUseID.String(), "", outputText(f.content, &d.m.Media))
 	case "tool-call":
 		d.fits &= V
 		args := f.input
@@ -302,7 +303,7 @@ func (d *msgDecoder) part(p *gjson.Result) {
 		d.addCall(f.toolCallID.String(), f.toolName.String(), argsText(args))
 	case "tool-result":
 		d.fits &= V
-		d.addResult(f.toolCallID.String(), f.toolName.String(), aiSDKOutput(f.output, f.result))
+		d.addResult(f.toolCallID.String(), f.toolName.String(), aiSDKOutput(f.output, f.result, &d.m.Media))
 	case "tool_call": // LangChain's standard block
 		d.fits &= L
 		d.addCall(f.id.String(), f.name.String(), argsText(f.args))
@@ -496,7 +497,7 @@ func (d *msgDecoder) itemOutput() {
 	if d.seen&seenOutput != 0 {
 		out = d.output
 	}
-	m.Content = outputText(out)
+	m.Content = outputText(out, &m.Media)
 }
 
 // narrow intersects the shapes so far with the message's, or fails
@@ -526,23 +527,31 @@ func argsText(v gjson.Result) string {
 	return v.Raw
 }
 
+// addMedia counts one image, document, file or audio part (up to 255).
+func addMedia(n *uint8) {
+	if *n < 255 {
+		*n++
+	}
+}
+
 // outputText is a tool result's output as text: a string as it is, an
-// array of parts as their text (partsText), other JSON as written.
-func outputText(v gjson.Result) string {
+// array of parts as their text (partsText), other JSON as written. The
+// media parts among them are counted into media.
+func outputText(v gjson.Result, media *uint8) string {
 	switch {
 	case !v.Exists() || v.Type == gjson.Null:
 		return ""
 	case v.Type == gjson.String:
 		return v.Str
 	case v.IsArray():
-		return partsText(v)
+		return partsText(v, media)
 	}
 	return v.Raw
 }
 
 // partsText is the text of the parts inside a tool result: text parts
 // and placeholders joined with "\n".
-func partsText(v gjson.Result) string {
+func partsText(v gjson.Result, media *uint8) string {
 	var b []byte
 	v.ForEach(func(_, p gjson.Result) bool {
 		var s string
@@ -550,13 +559,14 @@ func partsText(v gjson.Result) string {
 		case p.Type == gjson.String:
 			s = p.Str
 		case p.IsObject():
+			text := false
 			switch ty := p.Get("type").String(); ty {
 			case "", "text", "input_text", "output_text":
 				t := p.Get("text")
 				if t.Type != gjson.String {
 					return true
 				}
-				s = t.Str
+				s, text = t.Str, true
 			case "image", "image_url", "input_image":
 				s = placeholderImage
 			case "document":
@@ -569,6 +579,9 @@ func partsText(v gjson.Result) string {
 				s = placeholderMedia
 			default:
 				return true
+			}
+			if !text {
+				addMedia(media)
 			}
 		default:
 			return true
@@ -589,7 +602,7 @@ func partsText(v gjson.Result) string {
 // value} the value's JSON, {type: content, value: parts} their text, an
 // output of another form as written; without output, the older result
 // (a string as it is, other JSON as written).
-func aiSDKOutput(out, result gjson.Result) string {
+func aiSDKOutput(out, result gjson.Result, media *uint8) string {
 	if !out.Exists() {
 		return argsText(result)
 	}
@@ -604,7 +617,7 @@ func aiSDKOutput(out, result gjson.Result) string {
 			}
 			return val.Raw
 		case "content":
-			return outputText(val)
+			return outputText(val, media)
 		}
 	}
 	return argsText(out)

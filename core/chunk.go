@@ -7,13 +7,13 @@ package core
 // run goes whole into the next chunk, alone if it is larger than a chunk.
 // Chunks hold indices into msgs; every index of order appears exactly
 // once. size < 1 is treated as 1.
-func Chunk(msgs []Message, order []int, size, maxTokens int) [][]int {
+func Chunk(msgs []Message, order []int, size, maxTokens int, c *Config) [][]int {
 	u := toolUnits(msgs, 0)
-	return chunkUnits(msgs, order, size, maxTokens, &u)
+	return chunkUnits(msgs, order, size, maxTokens, &u, c)
 }
 
 // chunkUnits is Chunk with the history's tool units already known.
-func chunkUnits(msgs []Message, order []int, size, maxTokens int, u *unitIndex) [][]int {
+func chunkUnits(msgs []Message, order []int, size, maxTokens int, u *unitIndex, c *Config) [][]int {
 	if size < 1 {
 		size = 1
 	}
@@ -25,7 +25,7 @@ func chunkUnits(msgs []Message, order []int, size, maxTokens int, u *unitIndex) 
 		unitTok := 0
 		if maxTokens > 0 {
 			for _, i := range order[k:end] {
-				unitTok += messageTokens(&msgs[i])
+				unitTok += MessageTokens(&msgs[i], c)
 			}
 		}
 		full := false

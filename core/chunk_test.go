@@ -96,7 +96,7 @@ func TestChunk(t *testing.T) {
 			if order == nil {
 				order = core.Identity(len(tc.msgs))
 			}
-			got := core.Chunk(tc.msgs, order, tc.size, tc.maxTokens)
+			got := core.Chunk(tc.msgs, order, tc.size, tc.maxTokens, &chars4Config)
 			assert.Equal(t, tc.want, got)
 			// Every index of order appears exactly once, in order.
 			var flat []int
@@ -130,10 +130,10 @@ func TestChunkNeverSplitsAUnit(t *testing.T) {
 		}
 	}
 	for size := 1; size <= 8; size++ {
-		check(core.Chunk(msgs, order, size, 0))
+		check(core.Chunk(msgs, order, size, 0, &chars4Config))
 	}
 	for tok := 1; tok <= 12; tok++ {
-		check(core.Chunk(msgs, order, 20, tok))
+		check(core.Chunk(msgs, order, 20, tok, &chars4Config))
 	}
 }
 
@@ -141,6 +141,27 @@ func TestChunkNeverSplitsAUnit(t *testing.T) {
 // (it is an invalid_input error) but Chunk must not loop or panic on it.
 func TestChunkSizeBelowOne(t *testing.T) {
 	msgs := []core.Message{user("a"), user("b")}
-	assert.Equal(t, [][]int{{0}, {1}}, core.Chunk(msgs, core.Identity(2), 0, 0))
-	assert.Equal(t, [][]int{{0}, {1}}, core.Chunk(msgs, core.Identity(2), -3, 0))
+	assert.Equal(t, [][]int{{0}, {1}}, core.Chunk(msgs, core.Identity(2), 0, 0, &chars4Config))
+	assert.Equal(t, [][]int{{0}, {1}}, core.Chunk(msgs, core.Identity(2), -3, 0, &chars4Config))
+}
+
+// chars4Config counts tokens as the seeds do (token_estimator chars4),
+// the arithmetic the max_chunk_tokens cases above are written in.
+var chars4Config = func() core.Config {
+	c := core.DefaultConfig()
+	c.TokenEstimator = core.EstimatorChars4
+	return c
+}()
+
+// TestChunkConservativeTokens: under the default estimator a chunk is cut
+// by each message's conservative count, framing included: two Chinese
+// messages of 40 characters each are far over 2×(40/4) tokens.
+func TestChunkConservativeTokens(t *testing.T) {
+	cfg := core.DefaultConfig()
+	zh := strings.Repeat("我们明天在会议室讨论项目的预算问题。", 2)
+	msgs := []core.Message{user(zh), user(zh)}
+	one := core.MessageTokens(&msgs[0], &cfg)
+	assert.Greater(t, one, 2*core.EstimateTokens(zh), "CJK costs more than a token per 4 characters")
+	assert.Equal(t, [][]int{{0}, {1}}, core.Chunk(msgs, core.Identity(2), 20, 2*one-1, &cfg))
+	assert.Equal(t, [][]int{{0, 1}}, core.Chunk(msgs, core.Identity(2), 20, 2*one, &cfg))
 }

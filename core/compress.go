@@ -46,6 +46,10 @@ type CompressInput struct {
 	// result is "nothing to compress". For hosts that call compress on
 	// every turn.
 	OnlyIfDue bool
+	// Usage is the provider's count for the first messages of History
+	// (SPEC §2 "Counting tokens and the window"); the api layer checks it
+	// against the history.
+	Usage Usage
 }
 
 // Ports are the compress pipeline's view of the world.
@@ -121,7 +125,7 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 			m.CreatedAt = now
 		}
 	}
-	r := CompressResult{History: in.History, OperationID: in.OperationID, TokensBefore: EstimateMessagesTokens(in.History)}
+	r := CompressResult{History: in.History, OperationID: in.OperationID, TokensBefore: ContextTokens(in.History, c, &in.Usage)}
 	conv := in.ConversationID
 	if p.Breakers == nil {
 		p.Breakers = &Breakers{}
@@ -135,7 +139,7 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 	}
 	// The deadline runs on the clock (the input "now" may be any instant
 	// the caller chose for the breaker; elapsed time is the clock's).
-	run := &run{in: in, c: c, p: p, res: &r, extractive: c.Summarizer == SummarizerExtractive,
+	run := &run{in: in, c: c, p: p, res: &r, extractive: c.Summarizer == SummarizerExtractive, overhead: Overhead(in.History, c, &in.Usage),
 		deadline: p.Clock.Now().Add(time.Duration(c.CompactionTimeoutMs) * time.Millisecond)}
 	err := run.compress()
 	switch {
@@ -176,6 +180,10 @@ type run struct {
 	// has failed and fallback is on: the rest of this compaction is
 	// summarized extractively, inside the plug-in.
 	extractive bool
+	// overhead is what every count of a changed history adds to its
+	// messages' estimate (Overhead): overhead_tokens, or what the
+	// provider's usage says is there beside the messages.
+	overhead int
 }
 
 // liveBatch is a batch with the archival block id it came from ("" for a
@@ -195,8 +203,13 @@ func (u *run) compress() error {
 			return err
 		}
 		u.listed = true
-		u.res.History = u.callerView(u.res.History, u.live)
-		u.res.TokensBefore = EstimateMessagesTokens(u.res.History)
+		view := u.callerView(u.res.History, u.live)
+		if len(view) != len(u.res.History) || (len(view) > 0 && &view[0] != &u.res.History[0]) {
+			// The provider's count was of the caller's list, not of this
+			// view: count the view with the overhead it implies.
+			u.res.TokensBefore = u.overhead + HistoryTokens(view, c)
+		}
+		u.res.History = view
 	}
 	hist := u.res.History
 	nothing := func() error {
@@ -205,7 +218,7 @@ func (u *run) compress() error {
 		return nil // nothing to compress is not a failure, and calls nothing more
 	}
 	if in.OnlyIfDue {
-		if due, _, _ := ShouldCompact(hist, c); !due {
+		if u.res.TokensBefore <= int(c.ContextBudget*float64(c.ModelMaxTokens)) { // not due (ShouldCompact)
 			return nothing()
 		}
 	}
@@ -241,7 +254,7 @@ func (u *run) compress() error {
 	}
 	var created []Batch
 	size, maxTok := c.ChunkSize, c.MaxChunkTokens
-	chunks := chunkUnits(hist, compress, size, maxTok, &split.units)
+	chunks := chunkUnits(hist, compress, size, maxTok, &split.units, c)
 	done := 0 // messages of compress summarized so far
 	// chunk_size may be anything up to MaxInt: never allocate more than
 	// the messages there are.
@@ -267,7 +280,7 @@ func (u *run) compress() error {
 				size, maxTok = u.shrink(size, maxTok, ch)
 				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
 					strconv.Itoa(len(compress)-done)+" messages at half the chunk size")
-				chunks, k = chunkUnits(hist, compress[done:], size, maxTok, &split.units), 0
+				chunks, k = chunkUnits(hist, compress[done:], size, maxTok, &split.units, c), 0
 				folded = u.foldedChunks(hist, chunks, append(live[:len(live):len(live)], batchesAsLive(created)...), listed)
 				continue
 			}
@@ -338,14 +351,13 @@ func (u *run) compress() error {
 	}
 	ins.ID = ClipArchiveID(in.ConversationID, ins)
 	insRaw := AppendClipArchive(nil, in.Shape, ins)
-	chars := runeCount(content)
-	for _, k := range keep {
-		chars += MessageRunes(&hist[k])
-	}
-	after := ceilDiv4(chars)
-	if after >= u.res.TokensBefore {
-		return fail(FailNoGain, "the compacted history would be "+strconv.Itoa(after)+
-			" estimated tokens, not below the "+strconv.Itoa(u.res.TokensBefore)+" it is now")
+	// The gain is in the messages: the overhead is the same before and
+	// after.
+	msgsAfter, msgsBefore := keptTokens(hist, keep, content, c), HistoryTokens(hist, c)
+	after := u.overhead + msgsAfter
+	if msgsAfter >= msgsBefore {
+		return fail(FailNoGain, "the compacted history would be "+strconv.Itoa(msgsAfter)+
+			" estimated tokens, not below the "+strconv.Itoa(msgsBefore)+" it is now")
 	}
 
 	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, ArchiveDeletes: deletes, Insert: *ins,
@@ -566,6 +578,79 @@ const (
 	archiveOmittedRunes = 128
 )
 
+// Samples of the same structure, for its conservative estimate
+// (archiveSizes).
+const (
+	archiveHeaderSample  = "[Context Summary — 123456 messages compressed across 12 compaction cycles]\n"
+	archiveBatchSample   = "[Batch 123 — depth 12, 2026-02-28T10:00:00.000Z to 2026-02-28T10:00:00.000Z]\n\n\n"
+	archiveOmittedSample = "## Earliest context\n[... 1234 earlier summaries omitted, searchable via memory_read ...]\n\n## Recent context\n"
+)
+
+// A target compaction budgets in sizes: code points under chars4 (the
+// seeds' arithmetic: one ceiling over the sum), tokens under the
+// conservative estimator. size, textSize, summarySize, overheadSize and
+// toTokens convert.
+func (u *run) size(m *Message) int {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return MessageRunes(m)
+	}
+	return MessageTokens(m, u.c)
+}
+
+func (u *run) textSize(s string) int {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return runeCount(s)
+	}
+	return ConservativeTokens(s)
+}
+
+func (u *run) toTokens(size int) int {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return ceilDiv4(size)
+	}
+	return size
+}
+
+// summarySize is the size of a summary of at most tok tokens: a
+// summarizer's max_tokens is a real tokenizer's count (or, extractive,
+// ⌈code points / 4⌉), which the conservative estimate of the same text
+// exceeds by up to a half.
+func (u *run) summarySize(tok int) int {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return tok * 4
+	}
+	return tok + tok/2
+}
+
+// capFor is the max_tokens of a summary whose estimate must fit in tok
+// tokens: the inverse of summarySize.
+func (u *run) capFor(tok int) int {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return tok
+	}
+	return tok * 2 / 3
+}
+
+// overheadSize is the overhead as a size.
+func (u *run) overheadSize() int {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return u.overhead * 4
+	}
+	return u.overhead
+}
+
+// archiveSizes are the sizes of the clip-archive's header line, of each
+// batch's header line, and of the omission marker with the section
+// titles; under the conservative estimator the archive message's framing
+// is in the header's.
+func (u *run) archiveSizes() (header, batch, omitted int) {
+	if u.c.TokenEstimator == EstimatorChars4 {
+		return archiveHeaderRunes, archiveBatchRunes, archiveOmittedRunes
+	}
+	return ConservativeTokens(archiveHeaderSample) + messageFramingTokens, ConservativeTokens(archiveBatchSample),
+		ConservativeTokens(archiveOmittedSample)
+}
+
 // Shares of target_tokens in a target compaction: the clip-archive takes
 // at most targetArchivePct percent of it, and of that the re-summarized
 // batch (the only one that holds the oldest context) up to
@@ -584,8 +669,9 @@ const (
 // no_gain.
 func (u *run) summaryCaps() (chunkCap, resumCap int) {
 	c := u.c
-	line := ceilDiv4(archiveBatchRunes)
-	room := c.TargetTokens*targetArchivePct/100 - ceilDiv4(archiveHeaderRunes+archiveOmittedRunes)
+	header, batch, omitted := u.archiveSizes()
+	line := u.toTokens(batch)
+	room := c.TargetTokens*targetArchivePct/100 - u.toTokens(header+omitted)
 	slots := max(1, c.ClipFirst+c.ClipLast)
 	deep := room / slots
 	if slots > 1 {
@@ -595,6 +681,9 @@ func (u *run) summaryCaps() (chunkCap, resumCap int) {
 		chunkCap = deep - line
 	}
 	resumCap = deep - line
+	// The room is in estimated tokens; a summary of max_tokens may be
+	// estimated at up to summarySize of it.
+	chunkCap, resumCap = u.capFor(chunkCap), u.capFor(resumCap)
 	clamp := func(n int) int { return max(1, min(c.MaxSummaryTokens, n)) }
 	return clamp(chunkCap), clamp(max(resumCap, chunkCap))
 }
@@ -620,27 +709,27 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 		end := s.units.runEnd(s.ToCompress, n)
 		r := 0
 		for _, k := range s.ToCompress[n:end] {
-			r += MessageRunes(&hist[k])
+			r += u.size(&hist[k])
 		}
 		units = append(units, tunit{lead: s.ToCompress[n], from: n, to: end, runes: r})
 		totalRunes += r
 		n = end
 	}
 	slices.SortFunc(units, func(a, b tunit) int { return b.lead - a.lead }) // newest first
-	fixed := 0
+	fixed := u.overheadSize()
 	for _, k := range s.ToKeep {
-		fixed += MessageRunes(&hist[k])
+		fixed += u.size(&hist[k])
 	}
 	liveRunes := make([]int, len(live))
 	for i := range live {
-		liveRunes[i] = runeCount(live[i].Content)
+		liveRunes[i] = u.textSize(live[i].Content)
 	}
 	totalMsgs := len(s.ToCompress)
 	keptMsgs, keptRunes, k := 0, 0, 0
 	for ; k < len(units)-1; k++ {
 		nm, nr := keptMsgs+units[k].to-units[k].from, keptRunes+units[k].runes
-		arch := u.archiveRunes(liveRunes, u.newBatches(totalMsgs-nm, totalRunes-nr), capTok*4, resumTok*4)
-		if ceilDiv4(fixed+nr+arch) > c.TargetTokens {
+		arch := u.archiveRunes(liveRunes, u.newBatches(totalMsgs-nm, totalRunes-nr), u.summarySize(capTok), u.summarySize(resumTok))
+		if u.toTokens(fixed+nr+arch) > c.TargetTokens {
 			break
 		}
 		keptMsgs, keptRunes = nm, nr
@@ -673,25 +762,26 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 	return compress, keep
 }
 
-// newBatches estimates how many batches chunking msgs messages of runes
-// code points makes.
+// newBatches estimates how many batches chunking msgs messages of the
+// given size (run.size) makes.
 func (u *run) newBatches(msgs, runes int) int {
 	if msgs == 0 {
 		return 0
 	}
 	if u.c.MaxChunkTokens > 0 {
-		return max(1, (ceilDiv4(runes)+u.c.MaxChunkTokens-1)/u.c.MaxChunkTokens)
+		return max(1, (u.toTokens(runes)+u.c.MaxChunkTokens-1)/u.c.MaxChunkTokens)
 	}
 	return (msgs + u.c.ChunkSize - 1) / max(1, u.c.ChunkSize)
 }
 
-// archiveRunes estimates the clip-archive's size in code points after a
+// archiveRunes estimates the clip-archive's size (run.size) after a
 // compaction that adds fresh batches of at most capRunes each to the live
 // batches of the given sizes: re-summarized into one batch of at most
 // resumRunes when they outgrow clip_first + clip_last + 2, then rendered
 // with at most clip_first + clip_last batches shown.
 func (u *run) archiveRunes(live []int, fresh, capRunes, resumRunes int) int {
 	c := u.c
+	archiveHeaderRunes, archiveBatchRunes, archiveOmittedRunes := u.archiveSizes()
 	n := len(live) + fresh
 	size := func(i int) int {
 		if i < len(live) {

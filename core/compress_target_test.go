@@ -310,7 +310,7 @@ func TestTargetToolUnitsPinnedKeepRecent(t *testing.T) {
 			add(Message{Role: RoleUser, Content: "Remember: the budget is $4,000.", Pinned: true})
 		}
 	}
-	before := EstimateMessagesTokens(hist)
+	before := HistoryTokens(hist, new(DefaultConfig()))
 	for target := 300; target < before; target += 211 {
 		for _, keepRecent := range []int{0, 1, 5, 9} {
 			c := targetConfig(target)
@@ -379,7 +379,7 @@ func TestTargetReservesArchiveRoom(t *testing.T) {
 func TestTargetNothingToDo(t *testing.T) {
 	hist := plainHistory(10)
 	r := newRig()
-	res := r.compress(t, "c", hist, targetConfig(EstimateMessagesTokens(hist)))
+	res := r.compress(t, "c", hist, targetConfig(HistoryTokens(hist, new(DefaultConfig()))))
 	assert.False(t, res.Failed)
 	assert.Nil(t, res.Insert)
 	assert.Equal(t, Identity(len(hist)), res.Kept)
@@ -473,9 +473,14 @@ func TestTargetReplayConversations(t *testing.T) {
 			summarizer := run.summarizer
 			t.Run(filepath.Base(f)+"/"+summarizer+"/"+strconv.Itoa(run.share), func(t *testing.T) {
 				c := DefaultConfig()
+				// The seeds' arithmetic: under the conservative count the
+				// keep_recent floor of debugging-session (large tool
+				// outputs) alone is over half of this window, which only
+				// clearing tool results brings under.
+				c.TokenEstimator = EstimatorChars4
 				c.ModelMaxTokens = 5000
 				c.Summarizer = summarizer
-				_, _, limit := ShouldCompact(nil, &c)
+				_, _, limit := ShouldCompact(nil, &c, nil)
 				require.Equal(t, 4000, limit)
 				c.TargetTokens = limit * run.share / 100
 				r := newRig()
@@ -483,7 +488,7 @@ func TestTargetReplayConversations(t *testing.T) {
 				compactions, over := 0, 0
 				for _, turn := range splitTurnsCore(msgs) {
 					hist = append(hist, turn...)
-					if due, _, _ := ShouldCompact(hist, &c); !due {
+					if due, _, _ := ShouldCompact(hist, &c, nil); !due {
 						continue
 					}
 					res := r.compress(t, "conv", hist, c)

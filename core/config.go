@@ -32,6 +32,9 @@ type Config struct {
 	Model                  string  // model
 	PinSystem              bool    // pin_system
 	MaxMessageChars        int     // max_message_chars, ≥ 1
+	TokenEstimator         string  // token_estimator: "conservative" | "chars4"
+	ImageTokens            int     // image_tokens, ≥ 0
+	OverheadTokens         int     // overhead_tokens, ≥ 0
 }
 
 // Scoring holds the importance-scoring weights (seed 001).
@@ -112,6 +115,8 @@ func DefaultConfig() Config {
 		Summarizer:             SummarizerLLM,
 		PinSystem:              true,
 		MaxMessageChars:        20000,
+		TokenEstimator:         EstimatorConservative,
+		ImageTokens:            1600,
 	}
 }
 
@@ -146,6 +151,7 @@ var Keys = []string{
 	"important_keywords", "compaction_timeout", "compaction_max_retries", "backoff_base_ms",
 	"max_chunk_tokens", "max_consecutive_failures", "breaker_cooldown_ms", "context_budget",
 	"model_max_tokens", "target_tokens", "fallback", "summarizer", "model", "pin_system", "max_message_chars",
+	"token_estimator", "image_tokens", "overhead_tokens",
 }
 
 // Values of the summarizer key.
@@ -304,6 +310,19 @@ func (c *Config) Set(key string, v Value, field string) error {
 		return Invalid(field, "must be true or false, got "+v.kindName())
 	case "max_message_chars":
 		return intKey(&c.MaxMessageChars, 1, false)
+	case "token_estimator":
+		if v.Kind == KindNull {
+			return nil
+		}
+		if v.Kind != KindString || (v.Str != EstimatorConservative && v.Str != EstimatorChars4) {
+			return Invalid(field, `must be "conservative" or "chars4", got `+v.describe())
+		}
+		c.TokenEstimator = v.Str
+		return nil
+	case "image_tokens":
+		return intKey(&c.ImageTokens, 0, false)
+	case "overhead_tokens":
+		return intKey(&c.OverheadTokens, 0, false)
 	}
 	return ErrUnknownKey
 }
@@ -314,7 +333,7 @@ func (c *Config) Set(key string, v Value, field string) error {
 func (c *Config) SetString(key, s, field string) error {
 	v := Value{Kind: KindString, Str: s}
 	switch key {
-	case "prompt", "fallback", "summarizer", "model":
+	case "prompt", "fallback", "summarizer", "model", "token_estimator":
 	case "pin_system":
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {

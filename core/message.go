@@ -109,6 +109,11 @@ type Message struct {
 	// Shapes are the message shapes this message fits (0: not known,
 	// any). The decoder sets it; see Shape.
 	Shapes Shape
+	// Media is how many image, document, file and audio parts the
+	// message carries (its own and inside its tool results), up to 255
+	// (255 images are over any window): each counts image_tokens
+	// (MessageTokens). Their placeholders stay in Content.
+	Media uint8
 }
 
 // Text is the message's own text: Content without the tool-result

@@ -100,6 +100,11 @@ def args_text(v):
     return v if isinstance(v, str) else cj(v)
 
 
+# Media parts (image, document, file, audio) met while normalizing the
+# current message, inside its tool outputs too: each counts image_tokens.
+MEDIA = [0]
+
+
 def parts_text(parts):
     out = []
     for p in parts:
@@ -108,6 +113,8 @@ def parts_text(parts):
         elif isinstance(p, dict):
             ty = p.get("type")
             ty = ty if isinstance(ty, str) else ""
+            if ty in ("image", "image_url", "input_image", "document", "file", "input_file", "audio", "input_audio", "media"):
+                MEDIA[0] += 1
             if ty in ("", "text", "input_text", "output_text"):
                 if isinstance(p.get("text"), str):
                     out.append(p["text"])
@@ -181,6 +188,7 @@ def norm(m, i=0):
          "has_time": isinstance(m.get("created_at"), str), "conv": gstr(m.get("conversation_id"))}
     st = {}
     state = {"parts": None, "texts": [], "outs": []}
+    MEDIA[0] = 0
 
     def add(kind, cid, name, arg):
         if kind == "call":
@@ -211,6 +219,7 @@ def norm(m, i=0):
                 state["texts"].append(p[kind])
         elif kind in ("[image]", "[document]", "[file]", "[audio]", "[media]"):
             state["texts"].append(kind)
+            MEDIA[0] += 1
         elif ty in ("tool_use", "server_tool_use"):
             add("call", gstr(p.get("id")), gstr(p.get("name")), args_text(p.get("input")))
         elif ty == "tool_result":
@@ -344,6 +353,7 @@ def norm(m, i=0):
         raise ShapeError("messages[%d]" % i)
     if n["role"] is None:
         raise ShapeError("messages[%d].role" % i)
+    n["media"] = min(MEDIA[0], 255)
     return n
 
 
@@ -393,6 +403,141 @@ def has_calls(n):
 def message_runes(n):
     """What one message counts for the token estimate: its content plus each call's name and arguments."""
     return len(n["content"]) + sum(len(nm) + len(a) for _, nm, a, r in n["entries"] if not r)
+
+
+# The conservative token estimator, a second implementation of the
+# algorithm docs/spec.md "The conservative estimator" documents (core's is
+# core/tokens.go): one pass over the text counting events, each with a
+# cost in thousandths of a token, the sum rounded up.
+COST = dict(word=840, letter=110, case=1000, long=200, latin_word=2500, digits=1280, mixed=620, punct=600,
+            punct_rep=100, space_num=1200, blanks=800, breaks=760, control=1000, latin_x=1500, cyrillic=220,
+            cyr_word=2600, greek=1000, greek_word=610, hebrew=930, arabic=510, sem_word=2060, indic=970,
+            indic_word=1540, thai=1100, han=1520, kana=910, hangul=1600, cjk_punct=1500, emoji=3250, emoji_mod=3170,
+            symbol=1000, byte=1000)
+SCRIPT_RANGES = [  # (first, last, script) over the BMP, by blocks of 16 code points; later ranges win
+    (0x0080, 0x00BF, "symbol"), (0x00C0, 0x02AF, "latin"), (0x02B0, 0x02FF, "symbol"), (0x0300, 0x036F, "latin"),
+    (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"), (0x0600, 0x06FF, "arabic"),
+    (0x0750, 0x077F, "arabic"), (0x08A0, 0x08FF, "arabic"), (0x0900, 0x097F, "indic"), (0x0E00, 0x0E7F, "thai"),
+    (0x1100, 0x11FF, "hangul"), (0x1C80, 0x1C8F, "cyrillic"), (0x1E00, 0x1EFF, "latin"), (0x1F00, 0x1FFF, "greek"),
+    (0x2000, 0x2BFF, "symbol"), (0x2600, 0x27BF, "emoji"), (0x2B00, 0x2BFF, "emoji"), (0x2E80, 0x2FDF, "han"),
+    (0x3000, 0x303F, "cjk_punct"), (0x3040, 0x30FF, "kana"), (0x3130, 0x318F, "hangul"), (0x31F0, 0x31FF, "kana"),
+    (0x3200, 0x33FF, "cjk_punct"), (0x3400, 0x4DBF, "han"), (0x4E00, 0x9FFF, "han"), (0xA960, 0xA97F, "hangul"),
+    (0xAC00, 0xD7FF, "hangul"), (0xF900, 0xFAFF, "han"), (0xFE00, 0xFE0F, "emoji_mod"), (0xFE30, 0xFE4F, "cjk_punct"),
+    (0xFF00, 0xFFEF, "cjk_punct")]
+
+
+def script_of(cp):
+    if cp < 0x10000:
+        if cp in (0x200D, 0x20E3):
+            return "emoji_mod"
+        sc = "other"
+        for lo, hi, name in SCRIPT_RANGES:
+            if lo >> 4 <= cp >> 4 <= hi >> 4:
+                sc = name
+        return sc
+    if 0x1F3FB <= cp <= 0x1F3FF or 0xE0000 <= cp <= 0xE007F:
+        return "emoji_mod"
+    if 0x1F000 <= cp <= 0x1FAFF:
+        return "emoji"
+    if 0x20000 <= cp <= 0x3FFFF:
+        return "han"
+    return "other"
+
+
+WORD_EVENT = {"cyrillic": "cyr_word", "greek": "greek_word", "hebrew": "sem_word", "arabic": "sem_word", "indic": "indic_word"}
+
+
+def conservative(text):
+    ev = dict.fromkeys(COST, 0)
+    w = {"letters": 0, "digits": 0, "in": False, "lower": False, "latin": False}
+
+    def end_word():
+        if not w["in"]:
+            return
+        if w["digits"] == 0:
+            ev["word"] += 1
+            ev["letter"] += w["letters"]
+            ev["long"] += max(0, w["letters"] - 8)
+            ev["latin_word"] += w["latin"]
+        elif w["letters"] == 0:
+            ev["digits"] += (w["digits"] + 2) // 3
+        else:
+            ev["mixed"] += w["letters"] + w["digits"]
+        w.update(letters=0, digits=0, **{"in": False, "lower": False, "latin": False})
+
+    word_script, blanks, breaks, prev = None, 0, False, None
+    for ch in text:
+        cp = ord(ch)
+        if cp < 0x80:
+            word_script = None
+            spaced = blanks > 0
+            if ch not in " \t":
+                blanks = 0
+            if ch not in "\n\r":
+                breaks = False
+            if ch.isascii() and ch.isalpha():
+                if ch.isupper() and w["lower"]:
+                    ev["case"] += 1
+                w["letters"] += 1
+                w["in"], w["lower"] = True, ch.islower()
+            elif ch.isdigit():
+                if not w["in"] and spaced:
+                    ev["space_num"] += 1
+                w["digits"] += 1
+                w["in"], w["lower"] = True, False
+            elif ch in " \t":
+                end_word()
+                blanks += 1
+                if blanks == 2:
+                    ev["blanks"] += 1
+            elif ch in "\n\r":
+                end_word()
+                if not breaks:
+                    ev["breaks"] += 1
+                    breaks = True
+            elif cp < 0x20 or cp == 0x7F:
+                end_word()
+                ev["control"] += 1
+            else:
+                end_word()
+                ev["punct_rep" if prev == ch else "punct"] += 1
+                prev = ch
+                continue
+            prev = None
+            continue
+        prev, blanks, breaks = None, 0, False
+        sc = script_of(cp)
+        if sc == "latin":
+            w["letters"] += 1
+            w["in"], w["lower"], w["latin"] = True, True, True
+            ev["latin_x"] += 1
+            continue
+        end_word()
+        new_word = sc != word_script
+        word_script = sc
+        if sc == "other":
+            ev["byte"] += len(ch.encode("utf-8"))
+            continue
+        ev[sc] += 1
+        if sc in WORD_EVENT and new_word:
+            ev[WORD_EVENT[sc]] += 1
+    end_word()
+    return (sum(ev[k] * COST[k] for k in ev) + 999) // 1000
+
+
+# Framing of a message, of each tool call and of each tool result.
+FRAME_MESSAGE, FRAME_CALL, FRAME_RESULT = 4, 8, 4
+
+
+def message_tokens(n, c):
+    if c.get("token_estimator") == "chars4":
+        return math.ceil(message_runes(n) / 4)
+    t = conservative(n["content"]) + FRAME_MESSAGE + n["media"] * c.get("image_tokens", 1600)
+    if n["tool_call_id"] and not n["has_results"]:
+        t += FRAME_RESULT
+    for _, nm, a, r in n["entries"]:
+        t += FRAME_RESULT if r else conservative(nm) + conservative(a) + FRAME_CALL
+    return t
 
 
 def score(m, index, total, c):
@@ -508,7 +653,7 @@ def chunk(raw, c):
         while end < len(msgs) and lead[end] == lead[k]:
             end += 1
         unit = list(range(k, end))
-        unit_tok = sum(math.ceil(message_runes(msgs[i]) / 4) for i in unit)
+        unit_tok = sum(message_tokens(msgs[i], c) for i in unit)
         if cur and ((max_tok and cur_tok + unit_tok > max_tok) or (not max_tok and len(cur) + len(unit) > size)):
             chunks.append(cur)
             cur, cur_tok = [], 0
@@ -520,8 +665,12 @@ def chunk(raw, c):
     return chunks
 
 
-def estimate(raw):
-    return math.ceil(sum(message_runes(m) for m in nmsgs(raw)) / 4)
+def estimate(raw, c=None):
+    """What messages count (no overhead_tokens): chars4's one ceiling, or the sum of message_tokens."""
+    c = c or {}
+    if c.get("token_estimator") == "chars4":
+        return math.ceil(sum(message_runes(m) for m in nmsgs(raw)) / 4)
+    return sum(message_tokens(m, c) for m in nmsgs(raw))
 
 
 def fmt_time(s):
@@ -768,11 +917,14 @@ def chunk_vec(name, proves, msgs, over=None):
 chunk_vec("10 messages by 3 give chunks of 3, 3, 3, 1", ["context-compaction.AC1.2"], ten, {"chunk_size": 3})
 chunk_vec("chunk_size larger than the input gives one chunk", ["context-compaction.AC1.2"], ten[:4])
 chunk_vec("empty input gives no chunks", ["context-compaction.AC1.2"], [])
+# The seeds' vectors count as the seeds do: token_estimator "chars4".
 chunk_vec("max_chunk_tokens cuts by estimated tokens", ["context-compaction.AC1.2"],
-          [msg(i, "user", "w" * (10 * (i + 1))) for i in range(6)], {"max_chunk_tokens": 20})
+          [msg(i, "user", "w" * (10 * (i + 1))) for i in range(6)], {"max_chunk_tokens": 20, "token_estimator": "chars4"})
 chunk_vec("a message larger than max_chunk_tokens gets a chunk of its own", [],
           [msg(0, "user", "a" * 8), msg(1, "tool", "b" * 400, tool_call_id=None), msg(2, "user", "c" * 8)],
-          {"max_chunk_tokens": 10})
+          {"max_chunk_tokens": 10, "token_estimator": "chars4"})
+chunk_vec("max_chunk_tokens counts each message's conservative estimate and framing", ["SPEC §2 counting tokens"],
+          [msg(i, "user", "我们明天在会议室讨论项目的预算问题。" * (i + 1)) for i in range(4)], {"max_chunk_tokens": 120})
 chunk_vec("a tool call and its results are never cut apart", [],
           [msg(0, "user", "x"), msg(1, "user", "y")] + multi[1:4] + [msg(5, "user", "z")], {"chunk_size": 3})
 vec("chunk", "chunk_size 0 is rejected, never looped on", [], {"messages": ten, "config": {"chunk_size": 0}},
@@ -783,28 +935,104 @@ vec("chunk", "chunk_size must be a number", [], {"messages": ten, "config": {"ch
     error=err("invalid_input", "config.chunk_size"))
 
 # ---------------------------------------------------------------- estimateTokens
-vec("estimateTokens", "text: ceil(chars / 4)", [], {"text": "abcde"}, {"tokens": 2})
-vec("estimateTokens", "text: empty", [], {"text": ""}, {"tokens": 0})
-vec("estimateTokens", "text: code points, not bytes", [], {"text": "日本語テキスト🙂"}, {"tokens": 2})
-vec("estimateTokens", "messages: one ceiling over all contents", [],
-    {"messages": [msg(0, "user", "a"), msg(1, "assistant", "b"), msg(2, "user", "c")]}, {"tokens": 1})
-vec("estimateTokens", "messages: content arrays count their joined text", [],
-    {"messages": [msg(0, "user", [{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}])]}, {"tokens": 3})
+C4 = {"token_estimator": "chars4"}
+vec("estimateTokens", "chars4 text: ceil(chars / 4)", [], {"text": "abcde", "config": C4}, {"tokens": 2})
+vec("estimateTokens", "chars4 text: empty", [], {"text": "", "config": C4}, {"tokens": 0})
+vec("estimateTokens", "chars4 text: code points, not bytes", [], {"text": "日本語テキスト🙂", "config": C4}, {"tokens": 2})
+vec("estimateTokens", "chars4 messages: one ceiling over all contents", [],
+    {"messages": [msg(0, "user", "a"), msg(1, "assistant", "b"), msg(2, "user", "c")], "config": C4}, {"tokens": 1})
+vec("estimateTokens", "chars4 messages: content arrays count their joined text", [],
+    {"messages": [msg(0, "user", [{"type": "text", "text": "abcd"}, {"type": "text", "text": "efgh"}])], "config": C4}, {"tokens": 3})
+vec("estimateTokens", "chars4 messages: an image is its placeholder's text", [],
+    {"messages": [msg(0, "user", [{"type": "text", "text": "abcd"}, {"type": "image_url", "image_url": {"url": "x"}}])], "config": C4},
+    {"tokens": 3})
+
+# The conservative estimator (the default): texts of every kind, as the
+# oracle's second implementation counts them.
+TEXTS = [
+    ("English prose", "The deploy failed because the configuration had a typo; we agreed to add validation before Friday."),
+    ("English chat", "hey, can u check if the build's green? thx!! :)"),
+    ("camelCase and snake_case code", "func (s *Store) writeRecall(ctx context.Context, msgID string) error {\n\treturn s.db.ExecContext(ctx, q, msg_id)\n}"),
+    ("JSON tool output", '{"ImportPath":"net/http","Deps":["bufio","bytes","compress/gzip"],"Stale":false,"Size":123456}'),
+    ("a log line with a hash, base64 and a uuid",
+     "2026-02-28T10:00:00.123Z INFO request_id=3f2a9c1e-7b4d-4e8a-9f10-2c3d4e5f6a7b sha256=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 body=eyJ1c2VyIjoiYWRhIn0="),
+    ("digits in groups of three", "Order 1234567 shipped 2026-02-28 for 1,240.50 EUR"),
+    ("whitespace runs and line breaks", "a    b\t\tc\n\n\nd\r\n    e"),
+    ("repeated punctuation", "=====\n-----\n...!!!???"),
+    ("Chinese", "我们明天在会议室讨论项目的预算问题，请准时参加。"),
+    ("Japanese", "明日の会議は午後三時からです。資料を準備してください。"),
+    ("Korean", "내일 회의는 오후 세 시에 시작합니다. 자료를 준비해 주세요."),
+    ("Russian", "Завтра в три часа состоится совещание по бюджету проекта."),
+    ("Greek", "Η συνάντηση για τον προϋπολογισμό του έργου θα γίνει αύριο."),
+    ("Arabic", "سيعقد الاجتماع غدا في الساعة الثالثة لمناقشة الميزانية."),
+    ("Hebrew", "הפגישה על התקציב תתקיים מחר בשעה שלוש."),
+    ("Hindi", "परियोजना के बजट पर बैठक कल तीन बजे होगी।"),
+    ("Thai", "การประชุมเรื่องงบประมาณของโครงการจะจัดขึ้นพรุ่งนี้"),
+    ("Latin with diacritics", "Größenänderung der Fenster: déjà vu, señor, Việt Nam"),
+    ("emoji: pictographs, skin tones, ZWJ sequences, flags, keycaps",
+     "ship it 🚀🎉 👍🏽 👩‍💻 🏳️‍🌈 🇫🇷 1️⃣ ❤️"),
+    ("symbols and full-width punctuation", "→ ≥ ± © «quoted» — “curly” ［全角］！"),
+    ("a script without costs of its own counts a token a byte", "ქართული ენა"),
+]
+for label, t in TEXTS:
+    vec("estimateTokens", "conservative text: " + label, ["SPEC §2 counting tokens"], {"text": t}, {"tokens": conservative(t)})
+vec("estimateTokens", "conservative text: empty", ["SPEC §2 counting tokens"], {"text": ""}, {"tokens": 0})
+framed = [msg(0, "user", "Where is my order?"), call(1, "c1", "lookup_order", '{"order_id":"A-5000"}'),
+          result(2, "c1", '{"status":"shipped","carrier":"DHL","eta":"2026-03-02"}')]
+vec("estimateTokens", "conservative messages: text, tool calls and outputs, and per-message framing", ["SPEC §2 counting tokens"],
+    {"messages": framed}, {"tokens": estimate(framed)})
+pictures = [msg(0, "user", [{"type": "text", "text": "What is in these?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                            {"type": "image_url", "image_url": {"url": "https://example.com/b.png"}}])]
+vec("estimateTokens", "an image counts image_tokens (default 1600), its placeholder stays in the text", ["SPEC §2 counting tokens"],
+    {"messages": pictures}, {"tokens": estimate(pictures)})
+vec("estimateTokens", "image_tokens is configurable", ["SPEC §2 counting tokens"],
+    {"messages": pictures, "config": {"image_tokens": 765}}, {"tokens": estimate(pictures, {"image_tokens": 765})})
+vec("estimateTokens", "overhead_tokens is not added: it is what hosts measure with this export", ["SPEC §2 counting tokens"],
+    {"messages": framed, "config": {"overhead_tokens": 900}}, {"tokens": estimate(framed)})
+vec("estimateTokens", "token_estimator must be conservative or chars4", [], {"text": "a", "config": {"token_estimator": "words"}},
+    error=err("invalid_input", "config.token_estimator"))
+vec("estimateTokens", "image_tokens must be an integer >= 0", [], {"text": "a", "config": {"image_tokens": -1}},
+    error=err("invalid_input", "config.image_tokens"))
+vec("estimateTokens", "overhead_tokens must be an integer >= 0", [], {"text": "a", "config": {"overhead_tokens": 2.5}},
+    error=err("invalid_input", "config.overhead_tokens"))
 vec("estimateTokens", "text or messages is required", [], {}, error=err("invalid_input", "text"))
 vec("estimateTokens", "text must be a string", [], {"text": 12}, error=err("invalid_input", "text"))
 
 # ---------------------------------------------------------------- shouldCompact
-over = {"model_max_tokens": 10, "context_budget": 0.5}
+over = {"model_max_tokens": 10, "context_budget": 0.5, "token_estimator": "chars4"}
 vec("shouldCompact", "due when the estimate exceeds context_budget x model_max_tokens", ["context-compaction.AC1.1"],
     {"messages": [msg(0, "user", "x" * 24)], "config": over}, {"due": True, "tokens": 6, "limit": 5})
 vec("shouldCompact", "not due at exactly the limit", ["context-compaction.AC1.1"],
     {"messages": [msg(0, "user", "x" * 20)], "config": over}, {"due": False, "tokens": 5, "limit": 5})
 vec("shouldCompact", "defaults: 0.8 x 200000", ["context-compaction.AC1.1"],
-    {"messages": [msg(0, "user", "hello")]}, {"due": False, "tokens": 2, "limit": 160000})
+    {"messages": [msg(0, "user", "hello")]}, {"due": False, "tokens": estimate([msg(0, "user", "hello")]), "limit": 160000})
+zh = [msg(i, ("user", "assistant")[i % 2], "我们明天在会议室讨论项目的预算问题，请准时参加。") for i in range(40)]
+zh_tok = estimate(zh)
+vec("shouldCompact", "a Chinese conversation is due by the conservative count, not by chars / 4", ["SPEC §2 counting tokens"],
+    {"messages": zh, "config": {"model_max_tokens": 1000}}, {"due": zh_tok > 800, "tokens": zh_tok, "limit": 800})
+vec("shouldCompact", "overhead_tokens is added to the count", ["SPEC §2 counting tokens"],
+    {"messages": framed, "config": {"overhead_tokens": 3000, "model_max_tokens": 4000}},
+    {"due": estimate(framed) + 3000 > 3200, "tokens": estimate(framed) + 3000, "limit": 3200})
+vec("shouldCompact", "usage: the provider's count of the first K messages plus the estimate of the rest, no overhead on top",
+    ["SPEC §2 counting tokens"],
+    {"messages": framed, "config": {"overhead_tokens": 3000}, "usage": {"input_tokens": 2500, "messages": 2}},
+    {"due": False, "tokens": 2500 + estimate(framed[2:]), "limit": 160000})
+vec("shouldCompact", "usage of the whole history is the provider's count", ["SPEC §2 counting tokens"],
+    {"messages": framed, "config": {"model_max_tokens": 3000}, "usage": {"input_tokens": 2500, "messages": 3}},
+    {"due": True, "tokens": 2500, "limit": 2400})
+vec("shouldCompact", "usage beyond the history is refused", ["SPEC §2 counting tokens"],
+    {"messages": framed, "usage": {"input_tokens": 2500, "messages": 4}}, error=err("invalid_input", "usage.messages"))
+vec("shouldCompact", "usage with negative input_tokens is refused", ["SPEC §2 counting tokens"],
+    {"messages": framed, "usage": {"input_tokens": -1, "messages": 1}}, error=err("invalid_input", "usage.input_tokens"))
+vec("shouldCompact", "usage must be an object", ["SPEC §2 counting tokens"],
+    {"messages": framed, "usage": 2500}, error=err("invalid_input", "usage"))
+vec("split", "usage is read by split too", ["SPEC §2 counting tokens"],
+    {"messages": framed, "usage": {"input_tokens": 2500, "messages": "2"}}, error=err("invalid_input", "usage.messages"))
 vec("shouldCompact", "context_budget must be in (0, 1]", [], {"messages": [], "config": {"context_budget": 0}},
     error=err("invalid_input", "config.context_budget"))
 vec("shouldCompact", "summarizer \"extractive\" is a valid config key", [],
-    {"messages": [msg(0, "user", "hello")], "config": {"summarizer": "extractive"}}, {"due": False, "tokens": 2, "limit": 160000})
+    {"messages": [msg(0, "user", "hello")], "config": {"summarizer": "extractive"}},
+    {"due": False, "tokens": estimate([msg(0, "user", "hello")]), "limit": 160000})
 vec("shouldCompact", "summarizer must be \"llm\" or \"extractive\"", [], {"messages": [], "config": {"summarizer": "gpt"}},
     error=err("invalid_input", "config.summarizer"))
 

@@ -14,9 +14,11 @@ import { requireExports, wasmPath } from './helpers/common.js';
 import { makeConversation } from './helpers/conversation.js';
 
 // Small windows so that a compaction is due every few messages; the
-// breaker would open after 3 counted failures in a row.
+// breaker would open after 3 counted failures in a row. Counted as the
+// seeds count (chars4): conservatively, a clip-archive alone would fill
+// such a window.
 const CONFIG = { keep_recent: 4, chunk_size: 40, max_summary_tokens: 60, model_max_tokens: 1200, context_budget: 0.5,
-  max_consecutive_failures: 3, backoff_base_ms: 1 };
+  max_consecutive_failures: 3, backoff_base_ms: 1, token_estimator: 'chars4' };
 const WORKERS = 8;
 const ROUNDS = 4;
 /** How much of the conversation worker i sends in round k: each a little ahead or behind the others. */

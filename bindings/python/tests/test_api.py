@@ -31,7 +31,8 @@ def test_pure_methods(pure: Compactor) -> None:
     due = pure.should_compact(msgs, config={"model_max_tokens": 10, "context_budget": 0.5})
     assert due["due"] is True and due["limit"] == 5
     assert pure.estimate_tokens("abcde") == 2
-    assert pure.estimate_tokens([{"role": "user", "content": "abcd"}, {"role": "user", "content": "e"}]) == 2
+    # The conservative estimate: "abcd" 2 and "e" 1, plus 4 tokens of framing a message.
+    assert pure.estimate_tokens([{"role": "user", "content": "abcd"}, {"role": "user", "content": "e"}]) == 11
     req = pure.build_summarization_request(msgs[1:], previous_summary="before", model="m", max_tokens=100)
     assert req["model"] == "m" and req["max_tokens"] == 100 and req["temperature"] == 0
     assert req["messages"][0] == {"role": "system", "content": "Previous summary of conversation:\nbefore"}

@@ -142,7 +142,8 @@ def test_create_agent_with_clipfold_middleware(wasm: str, tmp_path: Path, trigge
     store = SQLiteStore(str(tmp_path / "agent.db"))
     with Compactor(wasm, store=store) as compactor:
         model = ScriptedChatModel(responses=script())
-        config_keys: Dict[str, Any] = {"max_summary_tokens": 80}
+        # chars4: LangChain's ("tokens", N) triggers count about 4 characters a token too.
+        config_keys: Dict[str, Any] = {"max_summary_tokens": 80, "token_estimator": "chars4"}
         if trigger is None:
             config_keys.update(model_max_tokens=1600, context_budget=0.5)
         mw = ClipfoldMiddleware(trigger=trigger, keep=keep, compactor=compactor, config=config_keys)

@@ -14,8 +14,11 @@ from clipfold.store import raw_json
 
 from conftest import require_export
 
+# The seeds' token arithmetic (chars4): these tests are about who owns the
+# list. Counted conservatively, the clip-archive's four dated batch
+# headers alone (about 45 tokens each) leave a 600-token window no room.
 FRAMEWORK_CONFIG = {"keep_recent": 4, "chunk_size": 8, "max_summary_tokens": 80, "model_max_tokens": 1200,
-                    "context_budget": 0.5}
+                    "context_budget": 0.5, "token_estimator": "chars4"}
 
 
 def framework_turn(i: int) -> List[Dict[str, Any]]:
