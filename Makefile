@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity window demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -108,6 +108,12 @@ bench:
 ## (tools/fidelity; its CI subset runs in go test ./tools/fidelity, part of make test)
 fidelity: cli
 	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md -json build/fidelity.json
+
+## window: the token estimate against real tokenizers (o200k_base, cl100k_base via js-tiktoken) on the corpus of
+## testdata/tokens, per kind, through build/clipfold.wasm: writes docs/window.md (tools/window; its test, part of
+## make test, holds every kind to the same bounds)
+window: build
+	$(GO) run ./tools/window -out docs/window.md
 
 clean:
 	rm -rf build dist
