@@ -235,14 +235,19 @@ export async function createCompactor(opts = {}) {
     return JSON.parse(dec.decode(await callRaw('decodeHistory', `{"history":[${raws.join(',')}],${head.slice(1)}`)));
   }
 
+  /** @param {string} k */
+  const has = (k) => typeof /** @type {any} */ (store)[k] === 'function';
   /** Whether the store can hold a list compress is given (SQLiteStore, MemoryStore, or a store with the same methods). */
-  const syncs = () => ['appendRecords', 'knownIds', 'activeMessages'].every((k) => typeof /** @type {any} */ (store)[k] === 'function');
+  const syncs = () => has('activeMessages') && (has('appendNewRecords') || (has('appendRecords') && has('knownIds')));
 
   /**
    * Appends the messages of the list the conversation holds nowhere
    * (neither in its active history nor in its recall: ids are the
    * caller's, unique within a conversation only), under the ids the
-   * decodeHistory export gives them: the Go host's sync.
+   * decodeHistory export gives them: the Go host's sync. Through the
+   * store's appendNewRecords, the check and the append are one
+   * transaction: another process storing the same new messages at once
+   * appends each once, and neither fails.
    * @param {string} conversationId
    * @param {string[]} raws
    * @param {HistoryShape | undefined} shape
@@ -250,8 +255,13 @@ export async function createCompactor(opts = {}) {
   async function sync(conversationId, raws, shape) {
     const { messages } = await decodeRaw(conversationId, raws, shape);
     const s = /** @type {any} */ (store);
+    const records = messages.map((m, i) => ({ ...m, raw: raws[i] }));
+    if (has('appendNewRecords')) {
+      await s.appendNewRecords(conversationId, records);
+      return;
+    }
     const known = await s.knownIds(conversationId, messages.map((m) => m.id));
-    const fresh = messages.map((m, i) => ({ ...m, raw: raws[i] })).filter((m) => !known.has(m.id));
+    const fresh = records.filter((m) => !known.has(m.id));
     if (fresh.length > 0) await s.appendRecords(conversationId, fresh);
   }
 
@@ -315,21 +325,12 @@ export async function createCompactor(opts = {}) {
       // history, and its active history is compacted — the caller's list
       // less what earlier compactions moved to recall, behind their
       // clip-archive, under the ids the store keeps.
-      if (given !== null) {
-        try {
-          await sync(conversationId, given.texts, o.shape);
-        } catch {
-          // Another process may have appended some of these messages between
-          // sync's read and its write: read again (an error that lasts is
-          // thrown by the second try).
-          await sync(conversationId, given.texts, o.shape);
-        }
-      }
+      if (given !== null) await sync(conversationId, given.texts, o.shape);
       const active = await /** @type {any} */ (store).activeMessages(conversationId);
       sent = active.map((/** @type {{raw: string}} */ m) => m.raw);
       ids = active.map((/** @type {{id: string}} */ m) => m.id);
     } else {
-      // A store of your own without appendRecords/knownIds/activeMessages:
+      // A store of your own without appendNewRecords/activeMessages:
       // the list as given (the store must hold it), or its history().
       if (history === undefined || history === null) {
         if (typeof store.history !== 'function') throw new TypeError('compress: no history given and the store has no history()');

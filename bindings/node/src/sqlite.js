@@ -144,6 +144,7 @@ const ROLES = new Set(['user', 'assistant', 'system', 'tool']);
  * @typedef {import('./types.js').RecalledMessage} RecalledMessage
  * @typedef {import('./types.js').ReadRecord} ReadRecord
  * @typedef {import('./types.js').QueryAnalyzer} QueryAnalyzer
+ * @typedef {import('./types.js').DecodedRecord} DecodedRecord
  */
 
 /**
@@ -641,6 +642,33 @@ export class SQLiteStore {
    * @param {(Message | string)[]} messages
    */
   append(conversationId, messages) {
+    this.#insertRows(conversationId, this.#messageRows(conversationId, messages));
+  }
+
+  /**
+   * Appends, in order and in one transaction, the messages whose id the
+   * conversation holds nowhere yet (neither active nor in recall), and
+   * returns them (as given); a message whose id it holds is skipped,
+   * whatever its content. This is how a list the caller sends again and
+   * again is stored: processes appending the same list at once store each
+   * message once, and none of them fails. `messages` is checked as for
+   * append (a repeated id within it is an error, and nothing is added).
+   * @template {Message | string} M
+   * @param {string} conversationId
+   * @param {M[]} messages
+   * @returns {M[]}
+   */
+  appendNew(conversationId, messages) {
+    return this.#insertRows(conversationId, this.#messageRows(conversationId, messages), true).map((i) => messages[i]);
+  }
+
+  /**
+   * append's rows [id, role, content, created_at, raw], checked.
+   * @param {string} conversationId
+   * @param {(Message | string)[]} messages
+   * @returns {[string, string, string, string, string][]}
+   */
+  #messageRows(conversationId, messages) {
     if (typeof conversationId !== 'string' || conversationId === '') throw new HostError('invalid_request', 'append: conversation id is empty');
     if (!Array.isArray(messages)) throw new HostError('invalid_request', 'append: messages must be an array');
     this.#refuseWriteIfNewer();
@@ -676,35 +704,47 @@ export class SQLiteStore {
       try { created = normalizeTime(d.created_at); } catch (err) { bad(` (${JSON.stringify(id)}).created_at: ${errText(err)}`); }
       rows.push([key, d.role, wf(contentText(d.content)), created, raw === '' ? wf(JSON.stringify(d)) : wf(raw)]);
     });
-    this.#insertRows(conversationId, rows);
+    return rows;
   }
 
   /**
-   * Appends rows [id, role, content, created_at, raw] in one transaction,
-   * refusing all when the conversation holds one of the ids already.
+   * Appends rows [id, role, content, created_at, raw] after the
+   * conversation's active history in one IMMEDIATE transaction, so the
+   * check of the ids it holds and the insert see the same database. A held
+   * id refuses them all, or with skipHeld is left out. Returns the indexes
+   * of the rows appended.
    * @param {string} conversationId
    * @param {[string, string, string, string, string][]} rows
+   * @param {boolean} [skipHeld]
+   * @returns {number[]}
    */
-  #insertRows(conversationId, rows) {
-    if (rows.length === 0) return;
+  #insertRows(conversationId, rows, skipHeld = false) {
+    if (rows.length === 0) return [];
     const ids = JSON.stringify(rows.map((r) => r[0]));
-    this.#tx(() => {
+    return this.#tx(() => {
       const db = this.#db;
-      const dups = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
+      const held = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
 UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, [ids, wf(conversationId)])
         .map((r) => String(r.id));
-      if (dups.length > 0) {
+      if (held.length > 0 && !skipHeld) {
         throw new HostError('invalid_request', `append to ${JSON.stringify(conversationId)}: message id(s) already stored in this conversation: `
-          + `${JSON.stringify(dups)}`);
+          + `${JSON.stringify(held)}`);
       }
+      const skip = new Set(held);
+      const kept = rows.flatMap((r, i) => (skip.has(r[0]) ? [] : [i]));
+      if (kept.length === 0) return kept;
       const max = db.get('SELECT MAX(seq) AS s FROM messages WHERE conversation_id = ?', [wf(conversationId)]);
       const seq = Number(max?.s ?? 0) + 1;
       const stmt = db.prepare('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)');
       try {
-        rows.forEach((r, i) => stmt.run([r[0], wf(conversationId), seq + i, r[1], r[2], r[3], r[4]]));
+        kept.forEach((k, n) => {
+          const r = rows[k];
+          stmt.run([r[0], wf(conversationId), seq + n, r[1], r[2], r[3], r[4]]);
+        });
       } finally {
         stmt.finalize();
       }
+      return kept;
     });
   }
 
@@ -716,15 +756,38 @@ UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value F
    * compress derives. Same rules as append (ids unique within the
    * conversation, nothing added when one is refused).
    * @param {string} conversationId
-   * @param {{id: string, role: string, content: string, created_at?: string | null, raw: string}[]} records
+   * @param {DecodedRecord[]} records
    */
   appendRecords(conversationId, records) {
+    this.#insertRows(conversationId, this.#recordRows(conversationId, records));
+  }
+
+  /**
+   * appendNew for records as appendRecords takes them: how compress stores
+   * the list it is given (one transaction; the records whose id the
+   * conversation holds are skipped). Returns the records appended.
+   * @template {DecodedRecord} R
+   * @param {string} conversationId
+   * @param {R[]} records
+   * @returns {R[]}
+   */
+  appendNewRecords(conversationId, records) {
+    return this.#insertRows(conversationId, this.#recordRows(conversationId, records), true).map((i) => records[i]);
+  }
+
+  /**
+   * appendRecords' rows [id, role, content, created_at, raw], checked.
+   * @param {string} conversationId
+   * @param {DecodedRecord[]} records
+   * @returns {[string, string, string, string, string][]}
+   */
+  #recordRows(conversationId, records) {
     if (typeof conversationId !== 'string' || conversationId === '') throw new HostError('invalid_request', 'append: conversation id is empty');
     if (!Array.isArray(records)) throw new HostError('invalid_request', 'append: records must be an array');
     this.#refuseWriteIfNewer();
     /** @type {Map<string, number>} */
     const seen = new Map();
-    const rows = records.map((r, i) => {
+    return records.map((r, i) => {
       const bad = (/** @type {string} */ what) => { throw new HostError('invalid_request', `append: records[${i}]${what}`); };
       if (!r || typeof r !== 'object') bad(' is not an object');
       if (typeof r.id !== 'string' || r.id === '') bad('.id is empty');
@@ -737,7 +800,6 @@ UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value F
       try { created = normalizeTime(r.created_at); } catch (err) { bad(` (${JSON.stringify(r.id)}).created_at: ${errText(err)}`); }
       return /** @type {[string, string, string, string, string]} */ ([key, r.role, wf(String(r.content ?? '')), created, wf(r.raw)]);
     });
-    this.#insertRows(conversationId, rows);
   }
 
   /**

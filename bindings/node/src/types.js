@@ -252,6 +252,18 @@
  */
 
 /**
+ * A message as a store keeps it: the id, role, text and time the plug-in's
+ * decodeHistory export reads in a message of any shape, and its exact
+ * JSON text.
+ * @typedef {object} DecodedRecord
+ * @property {string} id
+ * @property {string} role
+ * @property {string} content
+ * @property {string | null} [created_at]
+ * @property {string} raw
+ */
+
+/**
  * A record read by id.
  * @typedef {({kind: 'message'} & RecalledMessage) | {kind: 'batch', block: StoredBlock}} ReadRecord
  */
@@ -262,15 +274,21 @@
  * remove or delete no longer exists (a caller-owned commit: only an
  * archive delete), and write a caller-owned commit's recall_writes once
  * each. `history`, when present, lets `compress(conversationId)` run
- * without passing the history; `appendRecords`, `knownIds` and
- * `activeMessages` make compress store the list it is given and compact
- * the store's active history, as with SQLiteStore.
+ * without passing the history; `appendNewRecords` and `activeMessages`
+ * make compress store the list it is given and compact the store's active
+ * history, as with SQLiteStore (a store with `appendRecords` and
+ * `knownIds` instead of `appendNewRecords` is read, then appended to: two
+ * processes storing the same new messages at once may then fail).
  * @typedef {object} Store
  * @property {(req: {tier: string, label_prefix: string}) => {blocks: ArchiveBlock[]} | HostErrorObject | Promise<{blocks: ArchiveBlock[]} | HostErrorObject>} list
  * @property {(req: CommitInput) => {ok: true} | HostErrorObject | Promise<{ok: true} | HostErrorObject>} commit
  * @property {(conversationId: string) => Message[] | Promise<Message[]>} [history]
- * @property {(conversationId: string, records: {id: string, role: string, content: string, created_at?: string | null, raw: string}[]) => void | Promise<void>} [appendRecords]
- *   with knownIds and activeMessages: lets compress store a list it is given (store-owned; SQLiteStore has all three)
+ * @property {(conversationId: string, records: DecodedRecord[]) => DecodedRecord[] | Promise<DecodedRecord[]>} [appendNewRecords]
+ *   appends, in order and in one transaction, the records whose id the conversation holds nowhere (neither active nor in
+ *   recall; a held id is skipped whatever its content) and returns them: with activeMessages, how compress stores the
+ *   list it is given (store-owned; SQLiteStore has both)
+ * @property {(conversationId: string, records: DecodedRecord[]) => void | Promise<void>} [appendRecords]
+ *   with knownIds and activeMessages, for a store without appendNewRecords
  * @property {(conversationId: string, ids: string[]) => Set<string> | Promise<Set<string>>} [knownIds] which of ids the
  *   conversation holds (active or in recall; ids are unique within a conversation only)
  * @property {(conversationId: string) => {id: string, raw: string}[] | Promise<{id: string, raw: string}[]>} [activeMessages]

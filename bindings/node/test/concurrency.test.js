@@ -197,13 +197,16 @@ describe('racing compactions', () => {
     let raced = false;
     const bInner = new SQLiteStore(db);
     const bStore = withMethods(bInner, {
-      // a appends them after b looked what the store holds, before b appends.
-      appendRecords: (/** @type {string} */ conv, /** @type {any[]} */ records) => {
+      // a appends most of them just before b's sync appends: the sync is one
+      // transaction that skips what the conversation holds (appendNewRecords).
+      appendNewRecords: (/** @type {string} */ conv, /** @type {any[]} */ records) => {
         if (!raced) {
           raced = true;
-          aStore.append(conv, sent);
+          aStore.append(conv, sent.slice(0, 30));
         }
-        return bInner.appendRecords(conv, records);
+        const added = bInner.appendNewRecords(conv, records);
+        assert.deepEqual(added.map((r) => r.id), sent.slice(30).map((m) => m.id), 'b appends only the rest');
+        return added;
       },
     });
     const b = await createCompactor({ wasmPath: wasmPath(), store: bStore, config: CONFIG });
