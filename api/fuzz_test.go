@@ -28,6 +28,7 @@ var fuzzSeeds = []string{
 	`{"messages":[{"type":"reasoning"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}],"shape":"responses"}`,
 	`{"messages":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","output":{"type":"text","value":"v"}}]}]}`,
 	`{"messages":[{"type":"ai","tool_calls":[{"name":"n","args":{},"id":"i"}]},{"type":"tool","tool_call_id":"i","content":"x"}]}`,
+	`{"messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"u"}}]}],"usage":{"input_tokens":5,"messages":1},"config":{"image_tokens":0,"overhead_tokens":9,"token_estimator":"chars4"}}`,
 }
 
 func checkErr(t *testing.T, err error) {
@@ -234,6 +235,7 @@ func FuzzCompress(f *testing.F) {
 	f.Add([]byte(`{"conversation_id":"c","history":[{"id":"a","role":"user","content":"x \xff","created_at":"2026-01-01T00:00:01Z"}],"config":{"keep_recent":0,"summarizer":"llm","fallback":"extractive"}}`))
 	f.Add([]byte(`{"conversation_id":"c","history_owner":"caller","history":[{"role":"user","content":"[Context Summary — 1]"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r"}]},{"role":"user","content":"ok"}],"config":{"keep_recent":1}}`))
 	f.Add([]byte(`{"conversation_id":"c","history_owner":"caller","only_if_due":true,"history":[{"type":"human","content":"a"},{"type":"ai","content":"b"}],"history_ids":[null,"x"],"config":{"keep_recent":0,"model_max_tokens":1}}`))
+	f.Add([]byte(`{"conversation_id":"c","usage":{"input_tokens":900,"messages":2},"history":[{"id":"a","role":"user","content":"a long message about the bug","created_at":"2026-01-01T00:00:00Z"},{"id":"b","role":"assistant","content":"ok","created_at":"2026-01-01T00:00:01Z"},{"id":"c","role":"user","content":"more","created_at":"2026-01-01T00:00:02Z"}],"config":{"keep_recent":1,"summarizer":"extractive","target_tokens":50,"overhead_tokens":10}}`))
 	env := DefaultEnv()
 	f.Fuzz(func(t *testing.T, in []byte) {
 		_, err := env.Compress(in, fuzzHost{}, SystemClock{})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/clipfold/clipfold/core"
 	"github.com/stretchr/testify/assert"
@@ -231,8 +232,8 @@ func FuzzUsage(f *testing.F) {
 	f.Add(uint8(2), []byte(`{"messages":1.0,"input_tokens":3.0}`))
 	env := DefaultEnv()
 	f.Fuzz(func(t *testing.T, n uint8, usage []byte) {
-		if !json.Valid(usage) {
-			return
+		if !json.Valid(usage) || !utf8.Valid(usage) {
+			return // not JSON the exports read (invalid_json)
 		}
 		n %= 8
 		msgs := make([]string, n)
