@@ -709,16 +709,16 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 		end := s.units.runEnd(s.ToCompress, n)
 		r := 0
 		for _, k := range s.ToCompress[n:end] {
-			r += u.size(&hist[k])
+			r = AddCounts(r, u.size(&hist[k]))
 		}
 		units = append(units, tunit{lead: s.ToCompress[n], from: n, to: end, runes: r})
-		totalRunes += r
+		totalRunes = AddCounts(totalRunes, r)
 		n = end
 	}
 	slices.SortFunc(units, func(a, b tunit) int { return b.lead - a.lead }) // newest first
 	fixed := u.overheadSize()
 	for _, k := range s.ToKeep {
-		fixed += u.size(&hist[k])
+		fixed = AddCounts(fixed, u.size(&hist[k]))
 	}
 	liveRunes := make([]int, len(live))
 	for i := range live {
@@ -727,7 +727,7 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 	totalMsgs := len(s.ToCompress)
 	keptMsgs, keptRunes, k := 0, 0, 0
 	for ; k < len(units)-1; k++ {
-		nm, nr := keptMsgs+units[k].to-units[k].from, keptRunes+units[k].runes
+		nm, nr := keptMsgs+units[k].to-units[k].from, AddCounts(keptRunes, units[k].runes)
 		arch := u.archiveRunes(liveRunes, u.newBatches(totalMsgs-nm, totalRunes-nr), u.summarySize(capTok), u.summarySize(resumTok))
 		if u.toTokens(fixed+nr+arch) > c.TargetTokens {
 			break

@@ -51,7 +51,7 @@ func MessageTokens(m *Message, c *Config) int {
 	if c.TokenEstimator == EstimatorChars4 {
 		return ceilDiv4(MessageRunes(m))
 	}
-	n := ConservativeTokens(m.Content) + messageFramingTokens + int(m.Media)*c.ImageTokens
+	n := int64(ConservativeTokens(m.Content)) + messageFramingTokens + int64(m.Media)*int64(c.ImageTokens)
 	if m.ToolCallID != "" && !m.HasResults {
 		n += toolResultFramingTokens
 	}
@@ -61,10 +61,18 @@ func MessageTokens(m *Message, c *Config) int {
 			n += toolResultFramingTokens // its output is in Content
 			continue
 		}
-		n += ConservativeTokens(tc.Name) + ConservativeTokens(tc.Arguments) + toolCallFramingTokens
+		n += int64(ConservativeTokens(tc.Name)) + int64(ConservativeTokens(tc.Arguments)) + toolCallFramingTokens
 	}
-	return n
+	return int(min(n, MaxCount))
 }
+
+// MaxCount is where token counts stop: far over any context window, and
+// low enough that a few of them add up without overflow where int has 32
+// bits (TinyGo's wasm). Sums of counts use AddCounts.
+const MaxCount = 1 << 28
+
+// AddCounts is a + b, at most MaxCount (a, b ≥ 0).
+func AddCounts(a, b int) int { return min(a+b, MaxCount) }
 
 // HistoryTokens is what msgs count under c, without overhead_tokens:
 // the sum of MessageTokens, or under chars4 the seeds' one ceiling over
@@ -79,7 +87,7 @@ func HistoryTokens(msgs []Message, c *Config) int {
 	}
 	n := 0
 	for i := range msgs {
-		n += MessageTokens(&msgs[i], c)
+		n = AddCounts(n, MessageTokens(&msgs[i], c))
 	}
 	return n
 }
@@ -94,9 +102,9 @@ func keptTokens(hist []Message, keep []int, content string, c *Config) int {
 		}
 		return ceilDiv4(n)
 	}
-	n := ConservativeTokens(content) + messageFramingTokens
+	n := AddCounts(ConservativeTokens(content), messageFramingTokens)
 	for _, k := range keep {
-		n += MessageTokens(&hist[k], c)
+		n = AddCounts(n, MessageTokens(&hist[k], c))
 	}
 	return n
 }
@@ -119,9 +127,9 @@ type Usage struct {
 // len(msgs)).
 func ContextTokens(msgs []Message, c *Config, u *Usage) int {
 	if u != nil && u.Set {
-		return u.InputTokens + HistoryTokens(msgs[min(u.Messages, len(msgs)):], c)
+		return AddCounts(min(u.InputTokens, MaxCount), HistoryTokens(msgs[min(u.Messages, len(msgs)):], c))
 	}
-	return c.OverheadTokens + HistoryTokens(msgs, c)
+	return AddCounts(min(c.OverheadTokens, MaxCount), HistoryTokens(msgs, c))
 }
 
 // Overhead is what a history's count adds to its messages' estimate:
@@ -132,9 +140,9 @@ func ContextTokens(msgs []Message, c *Config, u *Usage) int {
 // bound then). Counts of a changed history (after a compaction) add it.
 func Overhead(msgs []Message, c *Config, u *Usage) int {
 	if u == nil || !u.Set {
-		return c.OverheadTokens
+		return min(c.OverheadTokens, MaxCount)
 	}
-	return max(c.OverheadTokens, u.InputTokens-HistoryTokens(msgs[:min(u.Messages, len(msgs))], c))
+	return min(max(c.OverheadTokens, u.InputTokens-HistoryTokens(msgs[:min(u.Messages, len(msgs))], c)), MaxCount)
 }
 
 // ShouldCompact reports whether the history's count (ContextTokens) is

@@ -132,3 +132,35 @@ func TestChineseIsNotCharsOverFour(t *testing.T) {
 	assert.GreaterOrEqual(t, ConservativeTokens(zh), 14*utf8.RuneCountInString(zh)/10)
 	assert.Less(t, EstimateTokens(zh), utf8.RuneCountInString(zh)/3)
 }
+
+// TestCountsSaturate: image_tokens, overhead_tokens and usage at their
+// largest never wrap a count around, where int has 32 bits too (make
+// check-32bit runs this under GOARCH=386).
+func TestCountsSaturate(t *testing.T) {
+	c := DefaultConfig()
+	c.ImageTokens, c.OverheadTokens = MaxInt, MaxInt
+	hist := make([]Message, 20)
+	for i := range hist {
+		hist[i] = Message{Role: RoleUser, Content: "[image]", Media: 255}
+	}
+	assert.Equal(t, MaxCount, MessageTokens(&hist[0], &c))
+	assert.Equal(t, MaxCount, HistoryTokens(hist, &c))
+	assert.Equal(t, MaxCount, ContextTokens(hist, &c, nil))
+	assert.Equal(t, MaxCount, ContextTokens(hist, &c, &Usage{InputTokens: MaxInt, Messages: 3, Set: true}))
+	assert.Equal(t, MaxCount, Overhead(hist, &c, &Usage{InputTokens: MaxInt, Messages: 0, Set: true}))
+	due, tokens, _ := ShouldCompact(hist, &c, nil)
+	assert.True(t, due)
+	assert.Equal(t, MaxCount, tokens)
+
+	// A target compaction of such a history budgets without wrapping.
+	big := plainHistory(30)
+	for i := 0; i < len(big); i += 3 {
+		big[i].Media = 255
+	}
+	tc := targetConfig(5000)
+	tc.ImageTokens, tc.OverheadTokens = MaxInt, MaxInt
+	res := newRig().compress(t, "c", big, tc)
+	assert.GreaterOrEqual(t, res.TokensBefore, 0)
+	assert.GreaterOrEqual(t, res.TokensAfter, 0)
+	assert.LessOrEqual(t, res.TokensAfter, MaxCount)
+}
