@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity window demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity window demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -47,7 +47,7 @@ test: build test-go test-node test-python test-tinygo test-sdks test-install
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
-test-go: build check-32bit
+test-go: build check-32bit check-bigendian
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
@@ -93,6 +93,11 @@ test-sdks: build
 ## in a temporary directory; a compaction and a search through each install (scripts/try-as-user.sh)
 test-install:
 	bash scripts/try-as-user.sh
+
+## check-bigendian: the plug-in's byte-order assumptions (eight-byte loads read as little-endian numbers) hold on a
+## big-endian machine: core's and api's tests on s390x under qemu-user (scripts/ci-setup.sh installs it)
+check-bigendian:
+	GOARCH=s390x $(GO) test -count=1 -exec qemu-s390x ./core ./api ./internal/le
 
 ## check-32bit: int-size bugs TinyGo's 32-bit wasm would hit, caught without TinyGo
 check-32bit:

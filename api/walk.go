@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/internal/le"
 	"github.com/tidwall/gjson"
 )
 
@@ -320,12 +321,10 @@ const (
 )
 
 // head8 is the first eight bytes of k as a little-endian number, its
-// bytes zero-padded when shorter. Past eight bytes it loads them as the
-// machine's order has them: on a big-endian machine long names then do
-// not match, and their members go the general way, to key.
+// bytes zero-padded when shorter.
 func head8(k string) uint64 {
 	if len(k) >= 8 {
-		return *(*uint64)(unsafe.Pointer(unsafe.StringData(k)))
+		return le.Load64(unsafe.Pointer(unsafe.StringData(k)))
 	}
 	var h uint64
 	for i := len(k) - 1; i >= 0; i-- {
@@ -336,7 +335,7 @@ func head8(k string) uint64 {
 
 // tail8 is the last eight bytes of k, which has at least eight.
 func tail8(k string) uint64 {
-	return *(*uint64)(unsafe.Pointer(unsafe.StringData(k[len(k)-8:])))
+	return le.Load64(unsafe.Pointer(unsafe.StringData(k[len(k)-8:])))
 }
 
 // pathAt names the value that starts at byte off of s, a JSON object

@@ -3,6 +3,8 @@ package core
 import (
 	"strings"
 	"unsafe"
+
+	"github.com/clipfold/clipfold/internal/le"
 )
 
 // keywordMatcher finds which of up to 61 ASCII keywords occur in a text,
@@ -182,7 +184,7 @@ func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 		pa, pb := unsafe.Pointer(unsafe.StringData(c)), unsafe.Pointer(unsafe.StringData(c[half-ov:]))
 		var rb int
 		for j := 0; j < half; j += 8 {
-			x, y := *(*uint64)(unsafe.Add(pa, j)), *(*uint64)(unsafe.Add(pb, j))
+			x, y := le.Load64(unsafe.Add(pa, j)), le.Load64(unsafe.Add(pb, j))
 			hw |= x | y
 			r = int(*(*uint32)(unsafe.Add(next, r+int(x>>0&0xff)<<2)))
 			rb = int(*(*uint32)(unsafe.Add(next, rb+int(y>>0&0xff)<<2)))
@@ -253,7 +255,7 @@ func (m *keywordMatcher) scan(c string) (found uint64, ascii bool) {
 	}
 	p := unsafe.Pointer(unsafe.StringData(c))
 	for ; i+8 <= len(c); i += 8 {
-		w := *(*uint64)(unsafe.Add(p, i))
+		w := le.Load64(unsafe.Add(p, i))
 		hw |= w
 		r = int(*(*uint32)(unsafe.Add(next, r+int(w>>0&0xff)<<2)))
 		if r >= accept {

@@ -5,6 +5,7 @@
 #  - python3-venv (the Python host's suite, harness/sdks/python and
 #    scripts/try-as-user.sh each build a virtualenv with pip in it)
 #  - maven, when missing (harness/sdks/java)
+#  - qemu-user (make check-bigendian runs core's and api's tests on s390x)
 # Go, Node.js and Python are expected on the machine (the project's kind
 # provides them), and so are cargo, Java and Maven for harness/sdks (make
 # test-sdks). TinyGo and its LLVM come from scripts/install-tinygo.sh,
@@ -19,6 +20,7 @@ have_pg || need+=(postgresql)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 command -v mvn >/dev/null 2>&1 || need+=(maven) # harness/sdks/java (brings a JDK too)
 command -v git >/dev/null 2>&1 || need+=(git)     # scripts/try-as-user.sh clones the checkout
+command -v qemu-s390x >/dev/null 2>&1 || need+=(qemu-user) # make check-bigendian: core and api on a big-endian machine
 if ((${#need[@]})); then
   echo "ci-setup: installing ${need[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
