@@ -79,6 +79,7 @@ test-python: build
 ## packaging tests are left to test-node and test-python: they build and install
 ## the packages, which bundle embed/clipfold.wasm whatever CLIPFOLD_WASM says.
 test-tinygo: $(WASM_TINY)
+	bash scripts/check-embed.sh $(WASM_TINY)
 	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
 	cd bindings/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && \
 		CLIPFOLD_WASM=$(abspath $(WASM_TINY)) node --test $$(ls test/*.test.js | grep -v '^test/package\.test\.js$$')

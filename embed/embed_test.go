@@ -84,19 +84,64 @@ func hashFile(t *testing.T, h interface{ Write([]byte) (int, error) }, root, pat
 	_, _ = h.Write(b)
 }
 
+// pinnedToolchain reads the TinyGo version and the LLVM major version
+// scripts/install-tinygo.sh pins, as build-tinygo.sh writes them in a
+// toolchain line ("tinygo=0.41.1 llvm=19").
+func pinnedToolchain(t *testing.T, root string) (tinygo, llvm string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "scripts/install-tinygo.sh"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "readonly TINYGO_VERSION="); ok {
+			tinygo = strings.TrimPrefix(v, "v")
+		}
+		if v, ok := strings.CutPrefix(line, "readonly LLVM_PREFERENCE=("); ok {
+			llvm = strings.TrimSuffix(v, ")")
+		}
+	}
+	require.NotEmpty(t, tinygo, "install-tinygo.sh pins no TINYGO_VERSION")
+	require.Regexp(t, `^[0-9]+$`, llvm, "install-tinygo.sh pins one LLVM version (LLVM_PREFERENCE=(NN))")
+	return tinygo, llvm
+}
+
+// checkToolchain fails unless line ("tinygo=… llvm=… clang=… …") names the
+// pinned TinyGo and LLVM.
+func checkToolchain(t *testing.T, root, line, what string) {
+	t.Helper()
+	tinygo, llvm := pinnedToolchain(t, root)
+	fields := map[string]string{}
+	for _, f := range strings.Fields(line) {
+		k, v, _ := strings.Cut(f, "=")
+		fields[k] = v
+	}
+	require.Equal(t, tinygo, fields["tinygo"], "%s: built with TinyGo %q, but scripts/install-tinygo.sh pins %q", what, fields["tinygo"], tinygo)
+	require.Equal(t, llvm, fields["llvm"], "%s: built with LLVM %q, but scripts/install-tinygo.sh pins %q", what, fields["llvm"], llvm)
+}
+
+// TestEmbeddedIsFresh holds embed/clipfold.wasm to its record,
+// clipfold.wasm.sum: the hash of the sources and build scripts it was
+// built from (they must be today's), its own hash, and the toolchain that
+// built it (it must be the pinned one; make embed refuses another).
 func TestEmbeddedIsFresh(t *testing.T) {
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	wasmSum := sha256.Sum256(embed.Wasm)
 	want := fmt.Sprintf("sources %s\nwasm %s\n", sourcesHash(t, root), hex.EncodeToString(wasmSum[:]))
 	if *update {
-		require.NoError(t, os.WriteFile("clipfold.wasm.sum", []byte(want), 0o644))
+		tc, err := os.ReadFile(filepath.Join(root, "build/clipfold-tinygo.wasm.toolchain"))
+		require.NoError(t, err, "build/clipfold-tinygo.wasm.toolchain is missing: make embed builds it (scripts/build-tinygo.sh)")
+		line := strings.TrimSpace(string(tc))
+		checkToolchain(t, root, line, "build/clipfold-tinygo.wasm")
+		require.NoError(t, os.WriteFile("clipfold.wasm.sum", []byte(want+"toolchain "+line+"\n"), 0o644))
 		return
 	}
 	got, err := os.ReadFile("clipfold.wasm.sum")
 	require.NoError(t, err, "embed/clipfold.wasm.sum is missing: run make embed")
-	require.Equal(t, want, string(got),
+	record, toolchain, _ := strings.Cut(string(got), "toolchain ")
+	require.Equal(t, want, record,
 		"embed/clipfold.wasm is stale (the plug-in's sources or build scripts changed since it was built) "+
 			"or not the file recorded: run `make embed` and commit embed/")
+	require.NotEmpty(t, toolchain, "embed/clipfold.wasm.sum records no toolchain: run `make embed`")
+	checkToolchain(t, root, toolchain, "embed/clipfold.wasm")
 	require.Equal(t, []byte("\x00asm"), embed.Wasm[:4], "clipfold.wasm is a Wasm module")
 }

@@ -60,4 +60,11 @@ start=$SECONDS
 GOWORK=off "$TINYGO" build "${flags[@]}" -o "$tmp" "$PKG" || die "tinygo build of $PKG failed (see the errors above)"
 [[ -s $tmp ]] || die "tinygo produced an empty $tmp"
 mv -f "$tmp" "$OUT"
+# The toolchain that built it, beside it ($OUT.toolchain): make embed records
+# it in embed/clipfold.wasm.sum, and scripts/check-embed.sh compares a fresh
+# build with the committed one when the toolchain is the same.
+pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+printf 'tinygo=%s llvm=%s clang=%s wasi-libc=%s binaryen=%s go=%s\n' \
+	"$("$TINYGO" version | awk '{print $3}')" "$CLIPFOLD_TINYGO_LLVM" "$(pkgver "clang-$CLIPFOLD_TINYGO_LLVM")" \
+	"$(pkgver wasi-libc)" "$(pkgver binaryen)" "$(go env GOVERSION)" >"$OUT.toolchain"
 printf 'build-tinygo: wrote %s (%s bytes) in %s s\n' "${OUT#"$REPO"/}" "$(wc -c <"$OUT" | tr -d ' ')" "$((SECONDS - start))" >&2

@@ -33,7 +33,11 @@ set -euo pipefail
 readonly TINYGO_VERSION=v0.41.1
 readonly TINYGO_MODULE=github.com/tinygo-org/tinygo
 readonly TARGET_NAME=clipfold-wasip1
-readonly LLVM_PREFERENCE=(19 20 18 17 16 15)
+# The shipped plug-in (embed/clipfold.wasm) is built with LLVM 19 (Debian 12's
+# llvm-19 packages); scripts/build-tinygo.sh records the exact versions beside
+# the build and `make embed` refuses another toolchain. CLIPFOLD_TINYGO_LLVM
+# picks another LLVM (15..20) for local experiments only.
+readonly LLVM_PREFERENCE=(19)
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 readonly SCRIPT_DIR
