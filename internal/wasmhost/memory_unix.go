@@ -3,17 +3,13 @@
 package wasmhost
 
 import (
-	"context"
+	"sync/atomic"
 	"syscall"
-
-	"github.com/tetratelabs/wazero/experimental"
 )
 
-// withMemory makes the instances instantiated with ctx keep their linear
-// memory in a reservation of virtual memory (see mmapMemory).
-func withMemory(ctx context.Context) context.Context {
-	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(newMmapMemory))
-}
+// newLinearMemory keeps a linear memory in a reservation of virtual
+// memory (see mmapMemory).
+func newLinearMemory(cap, max uint64) sizedMemory { return newMmapMemory(cap, max) }
 
 // mmapMemory is a linear memory that grows in place. wazero's default
 // grows a memory by appending to a Go slice: every memory.grow copies the
@@ -27,12 +23,13 @@ func withMemory(ctx context.Context) context.Context {
 type mmapMemory struct {
 	buf       []byte // the whole reservation
 	committed int    // buf[:committed] is readable and writable
+	size      atomic.Uint64
 }
 
 // newMmapMemory reserves max bytes, or, when the system refuses (an
 // address-space limit, say), returns a memory that grows as wazero's
 // own does: wazero has no way to decline an allocator's offer.
-func newMmapMemory(cap, max uint64) experimental.LinearMemory {
+func newMmapMemory(cap, max uint64) sizedMemory {
 	const page = 64 << 10
 	size := (max + page - 1) / page * page
 	if size == 0 || size > 1<<33 || max < cap {
@@ -59,8 +56,11 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 		}
 		m.committed = to
 	}
+	m.size.Store(size)
 	return m.buf[:size:size]
 }
+
+func (m *mmapMemory) Size() uint64 { return m.size.Load() }
 
 // Free releases the reservation.
 func (m *mmapMemory) Free() {
@@ -69,24 +69,3 @@ func (m *mmapMemory) Free() {
 		m.buf, m.committed = nil, 0
 	}
 }
-
-// sliceMemory is a linear memory in a Go slice, grown by copying, as
-// wazero's default.
-type sliceMemory struct {
-	buf []byte
-	max uint64
-}
-
-func (m *sliceMemory) Reallocate(size uint64) []byte {
-	switch {
-	case size > m.max:
-		return nil
-	case size <= uint64(cap(m.buf)):
-		m.buf = m.buf[:size]
-	default:
-		m.buf = append(m.buf, make([]byte, int(size)-len(m.buf))...)
-	}
-	return m.buf
-}
-
-func (m *sliceMemory) Free() { m.buf = nil }

@@ -162,8 +162,9 @@ func (r *Runtime) Close(ctx context.Context) error { return r.compiled.Close(ctx
 type Instance struct {
 	r        *Runtime
 	p        *extism.Plugin
-	st       *stager // nil: every call takes the standard path
-	replaced int     // times the instance was replaced (MaxMemory)
+	st       *stager   // nil: every call takes the standard path
+	mems     *memories // the instance's linear memories (MaxMemory)
+	replaced int       // times the instance was replaced (MaxMemory)
 }
 
 // NewInstance instantiates the module.
@@ -181,14 +182,15 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 	// returns at once): compress needs the real ones for its deadline,
 	// retry backoff and breaker cooldown.
 	mc := wazero.NewModuleConfig().WithSysWalltime().WithSysNanotime().WithSysNanosleep()
-	p, err := r.compiled.Instance(withMemory(ctx), extism.PluginInstanceConfig{ModuleConfig: mc})
+	mems := &memories{}
+	p, err := r.compiled.Instance(withMemory(ctx, mems), extism.PluginInstanceConfig{ModuleConfig: mc})
 	if err != nil {
 		return fmt.Errorf("clipfold: instantiating the plug-in: %w", err)
 	}
 	if r.logger != nil {
 		p.SetLogger(r.logger)
 	}
-	fresh := &Instance{r: r, p: p}
+	fresh := &Instance{r: r, p: p, mems: mems}
 	if r.staging && p.FunctionExists("clipfold_stage") {
 		// One `version` call through the SDK runs the guest's runtime
 		// initialization, which the SDK does on an instance's first call
@@ -202,15 +204,18 @@ func (r *Runtime) instantiate(ctx context.Context, inst *Instance) error {
 			}
 		}
 		fresh.st = newStager(p, r.direct)
+		if fresh.st == nil {
+			r.warnNoStaging()
+		}
 	}
-	inst.p, inst.st = fresh.p, fresh.st
+	inst.p, inst.st, inst.mems = fresh.p, fresh.st, fresh.mems
 	return nil
 }
 
 // bound replaces the instance when its memory has grown past MaxMemory.
 // If a fresh instance cannot be made, the old one stays.
 func (i *Instance) bound(ctx context.Context) {
-	if i.st == nil || i.r.maxMemory == 0 || uint64(i.st.mem.Size()) <= i.r.maxMemory {
+	if i.r.maxMemory == 0 || i.mems.largest() <= i.r.maxMemory {
 		return
 	}
 	old := i.p
@@ -315,14 +320,14 @@ type Stats struct {
 	StagedCalls    int    // calls whose input and output were staged (stage.go)
 	DirectHostArgs bool   // staged calls pass host-function inputs in place (Options.Host)
 	Replaced       int    // times the instance was replaced for its memory (MaxMemory)
-	MemorySize     uint32 // the plug-in's linear memory in bytes (0 without the module handle)
+	MemorySize     uint32 // the instance's largest linear memory in bytes (the plug-in's, in practice)
 }
 
 // Stats returns what i did so far.
 func (i *Instance) Stats() Stats {
-	s := Stats{Replaced: i.replaced}
+	s := Stats{Replaced: i.replaced, MemorySize: uint32(min(i.mems.largest(), 1<<32-1))}
 	if i.st != nil {
-		s.StagedCalls, s.DirectHostArgs, s.MemorySize = i.st.calls, i.st.direct, i.st.mem.Size()
+		s.StagedCalls, s.DirectHostArgs = i.st.calls, i.st.direct
 	}
 	return s
 }

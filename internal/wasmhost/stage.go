@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/clipfold/clipfold/hostfuncs"
@@ -65,6 +67,33 @@ func sdkModules(p *extism.Plugin) (mod, kernel api.Module) {
 
 var moduleType = reflect.TypeFor[api.Module]()
 
+// readSDKModules is sdkModules; tests replace it to play a go-sdk whose
+// Plugin fields moved.
+var readSDKModules = sdkModules
+
+// noStagingWarning is said once per process when an instance of a
+// plug-in that stages cannot be staged (see warnNoStaging).
+var noStagingWarning sync.Once
+
+// warnNoStaging says, once per process, that calls take the SDK's path:
+// the plug-in has the staging exports, but the SDK's modules could not
+// be reached (a go-sdk upgrade moved Plugin's fields) or the exports are
+// not of this protocol. Calls still work and memory is still bounded
+// (the allocator in memory.go does not depend on the SDK); they are
+// slower, which a program should hear about rather than find out.
+func (r *Runtime) warnNoStaging() {
+	noStagingWarning.Do(func() {
+		const msg = "clipfold: cannot stage calls: the Extism Go SDK's Plugin no longer has the fields clipfold reads " +
+			"(mainModule, extism; see RATIONALE.md \"The Go host calls exports itself\"), or the plug-in's staging exports are of another version. " +
+			"Every call takes the SDK's slower path; Options.MaxMemory still holds."
+		if r.logger != nil {
+			r.logger(extism.LogLevelWarn, msg)
+			return
+		}
+		slog.Warn(msg)
+	})
+}
+
 func moduleField(plugin reflect.Value, name string) api.Module {
 	f := plugin.FieldByName(name)
 	if !f.IsValid() || f.Type() != moduleType {
@@ -90,7 +119,7 @@ type stager struct {
 // newStager returns nil when the module lacks the staging exports or
 // the SDK's modules cannot be reached.
 func newStager(p *extism.Plugin, direct bool) *stager {
-	mod, kernel := sdkModules(p)
+	mod, kernel := readSDKModules(p)
 	if mod == nil || mod.Memory() == nil || kernel == nil {
 		return nil
 	}
