@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/embed"
 	"github.com/clipfold/clipfold/hostfuncs"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
@@ -145,7 +146,7 @@ func Open(ctx context.Context, opts Options) (*Compactor, error) {
 	c.pool = wasmhost.NewPool(rt, opts.PoolSize)
 	if c.config != nil {
 		// Refuse a bad config now, naming the key, rather than on every call.
-		if _, err := c.ShouldCompact(ctx, nil); err != nil {
+		if _, err := c.ShouldCompact(ctx, nil, nil); err != nil {
 			_ = c.Close()
 			return nil, fmt.Errorf("clipfold: Options.Config: %w", err)
 		}
@@ -245,11 +246,88 @@ type Due struct {
 	Limit  int  `json:"limit"`
 }
 
-// ShouldCompact tells whether messages have outgrown the budget.
-func (c *Compactor) ShouldCompact(ctx context.Context, messages []json.RawMessage) (Due, error) {
+// Usage is what the provider reported for the last model call (SPEC
+// "Counting tokens and the window"): InputTokens for a request that held
+// the first Messages messages of the history now checked or compacted,
+// with the system prompt and the tools. The provider's count wins for
+// those messages; only the rest is estimated, and overhead_tokens is not
+// added on top (InputTokens holds it). Pass the usage of the model call
+// just made: for a response to a request of the whole history,
+// Usage{InputTokens: n, Messages: len(history)} before the response and
+// what followed it are appended. A negative count, or Messages beyond the
+// history, is a *CallError (invalid_input) naming usage.input_tokens or
+// usage.messages.
+type Usage struct {
+	InputTokens int `json:"input_tokens"`
+	Messages    int `json:"messages"`
+}
+
+// UsageOf is the Usage of resp, the answer of an llm.Client to req: the
+// input tokens the provider counted for req's messages. For a host that
+// runs its agent loop with the clients of package hostfuncs/llm and
+// keeps req.Messages as its history.
+func UsageOf(req *core.ModelRequest, resp *core.ModelResponse) *Usage {
+	return &Usage{InputTokens: resp.InputTokens, Messages: len(req.Messages)}
+}
+
+// ShouldCompactOptions are shouldCompact's optional inputs.
+type ShouldCompactOptions struct {
+	// Usage is the provider's count of the last model call (see Usage);
+	// without it every message is estimated and overhead_tokens added.
+	Usage *Usage
+	// Config overrides the Compactor's config for this call: for
+	// overhead_tokens (see OverheadTokens), model_max_tokens and
+	// context_budget.
+	Config map[string]any
+}
+
+// ShouldCompact tells whether messages have outgrown the budget: the
+// check before each model call (opts may be nil).
+func (c *Compactor) ShouldCompact(ctx context.Context, messages []json.RawMessage, opts *ShouldCompactOptions) (Due, error) {
 	var out Due
-	err := c.call(ctx, "shouldCompact", map[string]any{"messages": rawArray(messages)}, &out)
+	in := map[string]any{"messages": rawArray(messages)}
+	if opts != nil {
+		if opts.Usage != nil {
+			in["usage"] = opts.Usage
+		}
+		if opts.Config != nil {
+			in["config"] = mergeConfig(c.config, opts.Config)
+		}
+	}
+	err := c.call(ctx, "shouldCompact", in, &out)
 	return out, err
+}
+
+// OverheadTokens is what a model request sends beside the messages
+// counted: the system prompt and the tool schemas (tools: anything
+// encoding/json encodes, such as the provider's tools array), as the
+// plug-in's estimateTokens export counts them under the Compactor's
+// config (token_estimator). Set it as the config key overhead_tokens for
+// counts without the provider's usage: ShouldCompact and Compress before
+// the first model call, or with a system prompt that changed since (in
+// ShouldCompactOptions.Config or CompressOptions.Config).
+func (c *Compactor) OverheadTokens(ctx context.Context, system string, tools any) (int, error) {
+	var parts []map[string]string
+	if system != "" {
+		parts = append(parts, map[string]string{"role": "system", "content": system})
+	}
+	if tools != nil {
+		b, err := json.Marshal(tools)
+		if err != nil {
+			return 0, fmt.Errorf("clipfold: OverheadTokens: tools: %w", err)
+		}
+		if s := string(b); s != "null" && s != "[]" && s != "{}" {
+			parts = append(parts, map[string]string{"role": "system", "content": s})
+		}
+	}
+	if len(parts) == 0 {
+		return 0, nil
+	}
+	var out struct {
+		Tokens int `json:"tokens"`
+	}
+	err := c.call(ctx, "estimateTokens", map[string]any{"messages": parts}, &out)
+	return out.Tokens, err
 }
 
 // Batch is one archived summary (SPEC §2).
@@ -314,6 +392,12 @@ type CompressOptions struct {
 	// ("anthropic" for Anthropic text turns, whose clip-archive must be a
 	// user turn): chat, anthropic, responses, ai_sdk, langchain.
 	Shape string
+	// Usage is the provider's count of the last model call (see Usage),
+	// for the first Usage.Messages messages of the history compacted: the
+	// caller's list when it owns it; else the store's active history,
+	// which is the caller's list when the caller sends back what Compress
+	// returned with the new messages appended.
+	Usage *Usage
 }
 
 // Compress compacts a conversation (SPEC §4). history is its messages in
@@ -374,6 +458,9 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 		}
 		if opts.Shape != "" {
 			in["shape"] = opts.Shape
+		}
+		if opts.Usage != nil {
+			in["usage"] = opts.Usage
 		}
 		if opts.Config != nil {
 			in["config"] = mergeConfig(c.config, opts.Config)

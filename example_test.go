@@ -71,7 +71,7 @@ func ExampleCompactor_ShouldCompact() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	due, err := c.ShouldCompact(ctx, exampleHistory())
+	due, err := c.ShouldCompact(ctx, exampleHistory(), nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -92,4 +92,45 @@ func ExampleCallError() {
 	fmt.Println(err)
 	// Output:
 	// score: invalid_input: messages[0].role: must be one of user, assistant, system, tool, got "robot"
+}
+
+// Before each model call of an agent loop: the system prompt and the
+// tools counted once (OverheadTokens), and after each model call the
+// provider's usage, which wins over the estimate of the messages it
+// counted.
+func ExampleCompactor_OverheadTokens() {
+	ctx := context.Background()
+	c, err := clipfold.Open(ctx, clipfold.Options{Config: map[string]any{"model_max_tokens": 1000}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	system := "You plan family trips. Answer briefly."
+	tools := []map[string]any{{"name": "book_cabin", "description": "Books a cabin for a date range.",
+		"input_schema": map[string]any{"type": "object", "properties": map[string]any{
+			"from": map[string]any{"type": "string"}, "to": map[string]any{"type": "string"}}}}}
+	overhead, err := c.OverheadTokens(ctx, system, tools)
+	if err != nil {
+		log.Fatal(err)
+	}
+	history := exampleHistory()[:9] // ends with a user message: the model is called next
+	due, err := c.ShouldCompact(ctx, history, &clipfold.ShouldCompactOptions{
+		Config: map[string]any{"overhead_tokens": overhead}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("first call: ~%d tokens (%d of them system prompt and tools), due=%v\n", due.Tokens, overhead, due.Due)
+
+	// The provider answered, reporting 930 input tokens for those 9
+	// messages; the answer and the next user message follow.
+	history = exampleHistory()[:11]
+	due, err = c.ShouldCompact(ctx, history, &clipfold.ShouldCompactOptions{
+		Usage: &clipfold.Usage{InputTokens: 930, Messages: 9}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("next call: ~%d tokens, due=%v\n", due.Tokens, due.Due)
+	// Output:
+	// first call: ~288 tokens (83 of them system prompt and tools), due=false
+	// next call: ~974 tokens, due=true
 }
