@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/clipfold/clipfold/internal/benchkit"
+)
 
 // The answer rules, one place for all of them (docs/fidelity.md states
 // them in words):
@@ -86,7 +90,7 @@ func evidenceSet(q *question) map[string]bool {
 // hitFinds is the search rule: a message hit is one of the evidence
 // messages, or a batch hit summarizes one of them (source_message_ids)
 // and its text holds the answer (textAnswers).
-func hitFinds(q *question, h *hit) bool {
+func hitFinds(q *question, h *benchkit.Hit) bool {
 	ev := evidenceSet(q)
 	if h.Kind == "message" {
 		return ev[h.ID]

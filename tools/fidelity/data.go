@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
+	"github.com/clipfold/clipfold/internal/benchkit"
 )
 
 // The benchmark's input: testdata/fidelity/<name>.json (a conversation in
@@ -72,15 +72,8 @@ type questionsFile struct {
 	Questions      []question `json:"questions"`
 }
 
-// message is one message of a conversation file: its exact bytes and
-// what the checks need from them.
-type message struct {
-	ID   string
-	Role string
-	Date string // created_at's YYYY-MM-DD, "" when absent
-	Text string // content (text parts joined) plus tool call names and arguments
-	Raw  json.RawMessage
-}
+// message is one message of a conversation file.
+type message = benchkit.Message
 
 // conversation is one benchmark conversation.
 type conversation struct {
@@ -139,7 +132,7 @@ func loadConversation(dir, name string) (*conversation, error) {
 		return nil, fmt.Errorf("%s: %w", c.Path, err)
 	}
 	for i, r := range raws {
-		m := parseMessage(r)
+		m := benchkit.ParseMessage(r)
 		if m.ID == "" {
 			return nil, fmt.Errorf("%s: message %d has no id", c.Path, i)
 		}
@@ -162,40 +155,6 @@ func loadConversation(dir, name string) (*conversation, error) {
 	}
 	c.Questions = c.Q.Questions
 	return c, nil
-}
-
-// parseMessage reads a native (SPEC §2) message. content may be a string
-// or an array of parts whose text parts are joined with "\n".
-func parseMessage(raw json.RawMessage) message {
-	r := gjson.ParseBytes(raw)
-	m := message{ID: r.Get("id").String(), Role: r.Get("role").String(), Raw: raw}
-	if t := r.Get("created_at").String(); len(t) >= 10 {
-		m.Date = t[:10]
-	}
-	var b strings.Builder
-	content := r.Get("content")
-	if content.IsArray() {
-		first := true
-		for _, p := range content.Array() {
-			if p.Get("type").String() == "text" {
-				if !first {
-					b.WriteByte('\n')
-				}
-				b.WriteString(p.Get("text").String())
-				first = false
-			}
-		}
-	} else {
-		b.WriteString(content.String())
-	}
-	for _, tc := range r.Get("tool_calls").Array() {
-		b.WriteByte('\n')
-		b.WriteString(tc.Get("function.name").String())
-		b.WriteByte(' ')
-		b.WriteString(tc.Get("function.arguments").String())
-	}
-	m.Text = b.String()
-	return m
 }
 
 // subset picks n questions spread evenly over qs (all when n ≤ 0 or

@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clipfold/clipfold/hostfuncs/store"
+	"github.com/clipfold/clipfold/internal/benchkit"
 	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,35 +81,11 @@ func TestContextAnswers(t *testing.T) {
 
 func TestHitFinds(t *testing.T) {
 	q := &question{ID: "q", Category: "who", Answers: []string{"Rosalind"}, Evidence: []string{"m7"}}
-	assert.True(t, hitFinds(q, &hit{Kind: "message", ID: "m7"}))
-	assert.False(t, hitFinds(q, &hit{Kind: "message", ID: "m8"}))
-	assert.True(t, hitFinds(q, &hit{Kind: "batch", ID: "b", SourceIDs: []string{"m1", "m7"}, Text: "User: our teacher Rosalind"}))
-	assert.False(t, hitFinds(q, &hit{Kind: "batch", ID: "b", SourceIDs: []string{"m7"}, Text: "User: our teacher"}), "the summary lost the answer")
-	assert.False(t, hitFinds(q, &hit{Kind: "batch", ID: "b", SourceIDs: []string{"m1"}, Text: "Rosalind"}), "the batch does not cover the evidence")
-}
-
-func TestBM25(t *testing.T) {
-	msgs := []message{
-		{ID: "1", Text: "The cat sat on the mat"},
-		{ID: "2", Text: "A dog and a cat"},
-		{ID: "3", Text: "Nothing here"},
-		{ID: "4", Text: "cat cat cat"},
-	}
-	assert.Equal(t, []string{"cat"}, bm25Tokens("The CAT"), "stop words go, case folds")
-	assert.Equal(t, []string{"maya", "flat"}, bm25Tokens("Maya's flat!"))
-	ix := newBM25(msgs)
-	ids, matched := ix.search("Where is the cat?", 10)
-	assert.Equal(t, 3, matched)
-	assert.Equal(t, "4", ids[0], "highest term frequency first")
-	ids, matched = ix.search("unicorn", 10)
-	assert.Empty(t, ids)
-	assert.Zero(t, matched)
-
-	// One document scored by hand: N=4, n(cat)=3, avgdl=(3+2+1+3)/4=2.25.
-	idf := math.Log(1 + (4-3+0.5)/(3+0.5))
-	want := idf * 1 * 2.2 / (1 + 1.2*(1-0.75+0.75*2/2.25)) // document "2": tokens dog, cat
-	got := ix.score(1, []string{"cat"})
-	assert.InDelta(t, want, got, 1e-12)
+	assert.True(t, hitFinds(q, &benchkit.Hit{Kind: "message", ID: "m7"}))
+	assert.False(t, hitFinds(q, &benchkit.Hit{Kind: "message", ID: "m8"}))
+	assert.True(t, hitFinds(q, &benchkit.Hit{Kind: "batch", ID: "b", SourceIDs: []string{"m1", "m7"}, Text: "User: our teacher Rosalind"}))
+	assert.False(t, hitFinds(q, &benchkit.Hit{Kind: "batch", ID: "b", SourceIDs: []string{"m7"}, Text: "User: our teacher"}), "the summary lost the answer")
+	assert.False(t, hitFinds(q, &benchkit.Hit{Kind: "batch", ID: "b", SourceIDs: []string{"m1"}, Text: "Rosalind"}), "the batch does not cover the evidence")
 }
 
 func TestSubsetSpreadsQuestions(t *testing.T) {
@@ -122,13 +97,6 @@ func TestSubsetSpreadsQuestions(t *testing.T) {
 	assert.Equal(t, []string{"a", "d", "g"}, []string{got[0].ID, got[1].ID, got[2].ID})
 	assert.Len(t, subset(qs, 0), 10)
 	assert.Len(t, subset(qs, 20), 10)
-}
-
-func TestParseMessage(t *testing.T) {
-	m := parseMessage([]byte(`{"id":"x","role":"assistant","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}],"tool_calls":[{"id":"call_1","type":"function","function":{"name":"grep","arguments":"{\"q\":\"z\"}"}}],"created_at":"2024-01-02T03:04:05.000Z"}`))
-	assert.Equal(t, "x", m.ID)
-	assert.Equal(t, "2024-01-02", m.Date)
-	assert.Equal(t, "a\nb\ngrep {\"q\":\"z\"}", m.Text)
 }
 
 // TestLostCheckFindsLoss checks that the lost-message check can fail: a
@@ -144,57 +112,25 @@ func TestLostCheckFindsLoss(t *testing.T) {
 	}
 	cv := &conversation{Name: "c", Q: questionsFile{ConversationID: "c"}}
 	for _, r := range raws {
-		cv.Messages = append(cv.Messages, parseMessage([]byte(r)))
+		cv.Messages = append(cv.Messages, benchkit.ParseMessage([]byte(r)))
 	}
-	arch, err := openArchive(db, "c")
+	arch, err := benchkit.OpenArchive(db, "c")
 	require.NoError(t, err)
 	defer arch.Close()
 	stored := strings.Replace(raws[1], `"hi"`, `"hi!"`, 1)
-	require.NoError(t, arch.st.AppendMessages(ctx, "c", []store.Message{
+	require.NoError(t, arch.Store().AppendMessages(ctx, "c", []store.Message{
 		{ID: "m1", ConversationID: "c", Role: "user", Content: "hello", Raw: []byte(raws[0])},
 		{ID: "m2", ConversationID: "c", Role: "assistant", Content: "hi!", Raw: []byte(stored)},
 	}))
-	active, err := arch.st.ActiveMessages(ctx, "c")
+	active, err := arch.Store().ActiveMessages(ctx, "c")
 	require.NoError(t, err)
 	var final []message
 	for _, m := range active {
-		final = append(final, parseMessage(m.Raw))
+		final = append(final, benchkit.ParseMessage(m.Raw))
 	}
 	r := &convResult{}
 	require.NoError(t, lostCheck(ctx, r, cv, final, arch))
 	assert.Equal(t, []string{"m3"}, r.Lost)
 	assert.Equal(t, []string{"m2"}, r.Altered)
 	assert.Equal(t, 2, r.InActive)
-}
-
-// TestSearchAdapterReadsBothShapes feeds the adapter today's search JSON
-// (snippet only; batch ids under batch.source_message_ids, full text read
-// from the store) and the shape search is moving to (full text and
-// source_message_ids on the hit), through a stand-in command that only
-// prints them.
-func TestSearchAdapterReadsBothShapes(t *testing.T) {
-	dir := t.TempDir()
-	today := `{"query":"q","hits":[{"kind":"batch","id":"blk_1","snippet":"…[x]…","rank":1.5,"batch":{"depth":0,"source_message_ids":["m1","m2"]}},{"kind":"message","id":"m3","snippet":"s"}]}`
-	next := `{"query":"q","hits":[{"kind":"batch","id":"blk_2","score":2.5,"start_time":"2024-01-01T00:00:00.000Z","end_time":"2024-01-02T00:00:00.000Z","source_message_ids":["m4"],"text":"2024-01-01 User: full text"}]}`
-	for name, out := range map[string]string{"today": today, "next": next} {
-		script := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ncat <<'EOF'\n"+out+"\nEOF\n"), 0o755))
-	}
-	ctx := context.Background()
-	looked := ""
-	blocks := func(id string) (string, error) { looked = id; return "summary of " + id, nil }
-
-	hits, _, err := (&cli{bin: filepath.Join(dir, "today")}).search(ctx, "q", "db", 5, blocks)
-	require.NoError(t, err)
-	require.Len(t, hits, 2)
-	assert.Equal(t, hit{Kind: "batch", ID: "blk_1", SourceIDs: []string{"m1", "m2"}, Text: "summary of blk_1"}, hits[0])
-	assert.Equal(t, "blk_1", looked, "today's batch text comes from the store")
-	assert.Equal(t, hit{Kind: "message", ID: "m3"}, hits[1])
-
-	looked = ""
-	hits, _, err = (&cli{bin: filepath.Join(dir, "next")}).search(ctx, "q", "db", 5, blocks)
-	require.NoError(t, err)
-	require.Len(t, hits, 1)
-	assert.Equal(t, hit{Kind: "batch", ID: "blk_2", SourceIDs: []string{"m4"}, Text: "2024-01-01 User: full text"}, hits[0])
-	assert.Empty(t, looked, "a hit that carries its text is not looked up")
 }

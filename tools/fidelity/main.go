@@ -27,7 +27,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold/internal/benchkit"
 	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
@@ -106,18 +106,18 @@ func run(ctx context.Context, o *options) (*report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the clipfold command %s: %w (run make cli)", o.bin, err)
 	}
-	c := &cli{bin: bin}
+	c := &benchkit.CLI{Bin: bin}
 	wasm := o.wasm
 	if wasm != "" {
 		abs, err := filepath.Abs(wasm)
 		if err != nil {
 			return nil, err
 		}
-		c.env = append(c.env, "CLIPFOLD_WASM="+abs)
+		c.Env = append(c.Env, "CLIPFOLD_WASM="+abs)
 	} else if wasm, err = wasmhost.FindWasm(); err != nil {
 		return nil, err
 	}
-	est, err := newEstimator(ctx, wasm)
+	est, err := benchkit.NewEstimator(ctx, wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -132,9 +132,9 @@ func run(ctx context.Context, o *options) (*report, error) {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	rep := &report{Label: o.label, Budget: o.budget, Limit: o.limit, RunFlags: strings.Join(o.extra, " "), Command: c.version(ctx)}
+	rep := &report{Label: o.label, Budget: o.budget, Limit: o.limit, RunFlags: strings.Join(o.extra, " "), Command: c.Version(ctx)}
 	if rep.Label == "" {
-		rep.Label = measuredCommit()
+		rep.Label = benchkit.MeasuredCommit()
 	}
 	if o.baseline != "" {
 		if rep.Baseline, err = loadBaseline(o.baseline); err != nil {
@@ -157,7 +157,7 @@ func run(ctx context.Context, o *options) (*report, error) {
 }
 
 // measure replays one conversation and asks its questions.
-func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conversation, db string) (*convResult, error) {
+func measure(ctx context.Context, o *options, c *benchkit.CLI, est *benchkit.Estimator, cv *conversation, db string) (*convResult, error) {
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(db + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
@@ -166,35 +166,35 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 	r := &convResult{Name: cv.Name, Style: cv.Q.Style, ConversationID: cv.Q.ConversationID, Messages: len(cv.Messages),
 		Sessions: len(cv.Q.Sessions), Questions: len(cv.Questions)}
 	start := time.Now()
-	replay, err := c.replay(ctx, cv.Path, db, o.budget, o.extra)
+	replay, err := c.Replay(ctx, cv.Path, db, o.budget, o.extra)
 	r.RunSeconds = time.Since(start).Seconds()
 	if err != nil {
 		return nil, err
 	}
 	r.Run = replay
-	final, err := c.show(ctx, cv.Q.ConversationID, db)
+	final, err := c.Show(ctx, cv.Q.ConversationID, db)
 	if err != nil {
 		return nil, err
 	}
 	r.FinalMessages = len(final)
-	if r.FinalTokens, err = est.tokens(ctx, final); err != nil {
+	if r.FinalTokens, err = est.Tokens(ctx, final); err != nil {
 		return nil, err
 	}
 	for i := range final {
 		if isArchive(&final[i]) {
-			r.ArchiveTokens, err = est.tokens(ctx, final[i:i+1])
+			r.ArchiveTokens, err = est.Tokens(ctx, final[i:i+1])
 			if err != nil {
 				return nil, err
 			}
 		}
 	}
-	trunc, truncTokens, err := est.truncate(ctx, cv.Messages, replay.Limit)
+	trunc, truncTokens, err := est.Truncate(ctx, cv.Messages, replay.Limit)
 	if err != nil {
 		return nil, err
 	}
 	r.TruncMessages, r.TruncTokens = len(trunc), truncTokens
 
-	arch, err := openArchive(db, cv.Q.ConversationID)
+	arch, err := benchkit.OpenArchive(db, cv.Q.ConversationID)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 		return nil, err
 	}
 
-	ix := newBM25(cv.Messages)
+	ix := benchkit.NewBM25(docs(cv.Messages))
 	kept := map[string]bool{}
 	for _, m := range final {
 		kept[m.ID] = true
@@ -219,7 +219,7 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 				qr.EvidenceKept = true
 			}
 		}
-		hits, _, err := c.search(ctx, q.Question, db, o.limit, func(id string) (string, error) { return arch.blockText(ctx, id) })
+		hits, _, err := c.Search(ctx, q.Question, db, o.limit, func(id string) (string, error) { return arch.BlockText(ctx, id) })
 		if err != nil {
 			return nil, fmt.Errorf("question %s: %w", q.ID, err)
 		}
@@ -231,7 +231,7 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 				break
 			}
 		}
-		ids, matched := ix.search(q.Question, o.limit)
+		ids, matched := ix.Search(q.Question, o.limit)
 		qr.BM25Matched = matched
 		ev := evidenceSet(q)
 		for i, id := range ids {
@@ -249,7 +249,7 @@ func measure(ctx context.Context, o *options, c *cli, est *estimator, cv *conver
 
 // lostCheck: every message of the file is in the final active history or
 // in recall storage (read through the store API), with its bytes intact.
-func lostCheck(ctx context.Context, r *convResult, cv *conversation, final []message, arch *archiveStore) error {
+func lostCheck(ctx context.Context, r *convResult, cv *conversation, final []message, arch *benchkit.Archive) error {
 	active := map[string][]byte{}
 	for _, m := range final {
 		active[m.ID] = m.Raw
@@ -257,12 +257,12 @@ func lostCheck(ctx context.Context, r *convResult, cv *conversation, final []mes
 	for _, m := range cv.Messages {
 		if raw, ok := active[m.ID]; ok {
 			r.InActive++
-			if !sameJSON(raw, m.Raw) {
+			if !benchkit.SameJSON(raw, m.Raw) {
 				r.Altered = append(r.Altered, m.ID)
 			}
 			continue
 		}
-		raw, conv, ok, err := arch.recall(ctx, m.ID)
+		raw, conv, ok, err := arch.Recall(ctx, m.ID)
 		if err != nil {
 			return err
 		}
@@ -271,97 +271,19 @@ func lostCheck(ctx context.Context, r *convResult, cv *conversation, final []mes
 			continue
 		}
 		r.InRecall++
-		if !sameJSON(raw, m.Raw) {
+		if !benchkit.SameJSON(raw, m.Raw) {
 			r.Altered = append(r.Altered, m.ID)
 		}
 	}
 	return nil
 }
 
-// sameJSON compares two messages' bytes, ignoring insignificant white
-// space around them (the file has one message per line).
-func sameJSON(a, b []byte) bool {
-	return strings.TrimSpace(string(a)) == strings.TrimSpace(string(b))
-}
-
-// estimator calls the plug-in's estimateTokens export (SPEC §3), so the
-// truncation baseline counts tokens exactly as shouldCompact does.
-type estimator struct {
-	rt   *wasmhost.Runtime
-	inst *wasmhost.Instance
-}
-
-func newEstimator(ctx context.Context, wasm string) (*estimator, error) {
-	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{WasmPath: wasm})
-	if err != nil {
-		return nil, err
-	}
-	inst, err := rt.NewInstance(ctx)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	return &estimator{rt: rt, inst: inst}, nil
-}
-
-func (e *estimator) Close(ctx context.Context) { e.rt.Close(ctx) }
-
-// tokens is estimateTokens({messages}).
-func (e *estimator) tokens(ctx context.Context, msgs []message) (int64, error) {
-	raws := make([]json.RawMessage, len(msgs))
+// docs are the BM25 baseline's documents: every message of the file, its
+// content plus tool call names and arguments (message.Text).
+func docs(msgs []message) []benchkit.Doc {
+	out := make([]benchkit.Doc, len(msgs))
 	for i := range msgs {
-		raws[i] = msgs[i].Raw
+		out[i] = benchkit.Doc{ID: msgs[i].ID, Text: msgs[i].Text}
 	}
-	in, err := json.Marshal(map[string]any{"messages": raws})
-	if err != nil {
-		return 0, err
-	}
-	out, err := e.inst.Call(ctx, "estimateTokens", in)
-	if err != nil {
-		return 0, err
-	}
-	var res struct {
-		Tokens *int64 `json:"tokens"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil || res.Tokens == nil {
-		return 0, fmt.Errorf("estimateTokens: unexpected output %.200s", out)
-	}
-	return *res.Tokens, nil
-}
-
-// truncate returns the longest suffix of msgs whose estimate is at most
-// limit (the estimate only grows as messages are added, so a binary
-// search finds it), and that estimate.
-func (e *estimator) truncate(ctx context.Context, msgs []message, limit int64) ([]message, int64, error) {
-	lo, hi := 0, len(msgs) // lo messages fit; find the largest
-	var best int64
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		t, err := e.tokens(ctx, msgs[len(msgs)-mid:])
-		if err != nil {
-			return nil, 0, err
-		}
-		if t <= limit {
-			lo, best = mid, t
-		} else {
-			hi = mid - 1
-		}
-	}
-	return msgs[len(msgs)-lo:], best, nil
-}
-
-// measuredCommit names the code measured: the last commit touching the
-// plug-in, the command or the store, with "+changes" when the working
-// tree differs from it there.
-func measuredCommit() string {
-	paths := []string{"core", "api", "plugin", "hostfuncs", "cmd", "harness", "go.mod"}
-	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%h (%cs)", "--"}, paths...)...).Output()
-	if err != nil {
-		return "unknown commit"
-	}
-	label := "commit " + strings.TrimSpace(string(out))
-	if dirty, err := exec.Command("git", append([]string{"status", "--porcelain", "--"}, paths...)...).Output(); err == nil && len(strings.TrimSpace(string(dirty))) > 0 {
-		label += " (+ uncommitted changes)"
-	}
-	return label
+	return out
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/clipfold/clipfold/internal/benchkit"
 )
 
 // questionResult is one question's outcome.
@@ -76,20 +78,20 @@ func b2i(b bool) int {
 
 // convResult is one conversation's outcome.
 type convResult struct {
-	Name           string     `json:"name"`
-	Style          string     `json:"style"`
-	ConversationID string     `json:"conversation_id"`
-	Messages       int        `json:"messages"`
-	Sessions       int        `json:"sessions"`
-	Questions      int        `json:"questions"`
-	Run            *runReport `json:"run"`
-	RunSeconds     float64    `json:"run_seconds"`
-	SearchSeconds  float64    `json:"search_seconds"`
-	FinalMessages  int        `json:"final_messages"`
-	FinalTokens    int64      `json:"final_tokens"`
-	ArchiveTokens  int64      `json:"archive_tokens"`
-	TruncMessages  int        `json:"truncation_messages"`
-	TruncTokens    int64      `json:"truncation_tokens"`
+	Name           string              `json:"name"`
+	Style          string              `json:"style"`
+	ConversationID string              `json:"conversation_id"`
+	Messages       int                 `json:"messages"`
+	Sessions       int                 `json:"sessions"`
+	Questions      int                 `json:"questions"`
+	Run            *benchkit.RunReport `json:"run"`
+	RunSeconds     float64             `json:"run_seconds"`
+	SearchSeconds  float64             `json:"search_seconds"`
+	FinalMessages  int                 `json:"final_messages"`
+	FinalTokens    int64               `json:"final_tokens"`
+	ArchiveTokens  int64               `json:"archive_tokens"`
+	TruncMessages  int                 `json:"truncation_messages"`
+	TruncTokens    int64               `json:"truncation_tokens"`
 	// (c) every message of the file: in the active history, in recall
 	// storage, lost (neither), altered (found with other bytes).
 	InActive int      `json:"in_active"`

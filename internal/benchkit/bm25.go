@@ -1,4 +1,4 @@
-package main
+package benchkit
 
 import (
 	"math"
@@ -7,9 +7,9 @@ import (
 	"unicode"
 )
 
-// The baseline search: plain Okapi BM25 over the raw messages of the
-// file, every message a document (content, plus tool call names and
-// arguments, as in message.Text).
+// The baseline search: plain Okapi BM25 over documents (for the
+// benchmarks: the raw messages of a file, each with the text a benchmark
+// gives it).
 //
 //   - Tokens: the text lower-cased and split on every character that is
 //     not a Unicode letter or digit ("Maya's" → "maya", "s"); tokens in
@@ -18,7 +18,7 @@ import (
 //     idf(t) · tf·(k1+1) / (tf + k1·(1 − b + b·dl/avgdl)),
 //     idf(t) = ln(1 + (N − n(t) + 0.5) / (n(t) + 0.5)) (never negative),
 //     k1 = 1.2, b = 0.75.
-//   - Ranking: score descending, ties to the later message; messages
+//   - Ranking: score descending, ties to the later document; documents
 //     scoring 0 (no query term) are not hits.
 
 const (
@@ -44,8 +44,8 @@ mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren were
 	return m
 }()
 
-// bm25Tokens is the baseline's tokenizer.
-func bm25Tokens(s string) []string {
+// BM25Tokens is the baseline's tokenizer.
+func BM25Tokens(s string) []string {
 	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	out := fields[:0]
 	for _, f := range fields {
@@ -56,8 +56,14 @@ func bm25Tokens(s string) []string {
 	return out
 }
 
-// bm25Index is the baseline's index over one conversation.
-type bm25Index struct {
+// Doc is one document of a BM25 index.
+type Doc struct {
+	ID   string
+	Text string
+}
+
+// BM25 is the baseline's index over one conversation.
+type BM25 struct {
 	ids   []string
 	tf    []map[string]int
 	dl    []float64
@@ -65,11 +71,12 @@ type bm25Index struct {
 	avgdl float64
 }
 
-func newBM25(msgs []message) *bm25Index {
-	ix := &bm25Index{df: map[string]int{}}
+// NewBM25 indexes docs.
+func NewBM25(docs []Doc) *BM25 {
+	ix := &BM25{df: map[string]int{}}
 	total := 0.0
-	for i := range msgs {
-		toks := bm25Tokens(msgs[i].Text)
+	for i := range docs {
+		toks := BM25Tokens(docs[i].Text)
 		tf := map[string]int{}
 		for _, t := range toks {
 			tf[t]++
@@ -77,23 +84,23 @@ func newBM25(msgs []message) *bm25Index {
 		for t := range tf {
 			ix.df[t]++
 		}
-		ix.ids = append(ix.ids, msgs[i].ID)
+		ix.ids = append(ix.ids, docs[i].ID)
 		ix.tf = append(ix.tf, tf)
 		ix.dl = append(ix.dl, float64(len(toks)))
 		total += float64(len(toks))
 	}
-	if len(msgs) > 0 {
-		ix.avgdl = total / float64(len(msgs))
+	if len(docs) > 0 {
+		ix.avgdl = total / float64(len(docs))
 	}
 	return ix
 }
 
-// search returns the ids of the best limit messages for query, best
-// first, and how many messages matched at all.
-func (ix *bm25Index) search(query string, limit int) (ids []string, matched int) {
+// Search returns the ids of the best limit documents for query, best
+// first, and how many documents matched at all.
+func (ix *BM25) Search(query string, limit int) (ids []string, matched int) {
 	seen := map[string]bool{}
 	var terms []string
-	for _, t := range bm25Tokens(query) {
+	for _, t := range BM25Tokens(query) {
 		if !seen[t] {
 			seen[t] = true
 			terms = append(terms, t)
@@ -122,7 +129,7 @@ func (ix *bm25Index) search(query string, limit int) (ids []string, matched int)
 }
 
 // score is document i's BM25 score for the (distinct) query terms.
-func (ix *bm25Index) score(i int, terms []string) float64 {
+func (ix *BM25) score(i int, terms []string) float64 {
 	n := float64(len(ix.ids))
 	s := 0.0
 	for _, t := range terms {

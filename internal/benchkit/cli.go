@@ -1,8 +1,8 @@
-package main
+package benchkit
 
 // Everything that runs the clipfold command and reads its output lives
-// in this file, so that when the command's output changes (search --json
-// is being reworked) only this file needs to follow.
+// in this file, so that when the command's output changes only this file
+// needs to follow.
 
 import (
 	"bytes"
@@ -21,19 +21,19 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// cli runs one clipfold binary.
-type cli struct {
-	bin string
-	// env is added to the command's environment (CLIPFOLD_WASM when the
+// CLI runs one clipfold binary.
+type CLI struct {
+	Bin string
+	// Env is added to the command's environment (CLIPFOLD_WASM when the
 	// plug-in is chosen explicitly).
-	env []string
+	Env []string
 }
 
-// exec runs the command with args and returns its stdout; a non-zero
+// Exec runs the command with args and returns its stdout; a non-zero
 // exit is an error carrying stderr.
-func (c *cli) exec(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, c.bin, args...)
-	cmd.Env = append(os.Environ(), c.env...)
+func (c *CLI) Exec(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, c.Bin, args...)
+	cmd.Env = append(os.Environ(), c.Env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -47,8 +47,8 @@ func (c *cli) exec(ctx context.Context, args ...string) ([]byte, error) {
 	return stdout.Bytes(), nil
 }
 
-// runReport is what the benchmark reads of `clipfold run --json`.
-type runReport struct {
+// RunReport is what the benchmarks read of `clipfold run --json`.
+type RunReport struct {
 	Limit              int64          `json:"limit"`
 	PeakTokens         int64          `json:"peak_tokens"`
 	FinalTokens        int64          `json:"final_tokens"`
@@ -62,15 +62,15 @@ type runReport struct {
 	Raw                string         `json:"-"`
 }
 
-// replay runs `clipfold run FILE --model-max-tokens M --context-budget B
+// Replay runs `clipfold run FILE --model-max-tokens M --context-budget B
 // --db DB --json --quiet` plus extra flags.
-func (c *cli) replay(ctx context.Context, file, db string, budget int, extra []string) (*runReport, error) {
+func (c *CLI) Replay(ctx context.Context, file, db string, budget int, extra []string) (*RunReport, error) {
 	// limit = context_budget × model_max_tokens; with budget 0.8 the
 	// window is budget/0.8 (4,000 → 5,000).
 	window := int(float64(budget)/0.8 + 0.5)
 	args := append([]string{"run", file, "--model-max-tokens", strconv.Itoa(window), "--context-budget", "0.8",
 		"--db", db, "--json", "--quiet"}, extra...)
-	out, err := c.exec(ctx, args...)
+	out, err := c.Exec(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (c *cli) replay(ctx context.Context, file, db string, budget int, extra []s
 	if !r.IsObject() {
 		return nil, fmt.Errorf("clipfold run --json: not a JSON object: %.200s", out)
 	}
-	rep := &runReport{Limit: r.Get("limit").Int(), PeakTokens: r.Get("peak_tokens").Int(), FinalTokens: r.Get("final_tokens").Int(),
+	rep := &RunReport{Limit: r.Get("limit").Int(), PeakTokens: r.Get("peak_tokens").Int(), FinalTokens: r.Get("final_tokens").Int(),
 		FinalMessages: r.Get("final_messages").Int(), Compactions: r.Get("compactions").Int(),
 		CompactionsFailed: r.Get("compactions_failed").Int(), MessagesCompressed: r.Get("messages_compressed").Int(),
 		BatchesCreated: r.Get("batches_created").Int(), DepthReached: r.Get("depth_reached").Int(),
@@ -90,9 +90,9 @@ func (c *cli) replay(ctx context.Context, file, db string, budget int, extra []s
 	return rep, nil
 }
 
-// show returns the active history, `clipfold show CONV --db DB --json`.
-func (c *cli) show(ctx context.Context, conv, db string) ([]message, error) {
-	out, err := c.exec(ctx, "show", conv, "--db", db, "--json")
+// Show returns the active history, `clipfold show CONV --db DB --json`.
+func (c *CLI) Show(ctx context.Context, conv, db string) ([]Message, error) {
+	out, err := c.Exec(ctx, "show", conv, "--db", db, "--json")
 	if err != nil {
 		return nil, err
 	}
@@ -100,17 +100,17 @@ func (c *cli) show(ctx context.Context, conv, db string) ([]message, error) {
 	if !r.IsArray() {
 		return nil, fmt.Errorf("clipfold show --json: not a JSON array: %.200s", out)
 	}
-	var msgs []message
+	var msgs []Message
 	for _, m := range r.Array() {
-		msgs = append(msgs, parseMessage([]byte(m.Raw)))
+		msgs = append(msgs, ParseMessage([]byte(m.Raw)))
 	}
 	return msgs, nil
 }
 
-// version returns what `clipfold version --json` says of the command and
+// Version returns what `clipfold version --json` says of the command and
 // its plug-in, for the report ("" when the command cannot say).
-func (c *cli) version(ctx context.Context) string {
-	out, err := c.exec(ctx, "version", "--json")
+func (c *CLI) Version(ctx context.Context) string {
+	out, err := c.Exec(ctx, "version", "--json")
 	if err != nil {
 		return ""
 	}
@@ -118,26 +118,29 @@ func (c *cli) version(ctx context.Context) string {
 	return fmt.Sprintf("clipfold %s, plug-in %s (%s)", r.Get("clipfold").String(), r.Get("plugin.version").String(), r.Get("plugin_source").String())
 }
 
-// hit is one search result as the benchmark needs it.
-type hit struct {
+// Hit is one search result as the benchmarks need it.
+type Hit struct {
 	Kind      string   `json:"kind"` // "message" or "batch"
 	ID        string   `json:"id"`
 	SourceIDs []string `json:"source_message_ids,omitempty"`
 	// Text is the hit's full text: a batch's summary (for the answer
 	// check). Messages are judged by id alone.
 	Text string `json:"-"`
+	// InContext: the hit is a message still in the active history (the
+	// command says so with in_context).
+	InContext bool `json:"in_context,omitempty"`
 }
 
-// search runs `clipfold search QUESTION --db DB --limit N --json`.
+// Search runs `clipfold search QUESTION --db DB --limit N --json`.
 //
 // It reads each hit's kind, id, source message ids (batch.source_message_ids
 // today, source_message_ids at top level accepted too) and full text
 // (text, content or full_text when the command prints it; today it prints
 // only a snippet, so a batch's text is read from the store by the hit's
 // block id: blocks(id)).
-func (c *cli) search(ctx context.Context, query, db string, limit int, blocks func(id string) (string, error)) ([]hit, time.Duration, error) {
+func (c *CLI) Search(ctx context.Context, query, db string, limit int, blocks func(id string) (string, error)) ([]Hit, time.Duration, error) {
 	start := time.Now()
-	out, err := c.exec(ctx, "search", query, "--db", db, "--limit", strconv.Itoa(limit), "--json")
+	out, err := c.Exec(ctx, "search", query, "--db", db, "--limit", strconv.Itoa(limit), "--json")
 	took := time.Since(start)
 	if err != nil {
 		return nil, took, err
@@ -153,9 +156,9 @@ func (c *cli) search(ctx context.Context, query, db string, limit int, blocks fu
 	if !hitsJSON.IsArray() {
 		return nil, took, fmt.Errorf("clipfold search --json: no hits array: %.200s", out)
 	}
-	var hits []hit
+	var hits []Hit
 	for _, hj := range hitsJSON.Array() {
-		h := hit{Kind: hj.Get("kind").String(), ID: hj.Get("id").String()}
+		h := Hit{Kind: hj.Get("kind").String(), ID: hj.Get("id").String(), InContext: hj.Get("in_context").Bool()}
 		src := hj.Get("source_message_ids")
 		if !src.Exists() {
 			src = hj.Get("batch.source_message_ids")
@@ -179,28 +182,33 @@ func (c *cli) search(ctx context.Context, query, db string, limit int, blocks fu
 	return hits, took, nil
 }
 
-// archiveStore reads the benchmark's database through the store API
+// Archive reads a benchmark's database through the store API
 // (hostfuncs/store): recall storage for the lost-message check, and the
 // archived batches' text for search hits that do not carry it.
-type archiveStore struct {
+type Archive struct {
 	st     *sqlite.Store
 	conv   string
 	blocks map[string]string // block id → summary text, loaded on first use
 }
 
-func openArchive(db, conv string) (*archiveStore, error) {
+// OpenArchive opens the SQLite database db for conversation conv.
+func OpenArchive(db, conv string) (*Archive, error) {
 	st, err := sqlite.Open(db)
 	if err != nil {
 		return nil, err
 	}
-	return &archiveStore{st: st, conv: conv}, nil
+	return &Archive{st: st, conv: conv}, nil
 }
 
-func (a *archiveStore) Close() error { return a.st.Close() }
+// Close closes the database.
+func (a *Archive) Close() error { return a.st.Close() }
 
-// recall returns a message compaction moved to recall storage, as stored
+// Store is the database's store.
+func (a *Archive) Store() *sqlite.Store { return a.st }
+
+// Recall returns a message compaction moved to recall storage, as stored
 // (its raw JSON), or ok = false when recall storage does not have it.
-func (a *archiveStore) recall(ctx context.Context, id string) (raw []byte, conv string, ok bool, err error) {
+func (a *Archive) Recall(ctx context.Context, id string) (raw []byte, conv string, ok bool, err error) {
 	m, err := a.st.Recall(ctx, a.conv, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, "", false, nil
@@ -211,9 +219,9 @@ func (a *archiveStore) recall(ctx context.Context, id string) (raw []byte, conv 
 	return m.Raw, m.ConversationID, true, nil
 }
 
-// blockText returns the summary text of an archived block by id (the
+// BlockText returns the summary text of an archived block by id (the
 // metadata line stripped).
-func (a *archiveStore) blockText(ctx context.Context, id string) (string, error) {
+func (a *Archive) BlockText(ctx context.Context, id string) (string, error) {
 	if a.blocks == nil {
 		a.blocks = map[string]string{}
 		bs, err := a.st.ListBlocks(ctx, "archival", core.BatchLabelPrefix(a.conv))
