@@ -14,7 +14,10 @@
 // concurrent use.
 //
 //	c, err := clipfold.Open(ctx, clipfold.Options{})   // offline: SQLite in memory, extractive summarizer
-//	res, err := c.Compress(ctx, "conv-1", history)
+//	res, err := c.Compress(ctx, "conv-1", history, nil) // nil: no CompressOptions
+//
+// Example (example_test.go) runs these lines and a search, and checks
+// their output.
 //
 // The same functions run without the sandbox in package api (JSON in and
 // out) and package core (Go values); hostfuncs has the LLM providers and
