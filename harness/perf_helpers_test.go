@@ -13,7 +13,7 @@ import (
 	"github.com/clipfold/clipfold/internal/wasmhost"
 	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/require"
-	"github.com/tetratelabs/wazero/api"
+	wazeroapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 )
 
@@ -30,7 +30,7 @@ type memProbe struct {
 	kernel  uint32 // Extism kernel memory, bytes
 }
 
-func (p *memProbe) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
+func (p *memProbe) NewFunctionListener(def wazeroapi.FunctionDefinition) experimental.FunctionListener {
 	for _, n := range def.ExportNames() {
 		if p.exports[n] {
 			return p
@@ -39,21 +39,21 @@ func (p *memProbe) NewFunctionListener(def api.FunctionDefinition) experimental.
 	return nil
 }
 
-func (p *memProbe) Before(context.Context, api.Module, api.FunctionDefinition, []uint64, experimental.StackIterator) {
+func (p *memProbe) Before(context.Context, wazeroapi.Module, wazeroapi.FunctionDefinition, []uint64, experimental.StackIterator) {
 }
 
-func (p *memProbe) After(ctx context.Context, mod api.Module, _ api.FunctionDefinition, _ []uint64) {
+func (p *memProbe) After(ctx context.Context, mod wazeroapi.Module, _ wazeroapi.FunctionDefinition, _ []uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m := mod.Memory(); m != nil {
 		p.main = m.Size()
 	}
-	if k, ok := ctx.Value(extism.PluginCtxKey("extism")).(api.Module); ok && k.Memory() != nil {
+	if k, ok := ctx.Value(extism.PluginCtxKey("extism")).(wazeroapi.Module); ok && k.Memory() != nil {
 		p.kernel = k.Memory().Size()
 	}
 }
 
-func (p *memProbe) Abort(context.Context, api.Module, api.FunctionDefinition, error) {}
+func (p *memProbe) Abort(context.Context, wazeroapi.Module, wazeroapi.FunctionDefinition, error) {}
 
 // sizes returns the memory sizes (bytes) seen after the last call.
 func (p *memProbe) sizes() (main, kernel uint32) {
@@ -143,15 +143,4 @@ func withKeepRecent(in []byte, k int) []byte {
 	s := string(in)
 	i := strings.LastIndex(s, `"config":`)
 	return []byte(s[:i] + fmt.Sprintf(`"config":{"keep_recent":%d}}`, k))
-}
-
-// sizeLabel names an input size for sub-benchmarks.
-func sizeLabel(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%dMB", n>>20)
-	case n >= 1<<10:
-		return fmt.Sprintf("%dKB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
 }

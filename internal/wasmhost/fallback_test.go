@@ -10,7 +10,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/tetratelabs/wazero/api"
+	wazeroapi "github.com/tetratelabs/wazero/api"
 
 	"github.com/clipfold/clipfold/embed"
 )
@@ -20,7 +20,7 @@ import (
 // the SDK's path, the program hears it once, and Options.MaxMemory still
 // replaces an instance whose memory outgrew it.
 func TestNoStagingWarnsOnceAndStillBoundsMemory(t *testing.T) {
-	readSDKModules = func(*extism.Plugin) (api.Module, api.Module) { return nil, nil }
+	readSDKModules = func(*extism.Plugin) (wazeroapi.Module, wazeroapi.Module) { return nil, nil }
 	noStagingWarning = sync.Once{}
 	t.Cleanup(func() { readSDKModules, noStagingWarning = sdkModules, sync.Once{} })
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/clipfold/clipfold/hostfuncs"
 	extism "github.com/extism/go-sdk"
-	"github.com/tetratelabs/wazero/api"
+	wazeroapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -60,12 +60,12 @@ const (
 // every cold start ~3 ms: wazero builds listener trampolines for every
 // function type of both modules, also when the code comes from the
 // cache.
-func sdkModules(p *extism.Plugin) (mod, kernel api.Module) {
+func sdkModules(p *extism.Plugin) (mod, kernel wazeroapi.Module) {
 	v := reflect.ValueOf(p).Elem()
 	return moduleField(v, "mainModule"), moduleField(v, "extism")
 }
 
-var moduleType = reflect.TypeFor[api.Module]()
+var moduleType = reflect.TypeFor[wazeroapi.Module]()
 
 // readSDKModules is sdkModules; tests replace it to play a go-sdk whose
 // Plugin fields moved.
@@ -94,26 +94,26 @@ func (r *Runtime) warnNoStaging() {
 	})
 }
 
-func moduleField(plugin reflect.Value, name string) api.Module {
+func moduleField(plugin reflect.Value, name string) wazeroapi.Module {
 	f := plugin.FieldByName(name)
 	if !f.IsValid() || f.Type() != moduleType {
 		return nil
 	}
-	m, _ := reflect.NewAt(moduleType, unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(api.Module)
+	m, _ := reflect.NewAt(moduleType, unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(wazeroapi.Module)
 	return m
 }
 
 // stager moves one instance's large inputs and outputs directly.
 type stager struct {
-	mem            api.Memory
-	stage, release api.Function
+	mem            wazeroapi.Memory
+	stage, release wazeroapi.Function
 	direct         bool // host functions read their inputs from mem (hostfuncs.WithGuestMemory)
 	calls          int  // staged calls so far (tests check the path is taken)
 
-	mod, kernel   api.Module
+	mod, kernel   wazeroapi.Module
 	plugin        *extism.Plugin // the SDK's instance of mod, which host functions are handed
-	result, reset api.Function
-	exports       map[string]api.Function // the plug-in's exports, looked up once
+	result, reset wazeroapi.Function
+	exports       map[string]wazeroapi.Function // the plug-in's exports, looked up once
 }
 
 // newStager returns nil when the module lacks the staging exports or
@@ -123,7 +123,7 @@ func newStager(p *extism.Plugin, direct bool) *stager {
 	if mod == nil || mod.Memory() == nil || kernel == nil {
 		return nil
 	}
-	s := &stager{mem: mod.Memory(), mod: mod, kernel: kernel, plugin: p, direct: direct, exports: map[string]api.Function{},
+	s := &stager{mem: mod.Memory(), mod: mod, kernel: kernel, plugin: p, direct: direct, exports: map[string]wazeroapi.Function{},
 		stage: mod.ExportedFunction("clipfold_stage"), release: mod.ExportedFunction("clipfold_release"),
 		result: mod.ExportedFunction("clipfold_result"), reset: kernel.ExportedFunction("reset")}
 	if s.stage == nil || s.release == nil || s.result == nil || s.reset == nil ||
@@ -187,7 +187,7 @@ func (s *stager) callDirect(ctx context.Context, export string, input []byte) (o
 	if _, err := s.release.Call(ctx); err != nil {
 		return nil, true, err
 	}
-	if len(res) == 1 && api.DecodeI32(res[0]) != 0 {
+	if len(res) == 1 && wazeroapi.DecodeI32(res[0]) != 0 {
 		return nil, true, ExportError(export, string(out), nil)
 	}
 	if out == nil {
