@@ -127,13 +127,6 @@ func (r *benchRun) ms(name string) (float64, bool) {
 	return v / 1e6, ok
 }
 
-func (r *benchRun) n(name string) int {
-	if r == nil || r.results[name] == nil {
-		return 0
-	}
-	return len(r.results[name].units["ns/op"])
-}
-
 // add appends run's output to r (nil: a new run), keeping the load
 // before the first and after the last.
 func (r *benchRun) add(run *benchRun) *benchRun {

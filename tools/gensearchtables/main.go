@@ -50,17 +50,14 @@ func main() {
 	}
 }
 
-// Probe results, indexed by code point.
-type table struct {
-	alnum []bool  // a token character (starts or continues a token)
-	dia   []bool  // not a token character, but folded into a token it follows
-	fold  []int32 // what a token character or diacritic becomes; -1: dropped
-}
-
 // probe tokenizes every code point twice with the real tokenizer: alone
 // (a token iff it is a token character) and between 'a' and 'b' (one
 // token for a token character or a diacritic, two for a separator).
-func probe() ([]bool, []bool, []int32, error) {
+// Its results are indexed by code point: alnum, a token character
+// (starts or continues a token); dia, not a token character but folded
+// into a token it follows (a diacritic); fold, what a token character or
+// diacritic becomes, -1 when dropped.
+func probe() (alnum, dia []bool, fold []int32, err error) {
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		return nil, nil, nil, err
@@ -98,9 +95,7 @@ func probe() ([]bool, []bool, []int32, error) {
 		return nil, nil, nil, err
 	}
 	n := utf8.MaxRune + 1
-	alnum := make([]bool, n)
-	dia := make([]bool, n)
-	fold := make([]int32, n)
+	alnum, dia, fold = make([]bool, n), make([]bool, n), make([]int32, n)
 	for i := range fold {
 		fold[i] = -1
 	}
