@@ -409,11 +409,11 @@ def message_runes(n):
 # algorithm docs/spec.md "The conservative estimator" documents (core's is
 # core/tokens.go): one pass over the text counting events, each with a
 # cost in thousandths of a token, the sum rounded up.
-COST = dict(word=840, letter=110, case=1000, long=200, latin_word=2500, digits=1280, mixed=620, punct=600,
-            punct_rep=100, space_num=1200, blanks=800, breaks=760, control=1000, latin_x=1500, cyrillic=220,
-            cyr_word=2600, greek=1000, greek_word=610, hebrew=930, arabic=510, sem_word=2060, indic=970,
-            indic_word=1540, thai=1100, han=1520, kana=910, hangul=1600, cjk_punct=1500, emoji=3250, emoji_mod=3170,
-            symbol=1000, byte=1000)
+COST = dict(word=880, letter=100, case=1000, long=220, latin_word=2500, digits=1400, mixed=620, punct=570,
+            punct_rep=100, space_num=1200, blanks=1390, breaks=790, control=1000, latin_x=1500, cyrillic=490,
+            cyr_word=760, greek=870, greek_word=3470, hebrew=1380, arabic=960, sem_word=0, indic=1210, indic_word=570,
+            thai=1210, han=1550, kana=1020, hangul=1840, cjk_punct=1000, emoji=3330, emoji_mod=3340, symbol=1000,
+            byte=1000)
 SCRIPT_RANGES = [  # (first, last, script) over the BMP, by blocks of 16 code points; later ranges win
     (0x0080, 0x00BF, "symbol"), (0x00C0, 0x02AF, "latin"), (0x02B0, 0x02FF, "symbol"), (0x0300, 0x036F, "latin"),
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0590, 0x05FF, "hebrew"), (0x0600, 0x06FF, "arabic"),

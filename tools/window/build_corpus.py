@@ -12,6 +12,7 @@ STAGING holds what the README lists, unpacked:
   x/gnome-user-docs/          dpkg-deb -x of Debian's gnome-user-docs (43.0-2)
   pypi/cc/chatterbot_corpus/  the chatterbot-corpus 1.3.3 wheel, unzipped
   npm/emojibase-data-17.0.0/  npm pack emojibase-data@17.0.0, unpacked
+  x/manpages-{zh,ja,ru,el}/   dpkg-deb -x of Debian's translated manual pages
   out/                        command output captured on the machine
 Catalogs (.mo) are read from /usr/share/locale, code from GOROOT, the
 Python standard library and bindings/node/node_modules.
@@ -123,6 +124,24 @@ def lines_messages(text, lo, hi, limit=None):
     return pack(text.splitlines(), lo, hi, sep="\n", limit=limit)
 
 
+def man_pages(pkg, lang, script, chars):
+    """Translated manual pages as a terminal shows them (man -l | col -b,
+    80 columns), from the first pages of section 1 in name order, cut at
+    line boundaries; only messages mostly in script."""
+    out, n = [], 0
+    env = dict(os.environ, MANWIDTH="80", LANG="C.UTF-8")
+    for f in sorted(glob.glob(os.path.join(STAGING, "x", pkg, "usr/share/man", lang, "man1", "*.gz"))):
+        text = subprocess.run(["sh", "-c", 'man -l "$1" 2>/dev/null | col -b', "sh", f], capture_output=True, text=True,
+                              env=env).stdout
+        for m in pack(text.splitlines(), 150, 1200, sep="\n"):
+            if share(m, script) >= 0.5:
+                out.append(m)
+                n += len(m)
+        if n >= chars:
+            break
+    return out
+
+
 def budget(msgs, chars):
     """The first messages up to about chars characters."""
     out, n = [], 0
@@ -152,11 +171,11 @@ cat = lambda lang, names, script, chars: budget(pack(sum((catalog("/usr/share/lo
 kinds["english-prose"] = budget(pack(help_paragraphs("C"), 150, 1200), 30000)
 kinds["english-chat"] = budget(chat_messages("english"), 20000)
 kinds["european"] = prose("de", latin, 10000) + prose("fr", latin, 10000) + prose("es", latin, 10000)
-kinds["chinese"] = budget(chat_messages("chinese"), 6000) + prose("zh_CN", cjk, 6000)
-kinds["japanese"] = budget(chat_messages("japanese"), 6000) + prose("ja", cjk, 6000)
+kinds["chinese"] = budget(chat_messages("chinese"), 6000) + prose("zh_CN", cjk, 6000) + man_pages("manpages-zh", "zh_CN", cjk, 6000)
+kinds["japanese"] = budget(chat_messages("japanese"), 6000) + prose("ja", cjk, 6000) + man_pages("manpages-ja", "ja", cjk, 6000)
 kinds["korean"] = budget(chat_messages("korean"), 6000) + prose("ko", hangul, 6000)
-kinds["russian"] = chat_messages("russian") + prose("ru", cyr, 14000)
-kinds["greek"] = prose("el", greek, 22000)
+kinds["russian"] = chat_messages("russian") + prose("ru", cyr, 14000) + man_pages("manpages-ru", "ru", cyr, 8000)
+kinds["greek"] = prose("el", greek, 22000) + man_pages("manpages-el", "el", greek, 8000)
 kinds["hebrew"] = chat_messages("hebrew") + cat("he", ("gtk20", "shared-mime-info", "xkeyboard-config"), hebrew, 12000)
 kinds["arabic"] = cat("ar", ("apt", "libapt-pkg6.0", "glib20", "gtk20"), arabic, 14000)
 kinds["hindi"] = chat_messages("hindi") + prose("hi", deva) + cat("hi", ("glib20", "gtk20-properties", "gsettings-desktop-schemas"), deva, 10000)
