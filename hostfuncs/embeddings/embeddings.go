@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold/internal/providerhttp"
 	"github.com/clipfold/clipfold/internal/redact"
 )
 
@@ -119,7 +120,17 @@ type Error struct {
 	Code      string // one of the Code… constants
 	Message   string // the provider's own message, or what went wrong
 	Retryable bool
+	err       error // the cause Unwrap returns (ErrBaseURL for a refused base URL), if any
 }
+
+// ErrBaseURL is what the *Error of New (or NewOpenAI, NewOllama) wraps
+// when it refuses Config.BaseURL: errors.Is(err, ErrBaseURL). It is
+// llm.ErrBaseURL too.
+var ErrBaseURL = providerhttp.ErrBaseURL
+
+// Unwrap returns the cause of the failure, if there is one beside the
+// message.
+func (e *Error) Unwrap() error { return e.err }
 
 func (e *Error) Error() string {
 	var b strings.Builder

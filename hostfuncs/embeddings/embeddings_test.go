@@ -421,8 +421,11 @@ func TestNewRefuses(t *testing.T) {
 
 	_, err = embeddings.New("openai", embeddings.Config{BaseURL: "http://localhost:1"})
 	assert.ErrorContains(t, err, "model: not set")
+	assert.NotErrorIs(t, err, embeddings.ErrBaseURL)
 	_, err = embeddings.New("ollama", embeddings.Config{Model: "m", BaseURL: "localhost:11434"})
 	assert.ErrorContains(t, err, "must be an http:// or https:// URL")
+	assert.ErrorIs(t, err, embeddings.ErrBaseURL) // a URL to fix, told apart without reading the text
+	requireError(t, err, embeddings.CodeBadRequest, 0, false)
 	_, err = embeddings.New("openai", embeddings.Config{Model: "m", BaseURL: "http://x", Timeout: -time.Second})
 	assert.ErrorContains(t, err, "must not be negative")
 

@@ -14,11 +14,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold/internal/providerhttp"
 	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/clipfold/clipfold/internal/samehost"
 )
@@ -65,10 +65,10 @@ func NewOpenAI(cfg Config) (Embedder, error) {
 		c.endpoint = base + "/v1/embeddings"
 	}
 	c.shown = redact.URL(c.endpoint)
-	key, env := apiKey(cfg, "OPENAI_API_KEY")
+	key, env := providerhttp.Key(cfg.APIKey, cfg.APIKeyEnv, "OPENAI_API_KEY")
 	if key != "" {
 		c.header.Set("Authorization", "Bearer "+key)
-	} else if u, _ := url.Parse(base); u != nil && u.Hostname() == "api.openai.com" {
+	} else if providerhttp.IsOpenAI(base) {
 		return nil, &Error{Provider: OpenAI, Code: CodeAuth, Message: "no API key: set the environment variable " + env + " (or Config.APIKey)"}
 	}
 	c.encode = func(model string, texts []string) ([]byte, error) {
@@ -94,10 +94,8 @@ func NewOllama(cfg Config) (Embedder, error) {
 	}
 	c.endpoint = base + "/api/embed"
 	c.shown = redact.URL(c.endpoint)
-	if cfg.APIKey != "" || cfg.APIKeyEnv != "" {
-		if key, _ := apiKey(cfg, ""); key != "" {
-			c.header.Set("Authorization", "Bearer "+key)
-		}
+	if key, _ := providerhttp.Key(cfg.APIKey, cfg.APIKeyEnv, ""); key != "" {
+		c.header.Set("Authorization", "Bearer "+key)
 	}
 	c.encode = func(model string, texts []string) ([]byte, error) {
 		return json.Marshal(struct {
@@ -116,13 +114,9 @@ func newClient(name string, cfg Config, defaultBase string) (*client, string, er
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, "", refuse("model: not set (the embedding model, e.g. text-embedding-3-small or nomic-embed-text)")
 	}
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = defaultBase
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", refuse("base URL %q: must be an http:// or https:// URL with a host", redact.URL(cfg.BaseURL))
+	base, err := providerhttp.BaseURL(cfg.BaseURL, defaultBase)
+	if err != nil {
+		return nil, "", &Error{Provider: name, Code: CodeBadRequest, Message: "base URL " + err.Error(), err: err}
 	}
 	if cfg.Timeout < 0 {
 		return nil, "", refuse("timeout %s: must not be negative", cfg.Timeout)
@@ -130,7 +124,7 @@ func newClient(name string, cfg Config, defaultBase string) (*client, string, er
 	if cfg.BatchSize < 0 {
 		return nil, "", refuse("batch size %d: must not be negative", cfg.BatchSize)
 	}
-	c := &client{name: name, header: http.Header{}, model: cfg.Model, timeout: cfg.Timeout, batch: cfg.BatchSize,
+	c := &client{name: name, header: providerhttp.Header(), model: cfg.Model, timeout: cfg.Timeout, batch: cfg.BatchSize,
 		retries: cfg.MaxRetries, maxChars: cfg.MaxInputChars, http: samehost.Client(cfg.HTTPClient), backoff: 250 * time.Millisecond}
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
@@ -147,26 +141,7 @@ func newClient(name string, cfg Config, defaultBase string) (*client, string, er
 	if c.maxChars == 0 {
 		c.maxChars = DefaultMaxInputChars
 	}
-	c.header.Set("Content-Type", "application/json")
-	c.header.Set("Accept", "application/json")
-	c.header.Set("User-Agent", "clipfold")
 	return c, base, nil
-}
-
-// apiKey returns the configured key, else the one in the environment
-// variable cfg.APIKeyEnv (defaultEnv when unset), and the variable's name.
-func apiKey(cfg Config, defaultEnv string) (key, env string) {
-	env = cfg.APIKeyEnv
-	if env == "" {
-		env = defaultEnv
-	}
-	if cfg.APIKey != "" {
-		return cfg.APIKey, env
-	}
-	if env == "" {
-		return "", ""
-	}
-	return strings.TrimSpace(os.Getenv(env)), env
 }
 
 // Model implements Embedder.

@@ -10,12 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/internal/providerhttp"
 	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/clipfold/clipfold/internal/samehost"
 )
@@ -50,7 +50,7 @@ func NewAnthropic(cfg Config) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, env := apiKey(cfg, "ANTHROPIC_API_KEY")
+	key, env := providerhttp.Key(cfg.APIKey, cfg.APIKeyEnv, "ANTHROPIC_API_KEY")
 	if key == "" {
 		return nil, missingKey(Anthropic, env)
 	}
@@ -70,10 +70,10 @@ func NewOpenAICompat(cfg Config) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, env := apiKey(cfg, "OPENAI_API_KEY")
+	key, env := providerhttp.Key(cfg.APIKey, cfg.APIKeyEnv, "OPENAI_API_KEY")
 	if key != "" {
 		c.header.Set("Authorization", "Bearer "+key)
-	} else if u, _ := url.Parse(c.base); u != nil && u.Hostname() == "api.openai.com" {
+	} else if providerhttp.IsOpenAI(c.base) {
 		return nil, missingKey(OpenAI, env)
 	}
 	return c, nil
@@ -91,23 +91,17 @@ func NewOllama(cfg Config) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.APIKey != "" || cfg.APIKeyEnv != "" {
-		if key, _ := apiKey(cfg, ""); key != "" {
-			c.header.Set("Authorization", "Bearer "+key)
-		}
+	if key, _ := providerhttp.Key(cfg.APIKey, cfg.APIKeyEnv, ""); key != "" {
+		c.header.Set("Authorization", "Bearer "+key)
 	}
 	c.needModel = true
 	return c, nil
 }
 
 func newHTTP(name, wire string, cfg Config, defaultBase string) (*httpClient, error) {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = defaultBase
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("llm %s: BaseURL %q: must be an http:// or https:// URL with a host", name, redact.URL(cfg.BaseURL))
+	base, err := providerhttp.BaseURL(cfg.BaseURL, defaultBase)
+	if err != nil {
+		return nil, fmt.Errorf("llm %s: BaseURL %w", name, err)
 	}
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("llm %s: Timeout %s: must not be negative", name, cfg.Timeout)
@@ -116,7 +110,7 @@ func newHTTP(name, wire string, cfg Config, defaultBase string) (*httpClient, er
 		name:    name,
 		wire:    wire,
 		base:    base,
-		header:  http.Header{},
+		header:  providerhttp.Header(),
 		model:   cfg.Model,
 		timeout: cfg.Timeout,
 		http:    samehost.Client(cfg.HTTPClient),
@@ -124,26 +118,7 @@ func newHTTP(name, wire string, cfg Config, defaultBase string) (*httpClient, er
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
-	c.header.Set("Content-Type", "application/json")
-	c.header.Set("Accept", "application/json")
-	c.header.Set("User-Agent", "clipfold")
 	return c, nil
-}
-
-// apiKey returns the configured key, else the one in the environment
-// variable cfg.APIKeyEnv (defaultEnv when unset), and the variable's name.
-func apiKey(cfg Config, defaultEnv string) (key, env string) {
-	env = cfg.APIKeyEnv
-	if env == "" {
-		env = defaultEnv
-	}
-	if cfg.APIKey != "" {
-		return cfg.APIKey, env
-	}
-	if env == "" {
-		return "", ""
-	}
-	return strings.TrimSpace(os.Getenv(env)), env
 }
 
 func missingKey(provider, env string) *core.LLMError {

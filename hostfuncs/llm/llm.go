@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/internal/providerhttp"
 )
 
 // Client completes one provider-neutral model request.
@@ -90,6 +91,11 @@ const (
 func Providers() []string {
 	return []string{Anthropic, OpenAI, OpenAICompat, Ollama, Extractive}
 }
+
+// ErrBaseURL is what the error of New (or NewAnthropic, NewOpenAICompat,
+// NewOllama) wraps when it refuses Config.BaseURL: errors.Is(err,
+// ErrBaseURL). It is embeddings.ErrBaseURL too.
+var ErrBaseURL = providerhttp.ErrBaseURL
 
 // New builds the Client for provider. "openai" and "openai-compat" are the
 // same adapter; "extractive" ignores cfg.

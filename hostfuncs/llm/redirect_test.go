@@ -118,6 +118,9 @@ func TestErrorsRedactTheBaseURL(t *testing.T) {
 		assert.NotContains(t, le.Message, "hunter2", p)
 	}
 	_, err = New(Anthropic, Config{BaseURL: "ftp://user:hunter2@h", APIKey: "k"})
-	require.Error(t, err)
+	require.ErrorIs(t, err, ErrBaseURL) // a URL to fix, told apart without reading the text
 	assert.NotContains(t, err.Error(), "hunter2")
+	_, err = New(Anthropic, Config{APIKeyEnv: "CLIPFOLD_TEST_UNSET_KEY"})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrBaseURL)
 }
