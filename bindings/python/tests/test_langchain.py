@@ -153,7 +153,7 @@ def test_create_agent_with_clipfold_middleware(wasm: str, tmp_path: Path, trigge
         for i in range(TURNS + 1):
             out = agent.invoke({"messages": [question(i)]}, cfg)
             assert isinstance(out["messages"][-1], AIMessage) and out["messages"][-1].content
-            assert mw.last_result is None or not mw.last_result["failed"], mw.last_result
+            assert mw.last_result is None or not mw.last_result["failed"], {k: v for k, v in mw.last_result.items() if k != "history"}
         assert compactions(store, "thread-1") >= 2, "compaction happened, more than once"
         assert len(model.requests) == 2 * (TURNS + 1)
         for req in model.requests:

@@ -15,8 +15,8 @@ from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
 from . import wire
 from .store import AmbiguousIDError, ConflictError, DuplicateIDError, NotFoundError, SQLiteStore, StoreError
-from .types import (Batch, Block, CommitRequest, CompactionResult, Config, Message, ModelRequest, ModelResponse,
-                    SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
+from .types import (Batch, Block, CommitRequest, CompactionResult, Config, ContextUsage, Message, ModelRequest,
+                    ModelResponse, SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
 
 __version__ = "0.1.0"
 
@@ -40,6 +40,6 @@ __all__ = [
     "ClipfoldError",
     "Anthropic", "Extractive", "OpenAICompatible", "AmbiguousIDError", "ConflictError", "DuplicateIDError",
     "NotFoundError", "SQLiteStore", "StoreError",
-    "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "Message", "ModelRequest", "ModelResponse",
-    "SearchHit", "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",
+    "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "ContextUsage", "Message", "ModelRequest",
+    "ModelResponse", "SearchHit", "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",
 ]

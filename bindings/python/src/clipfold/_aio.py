@@ -37,8 +37,8 @@ from .compactor import DEFAULT_TARGET_SHARE, Compactor, MessageLike, _worker
 from .errors import ClipfoldError
 from .llm import LLMCallable
 from .store import SQLiteStore
-from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
-                    ShouldCompactResult, SplitResult, VersionInfo)
+from .types import (Batch, CompactionResult, Config, ContextUsage, Message, ModelRequest, ModelResponse, SearchHit,
+                    SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 T = TypeVar("T")
 A = TypeVar("A", bound="AsyncCompactor")
@@ -197,12 +197,21 @@ class AsyncCompactor:
     async def chunk(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> List[List[Message]]:
         return await self._run(self._c.chunk, messages, config)
 
-    async def should_compact(self, messages: Sequence[MessageLike],
-                             config: Optional[Config] = None) -> ShouldCompactResult:
-        return await self._run(self._c.should_compact, messages, config)
+    async def should_compact(self, messages: Sequence[MessageLike], config: Optional[Config] = None, *,
+                             usage: Optional[ContextUsage] = None) -> ShouldCompactResult:
+        """See :meth:`Compactor.should_compact` (``usage``: the provider's
+        count of the last model call)."""
+        return await self._run(self._c.should_compact, messages, config, usage=usage)
 
-    async def estimate_tokens(self, text_or_messages: Union[str, Sequence[MessageLike]]) -> int:
-        return await self._run(self._c.estimate_tokens, text_or_messages)
+    async def estimate_tokens(self, text_or_messages: Union[str, Sequence[MessageLike]],
+                              config: Optional[Config] = None) -> int:
+        return await self._run(self._c.estimate_tokens, text_or_messages, config)
+
+    async def overhead_tokens(self, system: Optional[str] = None, tools: Any = None,
+                              config: Optional[Config] = None) -> int:
+        """The system prompt's and the tool schemas' tokens (see
+        :meth:`Compactor.overhead_tokens`)."""
+        return await self._run(self._c.overhead_tokens, system, tools, config)
 
     async def build_summarization_request(self, messages: Sequence[MessageLike],
                                           previous_summary: Optional[str] = None,
@@ -255,13 +264,14 @@ class AsyncCompactor:
     async def compress(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
                        caller_owned: bool = False, only_if_due: bool = False, shape: Optional[str] = None,
                        config: Optional[Config] = None, dry_run: bool = False,
-                       now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None) -> CompactionResult:
+                       now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
+                       usage: Optional[ContextUsage] = None) -> CompactionResult:
         """Compacts a conversation (see :meth:`Compactor.compress`, the same
         options): a failed compaction is a result with ``failed: True``, the
         history unchanged."""
         return await self._run(self._c.compress, conversation_id, history, caller_owned=caller_owned,
                                only_if_due=only_if_due, shape=shape, config=config, dry_run=dry_run, now=now,
-                               operation_id=operation_id)
+                               operation_id=operation_id, usage=usage)
 
     async def decode_history(self, conversation_id: str, history: Sequence[MessageLike],
                              shape: Optional[str] = None) -> Dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from .errors import ClipfoldError
 
@@ -91,3 +91,23 @@ def json_text(value: Any, root: str) -> str:
         if found is None:
             raise
         raise invalid(found[0], "%r is not a JSON number" % found[1]) from None
+
+
+def usage(v: Any) -> Optional[Dict[str, int]]:
+    """``usage`` (the provider's count of the last model call): None, or a
+    mapping of ``input_tokens`` and ``messages``, whole numbers ≥ 0; else
+    an error naming the argument or its key. Whether ``messages`` is within
+    the history is the plug-in's to say (``usage.messages``)."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping):
+        raise invalid("usage", "must be a dict {\"input_tokens\": N, \"messages\": K} or None, got %s" % describe(v))
+    out: Dict[str, int] = {}
+    for key in ("input_tokens", "messages"):
+        if key not in v:
+            raise invalid("usage.%s" % key, "is required")
+        n = v[key]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise invalid("usage.%s" % key, "must be a whole number ≥ 0, got %s" % describe(n))
+        out[key] = n
+    return out  # other keys (output_tokens, …) are not the plug-in's

@@ -19,8 +19,8 @@ from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from ._messages import Prepared, message_dict, same_messages
 from .store import SQLiteStore, format_time, raw_json
-from .types import (Batch, CompactionResult, Config, Message, ModelRequest, ModelResponse, SearchHit, SearchQuery,
-                    ShouldCompactResult, SplitResult, VersionInfo)
+from .types import (Batch, CompactionResult, Config, ContextUsage, Message, ModelRequest, ModelResponse, SearchHit,
+                    SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 MessageLike = Any
 """A message: a dict in any shape of SPEC §2, or a LangChain message object."""
@@ -333,17 +333,51 @@ class Compactor:
         out = self._json("chunk", {"messages": _plain(messages), "config": self._config(config)})
         return cast(List[List[Message]], out["chunks"])
 
-    def should_compact(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> ShouldCompactResult:
-        return cast(ShouldCompactResult,
-                    self._json("shouldCompact", {"messages": _plain(messages), "config": self._config(config)}))
+    def should_compact(self, messages: Sequence[MessageLike], config: Optional[Config] = None, *,
+                       usage: Optional[ContextUsage] = None) -> ShouldCompactResult:
+        """Whether ``messages`` are over the budget (``context_budget`` ×
+        ``model_max_tokens``): the check before each model call.
 
-    def estimate_tokens(self, text_or_messages: Union[str, Sequence[MessageLike]]) -> int:
-        """⌈code points / 4⌉ of a text, or of all messages' contents."""
+        ``usage``: the provider's count of the last model call,
+        ``{"input_tokens": N, "messages": K}`` — the request held the first
+        K messages (with the system prompt and tools) and counted N. Those
+        count N, only the rest is estimated, and ``overhead_tokens`` is not
+        added. Without it every message is estimated and ``overhead_tokens``
+        (see :meth:`overhead_tokens`) added."""
+        return cast(ShouldCompactResult,
+                    self._json("shouldCompact", {"messages": _plain(messages), "config": self._config(config),
+                                                 "usage": _check.usage(usage)}))
+
+    def estimate_tokens(self, text_or_messages: Union[str, Sequence[MessageLike]],
+                        config: Optional[Config] = None) -> int:
+        """The plug-in's estimate of a text, or of messages (tool calls and
+        results, ``image_tokens`` per image, per-message framing), under the
+        config's ``token_estimator`` (``config`` laid over this Compactor's)."""
         if isinstance(text_or_messages, str):
-            out = self._json("estimateTokens", {"text": text_or_messages})
+            out = self._json("estimateTokens", {"text": text_or_messages, "config": self._config(config)})
         else:
-            out = self._json("estimateTokens", {"messages": _plain(text_or_messages)})
+            out = self._json("estimateTokens", {"messages": _plain(text_or_messages), "config": self._config(config)})
         return int(out["tokens"])
+
+    def overhead_tokens(self, system: Optional[str] = None, tools: Any = None, config: Optional[Config] = None) -> int:
+        """What a model request sends beside its messages: the system prompt
+        and the tool schemas (``tools``: any JSON value, such as the
+        provider's tools list), as the plug-in's estimateTokens export counts
+        them under this Compactor's config (``config`` laid over it: its
+        ``token_estimator``). Pass it as the config key ``overhead_tokens``
+        for counts made without the provider's usage (before the first
+        model call)."""
+        _check.optional_string(system, "system")
+        parts: List[Dict[str, str]] = []
+        if system:
+            parts.append({"role": "system", "content": system})
+        if tools is not None:
+            text = _check.json_text(tools, "tools")
+            if text not in ("[]", "{}", "null"):
+                parts.append({"role": "system", "content": text})
+        if not parts:
+            return 0
+        return int(self._json("estimateTokens", {"messages": parts, "config": self._config(config)})["tokens"])
 
     def build_summarization_request(self, messages: Sequence[MessageLike], previous_summary: Optional[str] = None,
                                     system_prompt: Optional[str] = None, model: Optional[str] = None,
@@ -408,7 +442,8 @@ class Compactor:
     def compress(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
                  caller_owned: bool = False, only_if_due: bool = False, shape: Optional[str] = None,
                  config: Optional[Config] = None, dry_run: bool = False,
-                 now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None) -> CompactionResult:
+                 now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
+                 usage: Optional[ContextUsage] = None) -> CompactionResult:
         """Compacts a conversation (SPEC §4) and returns the CompactionResult,
         as the Go host's ``Compactor.Compress`` does.
 
@@ -440,7 +475,12 @@ class Compactor:
 
         ``only_if_due``: compact only when the history (caller-owned: its
         compacted view) is over the budget, as ``should_compact`` says — for
-        a call on every turn. ``shape`` names the shape when the messages
+        a call on every turn. ``usage``: the provider's count of the last
+        model call (see :meth:`should_compact`), for the first
+        ``usage["messages"]`` messages of the history compacted: the
+        caller's list when it owns it; else the store's active history (the
+        caller's list when it sends back the result's history with the new
+        messages appended). ``shape`` names the shape when the messages
         cannot tell (``"anthropic"`` for Anthropic text turns): chat,
         anthropic, responses, ai_sdk, langchain.
 
@@ -453,7 +493,7 @@ class Compactor:
         gets ``failure_code: "commit_conflict"``."""
         with self._conversations.hold(_conversation_id(conversation_id)):
             prepared, payload, _ = self._compress_payload(conversation_id, history, caller_owned, only_if_due, shape,
-                                                          config, dry_run, now, operation_id)
+                                                          config, dry_run, now, operation_id, usage)
             result = cast(CompactionResult, json.loads(self.call("compress", payload)))
         if prepared is not None:
             result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
@@ -466,7 +506,8 @@ class Compactor:
 
     def _compress_payload(self, conversation_id: str, history: Optional[Sequence[Any]], caller_owned: bool,
                           only_if_due: bool, shape: Optional[str], config: Optional[Config], dry_run: bool,
-                          now: Optional[Union[str, datetime]], operation_id: Optional[str]) -> Tuple[Optional[Prepared], str, List[str]]:
+                          now: Optional[Union[str, datetime]], operation_id: Optional[str],
+                          usage: Optional[ContextUsage]) -> Tuple[Optional[Prepared], str, List[str]]:
         """compress's input (JSON text), the Prepared history (None for the
         store's) and the JSON text of each message sent. Called holding the
         conversation's lock: what it reads is what the compaction commits
@@ -478,6 +519,7 @@ class Compactor:
         _check.optional_string(operation_id, "operation_id")
         if now is not None and not isinstance(now, (str, datetime)):
             raise _check.invalid("now", "must be an RFC 3339 string or a datetime, got %s" % _check.describe(now))
+        usage_dict = _check.usage(usage)
         cfg = self._compress_config(config)
         cfg_text = _check.json_text(cfg, "config") if cfg is not None else None  # checked before anything is stored
         prepared = Prepared(history, "history") if history is not None else None
@@ -506,6 +548,8 @@ class Compactor:
             parts += [',"now":', _dumps(format_time(now) if isinstance(now, datetime) else now)]
         if operation_id is not None:
             parts += [',"operation_id":', _dumps(operation_id)]
+        if usage_dict is not None:
+            parts += [',"usage":', _dumps(usage_dict)]
         parts.append("}")
         return prepared, "".join(parts), sent
 
@@ -554,7 +598,7 @@ class Compactor:
 
         ``history``: as for :meth:`compress` (None: the store's).
         ``compress_options`` go to :meth:`compress` (``caller_owned``,
-        ``shape``, ``dry_run``, ``now``, ``operation_id``). Returns None when
+        ``shape``, ``dry_run``, ``now``, ``operation_id``, ``usage``). Returns None when
         nothing changed — not due, and the history to send is the one given
         — else the CompactionResult (a failed compaction is a result, not an
         exception; a caller-owned list sent whole gets its compacted view
@@ -574,11 +618,12 @@ class Compactor:
         dry_run = compress_options.pop("dry_run", False)
         now = compress_options.pop("now", None)
         operation_id = compress_options.pop("operation_id", None)
+        usage = compress_options.pop("usage", None)
         if compress_options:
             raise TypeError("compact_if_due: unexpected option(s) %s" % ", ".join(sorted(compress_options)))
         with self._conversations.hold(_conversation_id(conversation_id)):
             prepared, payload, sent = self._compress_payload(conversation_id, history, caller_owned, True, shape,
-                                                             over or None, dry_run, now, operation_id)
+                                                             over or None, dry_run, now, operation_id, usage)
             result = cast(CompactionResult, json.loads(self.call("compress", payload)))
         if not result["failed"] and result["messages_compressed"] == 0 and same_messages(
                 result["history"], [raw_json(json.loads(r)) for r in sent]):

@@ -3,12 +3,15 @@
 - :class:`ClipfoldMiddleware`: an ``AgentMiddleware`` for
   ``create_agent(model, tools, middleware=[...])``, a drop-in for
   ``langchain.agents.middleware.SummarizationMiddleware`` (the same
-  ``trigger``/``keep`` vocabulary): before a model call it compacts the
-  agent's messages with clipfold and replaces them as
-  SummarizationMiddleware does (``RemoveMessage(REMOVE_ALL_MESSAGES)`` and
-  the new list: the clip-archive, then the kept messages, the very objects
-  the state held). The removed messages are not lost: they go to recall
-  storage, searchable with
+  ``trigger``/``keep`` vocabulary): before every model call (tool loops
+  included) it counts the request as the model will — the provider's
+  usage of the last call, the system prompt and the tool schemas — and
+  when due compacts the agent's messages with clipfold, sends the model
+  the compacted list and replaces the state's as SummarizationMiddleware
+  does (``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the new list: the
+  clip-archive, then the kept messages, the very objects the state held).
+  The removed messages are not lost: they go to recall storage, searchable
+  with
 - :func:`memory_read_tool`: a LangChain tool that searches what was
   archived (SPEC §5 "memory_read"): summaries and the original messages.
 
@@ -24,17 +27,20 @@ import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
+from langgraph.types import Command
 
 from .compactor import Compactor
 from .errors import ClipfoldError
 from .store import StoreError
-from .types import CompactionResult, Config
+from .types import CompactionResult, Config, ContextUsage
 
-__all__ = ["ChatModelLLM", "ClipfoldMiddleware", "ContextSize", "conversation_id_from_config", "memory_read_tool"]
+__all__ = ["ChatModelLLM", "ClipfoldMiddleware", "ContextSize", "conversation_id_from_config", "memory_read_tool",
+           "tool_schemas", "usage_from_messages"]
 
 ContextSize = Tuple[str, Union[int, float]]
 """LangChain's ("tokens", n), ("messages", n) or ("fraction", f)."""
@@ -91,6 +97,62 @@ class ChatModelLLM:
         return {"content": [{"type": "text", "text": out.text if isinstance(out, BaseMessage) else str(out)}],
                 "stop_reason": "end_turn", "usage": {"input_tokens": int(usage.get("input_tokens") or 0),
                                                      "output_tokens": int(usage.get("output_tokens") or 0)}}
+
+
+def usage_from_messages(messages: Sequence[Any]) -> Optional[ContextUsage]:
+    """The provider's count of the last model call, read from the
+    messages: the last ``AIMessage`` (the answer to that call) and its
+    ``usage_metadata["input_tokens"]``, for the messages before it (what
+    that call was sent: the agent appends the answer to the list it sent).
+    None when the last answer carries no usage. An earlier answer's usage
+    is not used: a compaction since may have changed what came before it."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AIMessage):
+            n = m.usage_metadata.get("input_tokens") if m.usage_metadata else None
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                return {"input_tokens": n, "messages": i}
+            return None
+    return None
+
+
+def tool_schemas(tools: Sequence[Any]) -> List[Any]:
+    """The tools of a model request as the JSON schemas a provider is sent
+    (LangChain's ``convert_to_openai_tool``; a dict as it is), for
+    :meth:`~clipfold.Compactor.overhead_tokens`."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    out: List[Any] = []
+    for t in tools or []:
+        if isinstance(t, Mapping):
+            out.append(dict(t))
+            continue
+        try:
+            out.append(convert_to_openai_tool(t))
+        except Exception:  # noqa: BLE001 - a tool LangChain cannot describe still costs its name
+            out.append({"name": str(getattr(t, "name", t)), "description": str(getattr(t, "description", ""))})
+    return out
+
+
+class _Overhead:
+    """The overhead_tokens of model requests (system prompt and tool
+    schemas, through the plug-in's estimateTokens), remembered for the
+    few system prompts and tool sets an agent sends."""
+
+    def __init__(self, compactor: Compactor) -> None:
+        self.compactor = compactor
+        self.seen: Dict[str, int] = {}
+
+    def __call__(self, system: Optional[str], tools: Sequence[Any], config: Optional[Config]) -> int:
+        schemas = tool_schemas(tools)
+        key = json.dumps([system or "", schemas, (config or {}).get("token_estimator")], sort_keys=True, default=str)
+        n = self.seen.get(key)
+        if n is None:
+            if len(self.seen) >= 64:
+                self.seen.clear()
+            n = self.seen[key] = self.compactor.overhead_tokens(system, json.loads(json.dumps(schemas, default=str)),
+                                                                config)
+        return n
 
 
 def _max_input_tokens(model: Optional[BaseChatModel]) -> Optional[int]:
@@ -153,6 +215,9 @@ class _Policy:
                              "whose profile has max_input_tokens, or use absolute token counts")
         cfg: Config = dict(config or {})
         kind, value = self.keep
+        # keep ("tokens", n) counts the messages, as SummarizationMiddleware
+        # does: the target of a request grows by what it sends beside them.
+        self.keeps_tokens = kind != "messages" and "target_tokens" not in cfg
         if kind == "messages":
             cfg.setdefault("keep_recent", int(value))
         else:
@@ -161,10 +226,21 @@ class _Policy:
             cfg.setdefault("model_max_tokens", self.max_input)
         self.config = cfg
 
+    def request_config(self, overhead: int) -> Config:
+        """The config of a request that sends overhead tokens beside its
+        messages (system prompt, tool schemas): overhead_tokens, unless the
+        config sets it, and a keep in tokens that many more."""
+        if "overhead_tokens" in self.config:
+            return self.config
+        cfg = {**self.config, "overhead_tokens": overhead}
+        if self.keeps_tokens:
+            cfg["target_tokens"] += overhead
+        return cfg
+
     def tokens(self, messages: Sequence[BaseMessage]) -> int:
         if self.token_counter is not None:
             return int(self.token_counter(messages))
-        return self.compactor.estimate_tokens(messages)
+        return self.compactor.estimate_tokens(messages, self.config)
 
     def due(self, messages: Sequence[BaseMessage]) -> Optional[bool]:
         """Whether a trigger is met (SummarizationMiddleware's rule: a
@@ -212,6 +288,15 @@ class ClipfoldMiddleware(AgentMiddleware):
     included, fits n). Tokens are clipfold's estimate unless
     ``token_counter`` is given.
 
+    The window is kept whatever the trigger: before every model call (the
+    agent's tool loops included) clipfold also counts the request as the
+    model will — the provider's usage of the last call (the last
+    ``AIMessage``'s ``usage_metadata["input_tokens"]`` for the messages
+    before it), the estimate of the messages after it, and without usage
+    the request's system prompt and tool schemas (``overhead_tokens``) —
+    and compacts when that is over ``context_budget`` ×
+    ``model_max_tokens``.
+
     clipfold's own: ``compactor`` (a :class:`~clipfold.Compactor`; by
     default one with an in-memory store — pass one with a file store to keep
     the archive), ``config`` (``[summarization]`` keys), ``conversation_id``
@@ -246,38 +331,60 @@ class ClipfoldMiddleware(AgentMiddleware):
         self.caller_owned = caller_owned
         self.last_result: Optional[CompactionResult] = None
         self.tools = [memory_read_tool(compactor, conversation_id=conversation_id)] if memory_read else []
+        self._overhead = _Overhead(compactor)
 
     @property
     def name(self) -> str:
         return "ClipfoldMiddleware"
 
-    def compact(self, messages: Sequence[BaseMessage], conversation_id: Optional[str] = None) -> Optional[List[Any]]:
+    def compact(self, messages: Sequence[BaseMessage], conversation_id: Optional[str] = None, *,
+                system: Optional[str] = None, tools: Sequence[Any] = ()) -> Optional[List[Any]]:
         """The compacted messages, or None when nothing changes (not due,
-        nothing to compress, or a compaction that failed safely)."""
+        nothing to compress, or a compaction that failed safely).
+        ``system`` and ``tools``: the model request's system prompt and
+        tools, counted as ``overhead_tokens``."""
+        cfg = self.policy.request_config(self._overhead(system, tools, self.policy.config))
+        usage = usage_from_messages(messages)
         due = self.policy.due(messages)
-        if due is False:
-            return None
+        if due is not True and not self.compactor.should_compact(messages, cfg, usage=usage)["due"]:
+            return None  # neither the trigger nor clipfold's budget
         conv = conversation_id or _conversation(self.conversation_id)
-        r = self.compactor.compress(conv, list(messages), caller_owned=self.caller_owned, only_if_due=due is None,
-                                    config=self.policy.config)
+        r = self.compactor.compress(conv, list(messages), caller_owned=self.caller_owned, only_if_due=due is not True,
+                                    config=cfg, usage=usage)
         self.last_result = r
         if r["failed"] or r["messages_compressed"] == 0:
             return None
         return list(r["history"])
 
-    def before_model(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
-        new = self.compact(state["messages"])
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        new = self.compact(request.messages, system=_text(request.system_message), tools=request.tools)
         if new is None:
-            return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new]}
+            return handler(request)
+        return _replacing_state(new, handler(request.override(messages=new)))
 
-    async def abefore_model(self, state: Any, runtime: Any) -> Optional[Dict[str, Any]]:
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         # The plug-in call blocks (Extism is synchronous): off the event loop.
         conv = _conversation(self.conversation_id)
-        new = await asyncio.to_thread(self.compact, state["messages"], conv)
+        new = await asyncio.to_thread(self.compact, request.messages, conv, system=_text(request.system_message),
+                                      tools=request.tools)
         if new is None:
-            return None
-        return {"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new]}
+            return await handler(request)
+        return _replacing_state(new, await handler(request.override(messages=new)))
+
+
+def _text(message: Optional[BaseMessage]) -> Optional[str]:
+    return message.text if message is not None else None
+
+
+def _replacing_state(new: List[Any], response: Any) -> ExtendedModelResponse[Any]:
+    """The model's response to the compacted request, and the state
+    update that replaces the agent's messages with the compacted list and
+    the response (the answer follows what the model was sent, so its
+    usage counts those messages)."""
+    if not isinstance(response, ModelResponse):
+        response = ModelResponse(result=[response])
+    return ExtendedModelResponse(model_response=response, command=Command(update={
+        "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new, *response.result]}))
 
 
 def _format_hits(hits: Sequence[Mapping[str, Any]]) -> str:

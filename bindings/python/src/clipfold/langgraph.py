@@ -11,17 +11,25 @@ list — the current clip-archive and the uncovered messages, the very
 objects the state holds, tool calls with their results. The messages it
 removes go to recall storage once each, searchable with
 :func:`clipfold.langchain.memory_read_tool`.
+
+Each call counts the request as the model will: the provider's usage of
+the last model call (the ``usage_metadata["input_tokens"]`` of its answer,
+for the view that call was sent), the estimate of what came after it, and
+without usage the system prompt and tool schemas given to
+:func:`pre_model_hook` (a pre-model hook does not see them).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Union
+from collections import OrderedDict
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 
 from .compactor import Compactor
-from .langchain import ChatModelLLM, ContextSize, _conversation, _Policy
-from .types import CompactionResult, Config
+from .langchain import ChatModelLLM, ContextSize, _conversation, _Overhead, _Policy
+from .types import CompactionResult, Config, ContextUsage
 
 __all__ = ["ClipfoldHook", "pre_model_hook"]
 
@@ -31,26 +39,63 @@ class ClipfoldHook:
     :func:`pre_model_hook` makes one. ``last_result`` is the last
     CompactionResult."""
 
+    _MAX_REMEMBERED = 256  # conversations whose last view is remembered
+
     def __init__(self, compactor: Compactor, policy: _Policy,
-                 conversation_id: Union[None, str, Callable[[], str]]) -> None:
+                 conversation_id: Union[None, str, Callable[[], str]], system: Optional[str] = None,
+                 tools: Sequence[Any] = ()) -> None:
         self.compactor = compactor
         self.policy = policy
         self.conversation_id = conversation_id
+        self.system = system
+        self.tools = list(tools)
         self.last_result: Optional[CompactionResult] = None
+        self._overhead = _Overhead(compactor)
+        # Per conversation: the view the last call sent, the state's length
+        # then and the id of its last message.
+        self._sent: "OrderedDict[str, Tuple[List[Any], int, Optional[str]]]" = OrderedDict()
+
+    def _history(self, conv: str, messages: List[Any]) -> Tuple[List[Any], Optional[ContextUsage]]:
+        """What to compact, and the provider's usage for it: the view the
+        last model call was sent and what the state gained since (the
+        answer first, its usage counting that view), when this hook made
+        that view; else the state's whole list, without usage."""
+        prev = self._sent.get(conv)
+        if prev is None:
+            return messages, None
+        view, n, last_id = prev
+        if not 0 < n < len(messages) or getattr(messages[n - 1], "id", None) != last_id:
+            return messages, None
+        new = messages[n:]
+        answer = new[0]
+        usage: Optional[ContextUsage] = None
+        if isinstance(answer, AIMessage) and answer.usage_metadata:
+            tokens = answer.usage_metadata.get("input_tokens")
+            if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0:
+                usage = {"input_tokens": tokens, "messages": len(view)}
+        return view + new, usage
 
     def __call__(self, state: Any) -> Dict[str, Any]:
         messages = list(state["messages"] if isinstance(state, dict) else state.messages)
-        r = self.compactor.compress(_conversation(self.conversation_id), messages, caller_owned=True,
-                                    only_if_due=True, config=self.policy.config)
+        conv = _conversation(self.conversation_id)
+        history, usage = self._history(conv, messages)
+        cfg = self.policy.request_config(self._overhead(self.system, self.tools, self.policy.config))
+        r = self.compactor.compress(conv, history, caller_owned=True, only_if_due=True, config=cfg, usage=usage)
         self.last_result = r
         # A failed compaction returns the view it was given: still the
         # messages to send (nothing lost, nothing summarized twice).
-        return {"llm_input_messages": list(r["history"])}
+        view = list(r["history"])
+        self._sent[conv] = (view, len(messages), getattr(messages[-1], "id", None) if messages else None)
+        self._sent.move_to_end(conv)
+        while len(self._sent) > self._MAX_REMEMBERED:
+            self._sent.popitem(last=False)
+        return {"llm_input_messages": view}
 
 
 def pre_model_hook(compactor: Optional[Compactor] = None, *, model: Union[None, str, BaseChatModel] = None,
                    keep: ContextSize = ("messages", 20), config: Optional[Config] = None,
-                   conversation_id: Union[None, str, Callable[[], str]] = None) -> ClipfoldHook:
+                   conversation_id: Union[None, str, Callable[[], str]] = None, system: Optional[str] = None,
+                   tools: Sequence[Any] = ()) -> ClipfoldHook:
     """A ``pre_model_hook`` for ``create_react_agent``::
 
         hook = pre_model_hook(Compactor(store="agent.db"), config={"model_max_tokens": 100_000})
@@ -65,10 +110,12 @@ def pre_model_hook(compactor: Optional[Compactor] = None, *, model: Union[None, 
     chat model that writes summaries (default: clipfold's offline
     extractive summarizer) — used only when no ``compactor`` is given.
     ``conversation_id``: a string or a callable; default the run's
-    ``thread_id``."""
+    ``thread_id``. ``system`` and ``tools``: the agent's system prompt
+    (``prompt``) and tools, counted as ``overhead_tokens`` until the
+    model's usage counts them."""
     if isinstance(model, str):
         from langchain.chat_models import init_chat_model
         model = init_chat_model(model)
     if compactor is None:
         compactor = Compactor(llm=ChatModelLLM(model) if model is not None else None)
-    return ClipfoldHook(compactor, _Policy(compactor, model, None, keep, None, config), conversation_id)
+    return ClipfoldHook(compactor, _Policy(compactor, model, None, keep, None, config), conversation_id, system, tools)

@@ -46,7 +46,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple, Unio
 
 from ._redact import redact
 from .errors import ClipfoldError
-from .types import ErrorResponse, ModelRequest, ModelResponse
+from .types import ContextUsage, ErrorResponse, ModelRequest, ModelResponse
 
 LLMResult = Union[ModelResponse, ErrorResponse, Dict[str, Any]]
 LLMCallable = Callable[[ModelRequest], LLMResult]
@@ -60,6 +60,20 @@ class ExportCaller(Protocol):
     def __call__(self, export: str, data: bytes) -> bytes: ...
 
     def has_export(self, export: str) -> bool: ...
+
+
+def usage_of(request: Mapping[str, Any], response: Mapping[str, Any]) -> Optional[ContextUsage]:
+    """The provider's count of a model call made with these adapters, as
+    :meth:`Compactor.should_compact` and ``compress`` take it: the input
+    tokens of ``response`` for the messages ``request`` held. For a host
+    that runs its agent loop with these adapters and keeps the request's
+    messages as its history. None when the response has no usage (an
+    error, or a provider that reports none)."""
+    usage = response.get("usage")
+    n = usage.get("input_tokens") if isinstance(usage, Mapping) else None
+    if "error" in response or isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        return None
+    return {"input_tokens": n, "messages": len(request.get("messages") or [])}
 
 
 def llm_error(code: str, message: str, retryable: bool) -> Dict[str, Any]:

@@ -99,6 +99,17 @@ class ShouldCompactResult(TypedDict):
     limit: int
 
 
+class ContextUsage(TypedDict):
+    """The provider's count of the last model call (SPEC "Counting tokens
+    and the window"): ``input_tokens`` for a request that held the first
+    ``messages`` messages of the history now checked or compacted (system
+    prompt and tools included). Those messages count ``input_tokens``;
+    only the rest is estimated."""
+
+    input_tokens: int
+    messages: int
+
+
 class VersionInfo(TypedDict):
     version: str
     abi: int
@@ -225,7 +236,7 @@ Config = Dict[str, Any]
 
 __all__ = [
     "Role", "ContentPart", "Content", "Message", "Batch", "ModelMessage", "ModelRequest", "Usage",
-    "ModelResponse", "HostError", "ErrorResponse", "SplitResult", "ShouldCompactResult", "VersionInfo",
-    "ArchiveWrite", "CommitRequest", "RecallWrite", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
+    "ModelResponse", "HostError", "ErrorResponse", "SplitResult", "ShouldCompactResult", "ContextUsage",
+    "VersionInfo", "ArchiveWrite", "CommitRequest", "RecallWrite", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
     "SearchHit", "BatchMeta", "StoredBlock",
 ]
