@@ -27,6 +27,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { describe, invalidArgument, requireJSON, requireString } from './args.js';
 import { HostError } from './errors.js';
+import { describeOwner, withOwnedLock } from './lockdir.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
 import { sharedPlugin } from './shared.js';
 
@@ -254,7 +255,35 @@ export function parseBatch(content) {
   return null;
 }
 
-/** @type {Map<string, {migrations: import('./paths.js').Migration[], search: string, moveToRecall: string, writeRecall: string}>} */
+/** Thrown to end a transaction by rolling it back (a search with inContext messages). */
+const ROLL_BACK = Symbol('roll back');
+
+/**
+ * Checks a search's inContext messages and returns the rows
+ * queries/search_in_context.sql reads: [id, role, content, created_at,
+ * search_text]; errors name the argument.
+ * @param {string} conversationId
+ * @param {unknown} inContext
+ * @returns {unknown[][]}
+ */
+function inContextRows(conversationId, inContext) {
+  if (!conversationId) throw invalidArgument('conversationId', 'a search with inContext messages needs the conversation they are the context of');
+  if (!Array.isArray(inContext)) throw invalidArgument('inContext', `must be an array of messages as decodeHistory gives them, got ${describe(inContext)}`);
+  return inContext.map((v, i) => {
+    const f = `inContext[${i}]`;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalidArgument(f, `must be an object (id, role, content, created_at, search_text), got ${describe(v)}`);
+    const m = /** @type {Record<string, unknown>} */ (v);
+    const id = requireString(m.id, `${f}.id`);
+    if (!id) throw invalidArgument(`${f}.id`, 'is empty');
+    const role = requireString(m.role, `${f}.role`);
+    if (!['user', 'assistant', 'system', 'tool'].includes(role)) throw invalidArgument(`${f}.role`, `must be user, assistant, system or tool, got ${describe(role)}`);
+    const created = m.created_at === undefined || m.created_at === null ? '' : requireString(m.created_at, `${f}.created_at`);
+    const st = m.search_text === undefined || m.search_text === null ? null : requireString(m.search_text, `${f}.search_text`);
+    return [wf(id), role, wf(requireString(m.content ?? '', `${f}.content`)), created, st ? wf(st) : null];
+  });
+}
+
+/** @type {Map<string, {migrations: import('./paths.js').Migration[], search: string, moveToRecall: string, writeRecall: string, indexActive: string, searchInContext: string}>} */
 const sqlCache = new Map();
 
 /** @param {string | undefined} override */
@@ -264,7 +293,8 @@ function sqlFiles(override) {
   if (!s) {
     s = {
       migrations: loadMigrations(dir), search: loadQuery(dir, 'search'), moveToRecall: loadQuery(dir, 'move_to_recall'),
-      writeRecall: loadQuery(dir, 'write_recall'),
+      writeRecall: loadQuery(dir, 'write_recall'), indexActive: loadQuery(dir, 'index_active'),
+      searchInContext: loadQuery(dir, 'search_in_context'),
     };
     sqlCache.set(dir, s);
   }
@@ -310,7 +340,9 @@ export const READ_MIN_VERSION = 4;
  * the Go or Python store left in WAL mode; Node processes may share a
  * file, but a file must not be open in a Go or Python process and a Node
  * process at the same time (hand it over: close one, open the other). See
- * RATIONALE.md.
+ * RATIONALE.md. The lock directory records its owner (lockdir.js): the
+ * lock of a process killed while it held it is taken over, and the write
+ * it left half-done rolled back, by the next process.
  */
 export class SQLiteStore {
   /** @type {InstanceType<typeof Database>} */
@@ -333,6 +365,8 @@ export class SQLiteStore {
   #readMode = '';
   /** a read-only store's own directory (the link to the file, its lock), or '' */
   #privateDir = '';
+  /** the lock directory node-sqlite3-wasm makes next to the file it opened (absolute), or '' (in memory) */
+  #lockDir = '';
   /** @type {() => Date} */
   now = () => new Date();
 
@@ -399,19 +433,23 @@ export class SQLiteStore {
     } else {
       this.#readMode = 'locked';
     }
-    /** @type {InstanceType<typeof Database> | null} */
-    let db = null;
-    try {
-      db = new Database(target, { readOnly: true, fileMustExist: true });
-      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
-      // Without shared memory SQLite reads a WAL file only in exclusive
-      // locking mode; the lock is the store's own.
-      if (wal) db.exec('PRAGMA locking_mode = EXCLUSIVE');
-    } catch (err) {
-      try { db?.close(); } catch { /* reporting the open's error */ }
-      if (this.#privateDir) rmSync(this.#privateDir, { recursive: true, force: true });
-      throw err;
-    }
+    this.#lockDir = `${resolve(target)}.lock`;
+    const db = this.#owned(() => {
+      /** @type {InstanceType<typeof Database> | null} */
+      let d = null;
+      try {
+        d = new Database(target, { readOnly: true, fileMustExist: true });
+        d.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
+        // Without shared memory SQLite reads a WAL file only in exclusive
+        // locking mode; the lock is the store's own.
+        if (wal) d.exec('PRAGMA locking_mode = EXCLUSIVE');
+        return d;
+      } catch (err) {
+        try { d?.close(); } catch { /* reporting the open's error */ }
+        if (this.#privateDir) rmSync(this.#privateDir, { recursive: true, force: true });
+        throw err;
+      }
+    });
     finalizer.unregister(this);
     finalizer.register(this, { db, dir: this.#privateDir }, this);
     return db;
@@ -454,24 +492,28 @@ export class SQLiteStore {
     const path = this.path;
     const memory = path === MEMORY_PATH;
     if (!memory && existsSync(`${path}-shm`)) throw shmError(path);
-    const db = new Database(path);
-    try {
-      db.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
-      db.exec('PRAGMA foreign_keys = ON');
-      if (!memory && isWal(path)) {
-        // Without shared memory SQLite reads a WAL database only in
-        // exclusive locking mode; leave WAL (the log is checkpointed into
-        // the file) and go back to normal locking for the rollback journal.
-        db.exec('PRAGMA locking_mode = EXCLUSIVE');
-        db.all('PRAGMA journal_mode = DELETE');
-        db.exec('PRAGMA locking_mode = NORMAL');
-        db.all('SELECT 1 FROM sqlite_master LIMIT 1'); // releases the exclusive lock
+    if (!memory) this.#lockDir = `${resolve(path)}.lock`;
+    const db = this.#owned(() => {
+      const d = new Database(path);
+      try {
+        d.exec(`PRAGMA busy_timeout = ${this.#busyTimeoutMs}`);
+        d.exec('PRAGMA foreign_keys = ON');
+        if (!memory && isWal(path)) {
+          // Without shared memory SQLite reads a WAL database only in
+          // exclusive locking mode; leave WAL (the log is checkpointed into
+          // the file) and go back to normal locking for the rollback journal.
+          d.exec('PRAGMA locking_mode = EXCLUSIVE');
+          d.all('PRAGMA journal_mode = DELETE');
+          d.exec('PRAGMA locking_mode = NORMAL');
+          d.all('SELECT 1 FROM sqlite_master LIMIT 1'); // releases the exclusive lock
+        }
+        if (!memory) rollBackHotJournal(d, path);
+      } catch (err) {
+        d.close();
+        throw err;
       }
-      if (!memory) rollBackHotJournal(db, path);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
+      return d;
+    });
     finalizer.unregister(this);
     finalizer.register(this, { db, dir: '' }, this);
     return db;
@@ -489,16 +531,38 @@ export class SQLiteStore {
    * @returns {T}
    */
   #use(fn) {
-    if (this.readOnly) return this.#read(fn);
-    if (this.path !== MEMORY_PATH && this.#db.isOpen) rollBackHotJournal(this.#db, this.path);
+    return this.#owned(() => {
+      if (this.readOnly) return this.#read(fn);
+      if (this.path !== MEMORY_PATH && this.#db.isOpen) rollBackHotJournal(this.#db, this.path);
+      try {
+        return fn(this.#db);
+      } catch (err) {
+        if (err instanceof HostError || this.path === MEMORY_PATH || !this.#db.isOpen || !isWal(this.path)) throw err;
+        if (existsSync(`${this.path}-shm`)) throw shmError(this.path);
+        try { this.#db.close(); } catch { /* reconnecting anyway */ }
+        this.#db = this.#connect();
+        return fn(this.#db);
+      }
+    });
+  }
+
+  /**
+   * Runs fn (synchronous SQLite work) with the file's lock directory
+   * carrying this process's record, so a process killed while it holds
+   * the lock can be told from a live one and its lock taken over
+   * (lockdir.js; RATIONALE.md, "A killed Node process's lock is taken
+   * over"). "database is locked" becomes a retryable HostError naming the
+   * lock's owner.
+   * @template T
+   * @param {() => T} fn
+   * @returns {T}
+   */
+  #owned(fn) {
+    if (!this.#lockDir) return fn();
     try {
-      return fn(this.#db);
+      return withOwnedLock(this.#lockDir, fn);
     } catch (err) {
-      if (err instanceof HostError || this.path === MEMORY_PATH || !this.#db.isOpen || !isWal(this.path)) throw err;
-      if (existsSync(`${this.path}-shm`)) throw shmError(this.path);
-      try { this.#db.close(); } catch { /* reconnecting anyway */ }
-      this.#db = this.#connect();
-      return fn(this.#db);
+      throw busyError(this.path, err, this.#lockDir);
     }
   }
 
@@ -534,7 +598,7 @@ export class SQLiteStore {
   /** Closes the database. */
   close() {
     finalizer.unregister(this);
-    if (this.#db.isOpen) this.#db.close();
+    if (this.#db.isOpen) this.#owned(() => this.#db.close());
     if (this.#privateDir) rmSync(this.#privateDir, { recursive: true, force: true });
   }
 
@@ -555,7 +619,7 @@ export class SQLiteStore {
       try {
         db.exec('BEGIN IMMEDIATE');
       } catch (err) {
-        throw busyError('begin', err);
+        throw busyError('begin', err, this.#lockDir);
       }
       try {
         const out = fn();
@@ -569,7 +633,7 @@ export class SQLiteStore {
           if (db.inTransaction) db.exec('ROLLBACK');
           if (this.path !== MEMORY_PATH) rollBackHotJournal(db, this.path);
         } catch { /* reported by the next call, if it lasts */ }
-        throw busyError('commit', err);
+        throw busyError('commit', err, this.#lockDir);
       }
     });
   }
@@ -1128,12 +1192,40 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
   }
 
   /**
-   * Ranked search (SPEC §5 memory_read) over archived batches and recalled
-   * messages in one list, best first, ties to the more recent. `query` is
-   * a question as a person asks it, analysed by the plug-in's searchQuery
-   * export (any of its words matches; no character is search syntax; the
-   * store never splits words itself). Superseded clip-archives are never
-   * hits; messages still in the active history are not searched.
+   * Sets what the search index holds for active messages of the
+   * conversation (SCHEMA.md, "messages"): `texts` maps a message id to its
+   * search text as the plug-in renders it over the stored active history
+   * (the decodeHistory export with `search_text`). Appended messages are
+   * indexed by their content until then; an id the active history does not
+   * hold is ignored. Runs queries/index_active.sql.
+   * @param {string} conversationId
+   * @param {Record<string, string>} texts
+   */
+  indexActive(conversationId, texts) {
+    requireString(conversationId, 'conversationId');
+    if (texts === null || typeof texts !== 'object' || Array.isArray(texts)) {
+      throw invalidArgument('texts', `must be an object of message id to search text, got ${describe(texts)}`);
+    }
+    /** @type {Record<string, string>} */
+    const clean = {};
+    for (const [k, v] of Object.entries(texts)) clean[wf(k)] = wf(requireString(v, `texts[${JSON.stringify(k)}]`));
+    if (Object.keys(clean).length === 0) return;
+    this.#tx(() => this.#db.run(this.#sql.indexActive, [wf(conversationId), JSON.stringify(clean)]));
+  }
+
+  /**
+   * Ranked search (SPEC §5 memory_read) over the active history, archived
+   * batches and recalled messages in one list, best first, ties to the
+   * more recent. `query` is a question as a person asks it, analysed by
+   * the plug-in's searchQuery export (any of its words matches; no
+   * character is search syntax; the store never splits words itself).
+   * Clip-archives are never hits; a message still in the context is a hit
+   * with `in_context` true. `opts.inContext`: the messages in the context
+   * of a conversation whose caller keeps them (caller-owned;
+   * `conversationId` required), as the decodeHistory export with
+   * `search_text` gives them, ranked with everything else for this search
+   * only (nothing of them is stored; one the conversation's recall holds
+   * is its recalled hit).
    * @param {string} query
    * @param {SearchOptions} [opts]
    * @returns {Promise<SearchHit[]>}
@@ -1163,13 +1255,16 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
    * @param {SearchOptions} [opts]
    * @returns {SearchHit[]}
    */
-  searchFts5(match, { conversationId = '', limit = DEFAULT_SEARCH_LIMIT } = {}) {
+  searchFts5(match, { conversationId = '', limit = DEFAULT_SEARCH_LIMIT, inContext } = {}) {
     requireString(match, 'match');
     requireString(conversationId, 'conversationId');
     if (!Number.isInteger(limit)) throw invalidArgument('limit', `must be a whole number, got ${describe(limit)}`);
+    const rowsIn = inContext === undefined || inContext === null ? null : inContextRows(conversationId, inContext);
     if (!match) return [];
     const n = limit <= 0 ? DEFAULT_SEARCH_LIMIT : Math.min(Math.floor(limit), MAX_SEARCH_LIMIT);
-    const rows = this.#use((db) => db.all(this.#sql.search, [wf(match), wf(conversationId), n]));
+    const args = [wf(match), wf(conversationId), n];
+    const rows = rowsIn?.length ? this.#searchInContext(wf(conversationId), rowsIn, args)
+      : this.#use((db) => db.all(this.#sql.search, args));
     return rows.map((r) => {
       const created = String(r.created_at);
       /** @type {SearchHit} */
@@ -1177,7 +1272,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
         kind: r.kind === 'batch' ? 'batch' : 'message', id: String(r.id), conversation_id: String(r.conversation_id),
         start_time: created, end_time: created, score: Number(r.score), snippet: String(r.snippet), text: String(r.text),
         role: String(r.role), label: String(r.label), created_at: created, operation_id: String(r.operation_id),
-        depth: null, method: null, message_count: null, source_message_ids: null,
+        in_context: Boolean(r.in_context), depth: null, method: null, message_count: null, source_message_ids: null,
       };
       if (hit.kind === 'batch') {
         const meta = parseBatch(hit.text);
@@ -1193,6 +1288,33 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
       }
       return hit;
     });
+  }
+
+  /**
+   * search.sql with a caller's messages indexed in a transaction that is
+   * rolled back (queries/search_in_context.sql): nothing of them stays.
+   * @param {string} conversationId
+   * @param {unknown[][]} rowsIn
+   * @param {unknown[]} args
+   * @returns {Record<string, unknown>[]}
+   */
+  #searchInContext(conversationId, rowsIn, args) {
+    if (this.readOnly) {
+      throw new HostError('invalid_request', `SQLiteStore: ${this.path} was opened read-only (readOnly: true): a search with `
+        + 'inContext messages indexes them for the search, which needs a writable store');
+    }
+    /** @type {Record<string, unknown>[]} */
+    let rows = [];
+    try {
+      this.#tx(() => {
+        this.#db.run(this.#sql.searchInContext, [conversationId, JSON.stringify(rowsIn)]);
+        rows = this.#db.all(this.#sql.search, args);
+        throw ROLL_BACK; // the transaction's end: nothing of them stays
+      });
+    } catch (err) {
+      if (err !== ROLL_BACK) throw err;
+    }
+    return rows;
   }
 
   // ------------------------------------------------------------ dump
@@ -1319,16 +1441,18 @@ function errText(err) {
 }
 
 /**
- * A SQLite "database is locked" failure as a retryable `unavailable`;
- * anything else unchanged.
+ * A SQLite "database is locked" failure as a retryable `unavailable`
+ * (naming the lock's owner); anything else unchanged.
  * @param {string} what
  * @param {unknown} err
+ * @param {string} lockDir
  */
-function busyError(what, err) {
+function busyError(what, err, lockDir) {
   if (err instanceof HostError) return err;
   const text = errText(err);
   if (/database is locked|database is busy|SQLITE_BUSY/i.test(text)) {
-    return new HostError('unavailable', `sqlite: ${what}: ${text} (another connection held the lock for the whole busy timeout)`, true);
+    return new HostError('unavailable', `sqlite: ${what}: ${text} (another connection held the lock for the whole busy timeout)`
+      + `${lockDir ? describeOwner(lockDir) : ''}`, true);
   }
   return err;
 }

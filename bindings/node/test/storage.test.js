@@ -79,8 +79,9 @@ function dieMidWrite(path) {
     signal: 'SIGKILL',
   });
   assert.ok(existsSync(`${path}-journal`), 'the writer left no journal: the case is not set up');
-  // node-sqlite3-wasm's lock, a directory, outlives a killed process (a
-  // POSIX lock would not): removing the stale one is the operator's part.
+  // node-sqlite3-wasm used alone leaves its lock directory without the
+  // owner record the store writes (test/lockdir.test.js), which the store
+  // takes over only once it is a minute old: removed here.
   rmSync(`${path}.lock`, { recursive: true });
 }
 

@@ -1,0 +1,310 @@
+/**
+ * Owned lock directories: recovery of the `<file>.lock` directory a
+ * killed process leaves behind.
+ *
+ * node-sqlite3-wasm locks a database by making the directory
+ * `<file>.lock` (mkdir is atomic; EEXIST means busy) and unlocks by
+ * removing it. A process killed while it holds the lock leaves the
+ * directory, and every later process is then told "database is locked"
+ * forever. So while the store runs SQLite (synchronously: no other
+ * JavaScript runs meanwhile), `withOwnedLock` makes that directory carry
+ * its owner: once made, the file `owner` is created in it exclusively
+ * (O_EXCL) with this process's identity — pid, boot id, pid namespace,
+ * process start time, host — and removed with it on unlock. A process
+ * finding the directory there reads the record and takes the lock over
+ * only when its owner is certainly gone:
+ *
+ * - same boot and pid namespace (so the pid means the same process), and
+ *   the pid no longer runs, is a zombie, or is a newer process than the
+ *   one recorded (its start time differs); or
+ * - the host (hostname and machine id) rebooted since (boot ids differ).
+ *
+ * Anything else — another host on a network file system, another pid
+ * namespace, a platform without these identities — counts as alive: a
+ * lock is never taken from a live owner, at the price of staying locked
+ * where the owner cannot be told dead (then the error names the owner).
+ * A directory with no record (a process of an older version, or one
+ * killed between the mkdir and the record) is taken over once it is
+ * older than OWNERLESS_STALE_MS, far beyond any transaction this store
+ * runs.
+ *
+ * Taking over is exclusive between the processes racing to do it: an
+ * abandoned record is claimed by renaming it to a name of the claimant's
+ * own (only one rename of a file succeeds), a directory without a record
+ * by creating the record (O_EXCL). Whoever creates the record owns the
+ * lock: a process whose mkdir succeeded but whose record finds one
+ * already there backs off (busy) and leaves the directory to it. The
+ * owner's unlock empties the directory before removing it. See
+ * RATIONALE.md, "A killed Node process's lock is taken over".
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+/** The record's file name inside the lock directory. */
+export const OWNER_FILE = 'owner';
+/** How old a lock directory without a record must be to be taken over (ms). */
+export const OWNERLESS_STALE_MS = 60_000;
+
+/**
+ * @typedef {object} OwnerRecord
+ * @property {number} pid
+ * @property {string} host hostname
+ * @property {string} machine /etc/machine-id ('' when unknown)
+ * @property {string} boot the kernel's boot id ('' when unknown)
+ * @property {string} pidns the pid namespace ('' when unknown)
+ * @property {string} start the process's start time since boot, in clock ticks ('' when unknown)
+ * @property {string} since when the lock was taken (RFC 3339)
+ * @property {string} nonce random, per acquisition
+ */
+
+/** @param {string} path */
+function readText(path) {
+  try {
+    return fs.readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A process's state and start time from /proc/<pid>/stat, or null where
+ * there is no /proc (or no such process).
+ * @param {number | 'self'} pid
+ * @returns {{state: string, start: string} | null}
+ */
+function procStat(pid) {
+  const text = readText(`/proc/${pid}/stat`);
+  // pid (comm) state ppid …: comm may hold spaces and parentheses.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  if (!text || fields.length < 20) return null;
+  return { state: fields[0], start: fields[19] };
+}
+
+/** @param {number | 'self'} pid */
+function pidNamespace(pid) {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return '';
+  }
+}
+
+/** @type {Omit<OwnerRecord, 'since' | 'nonce'> | null} */
+let self = null;
+
+/**
+ * This process's identity (computed once): what its records say.
+ * @returns {Omit<OwnerRecord, 'since' | 'nonce'>}
+ */
+export function currentOwner() {
+  return { ...me() };
+}
+
+/** This process's identity (computed once). */
+function me() {
+  if (!self) {
+    self = {
+      pid: process.pid, host: hostname(), machine: readText('/etc/machine-id'), boot: readText('/proc/sys/kernel/random/boot_id'),
+      pidns: pidNamespace('self'), start: procStat('self')?.start ?? '',
+    };
+  }
+  return self;
+}
+
+/**
+ * Whether the process a record names has certainly ended (see the
+ * module's comment); false when that cannot be told.
+ * @param {OwnerRecord} r
+ */
+export function ownerGone(r) {
+  const m = me();
+  if (!r.boot || !m.boot) return false;
+  if (r.boot !== m.boot) return r.host === m.host && r.machine !== '' && r.machine === m.machine; // rebooted since
+  if (r.pidns === '' || r.pidns !== m.pidns || !Number.isInteger(r.pid) || r.pid <= 0) return false;
+  if (r.pid === m.pid) return r.start !== '' && r.start !== m.start;
+  try {
+    process.kill(r.pid, 0);
+  } catch (err) {
+    if (/** @type {NodeJS.ErrnoException} */ (err).code === 'ESRCH') return true;
+  }
+  const st = procStat(r.pid);
+  if (!st) return false;
+  return st.state === 'Z' || st.state === 'X' || (r.start !== '' && st.start !== r.start);
+}
+
+/**
+ * The lock's owner as a line for an error message, or ''.
+ * @param {string} dir
+ */
+export function describeOwner(dir) {
+  const r = readRecord(dir);
+  if (r === undefined) return '';
+  if (r === null) return ` (${dir} is there, without an owner record: a process of an older clipfold, or one killed as it took the lock; it is taken over once ${OWNERLESS_STALE_MS / 1000} s old)`;
+  return ` (the lock ${dir} is held by process ${r.pid} on ${r.host} since ${r.since})`;
+}
+
+/**
+ * The record in dir: an OwnerRecord, null when the directory has none (or
+ * an unreadable one), undefined when the directory is gone.
+ * @param {string} dir
+ * @returns {OwnerRecord | null | undefined}
+ */
+function readRecord(dir) {
+  let text;
+  try {
+    text = fs.readFileSync(join(dir, OWNER_FILE), 'utf8');
+  } catch (err) {
+    const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+    if (code === 'ENOENT') return fs.existsSync(dir) ? null : undefined;
+    return null;
+  }
+  try {
+    const r = JSON.parse(text);
+    return r && typeof r === 'object' ? r : null;
+  } catch {
+    return null;
+  }
+}
+
+/** @param {string} dir */
+const busy = (dir) => Object.assign(new Error(`EEXIST: file already exists, mkdir '${dir}'`), { code: 'EEXIST' });
+
+/**
+ * Writes this process's record into dir, exclusively: '' when this
+ * process now owns the lock, else the error's code (EEXIST: another
+ * process's record is there; ENOENT: the directory is gone).
+ * @param {string} dir
+ * @returns {string}
+ */
+function writeRecord(dir) {
+  const record = { ...me(), since: new Date().toISOString(), nonce: randomBytes(8).toString('hex') };
+  try {
+    fs.writeFileSync(join(dir, OWNER_FILE), `${JSON.stringify(record)}\n`, { flag: 'wx' });
+    return '';
+  } catch (err) {
+    return /** @type {NodeJS.ErrnoException} */ (err).code ?? 'EIO';
+  }
+}
+
+/**
+ * Takes over the lock directory dir when its owner is gone: true when this
+ * process owns it now.
+ * @param {string} dir
+ */
+function takeOver(dir) {
+  const record = readRecord(dir);
+  if (record === undefined) return false; // gone: the next mkdir may succeed
+  const ownerFile = join(dir, OWNER_FILE);
+  if (record === null) {
+    let age;
+    try {
+      age = Date.now() - fs.statSync(dir).mtimeMs;
+    } catch {
+      return false;
+    }
+    // Creating the record claims the directory: only one process can.
+    return age > OWNERLESS_STALE_MS && writeRecord(dir) === '';
+  }
+  if (!ownerGone(record)) return false;
+  const claimed = join(dir, `${OWNER_FILE}.taken-${process.pid}-${randomBytes(6).toString('hex')}`);
+  try {
+    fs.renameSync(ownerFile, claimed); // only one claimant renames this record
+  } catch {
+    return false;
+  }
+  const text = readText(claimed);
+  let same = false;
+  try {
+    same = JSON.parse(text).nonce === record.nonce;
+  } catch { /* not the record read */ }
+  if (!same) {
+    // Another owner's record, made after the abandoned one was taken over
+    // meanwhile: put it back.
+    try { fs.renameSync(claimed, ownerFile); } catch { /* its owner has unlocked and emptied the directory */ }
+    return false;
+  }
+  const mine = writeRecord(dir) === '';
+  try { fs.unlinkSync(claimed); } catch { /* gone with the directory */ }
+  return mine;
+}
+
+/**
+ * The owner's unlock: empties dir (its record, and a record another
+ * process is putting back) and removes it.
+ * @param {string} dir
+ * @param {typeof fs.rmdirSync} rmdirSync the original
+ */
+function release(dir, rmdirSync) {
+  for (let i = 0; ; i++) {
+    try {
+      for (const name of fs.readdirSync(dir)) {
+        try { fs.unlinkSync(join(dir, name)); } catch { /* removed meanwhile */ }
+      }
+      rmdirSync.call(fs, dir);
+      return;
+    } catch (err) {
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'ENOTEMPTY' || i >= 100) throw err;
+    }
+  }
+}
+
+/** The lock directories owned while SQLite runs (see withOwnedLock). */
+const owned = new Set();
+
+/**
+ * Runs fn (synchronous SQLite work on the database whose lock directory
+ * is lockDir) with that directory owned: made with this process's record,
+ * removed with it, and taken over when its owner is gone. Other paths are
+ * left to fs as they are; fs is restored before this returns.
+ * @template T
+ * @param {string} lockDir the absolute path node-sqlite3-wasm locks (`<resolved file>.lock`)
+ * @param {() => T} fn
+ * @returns {T}
+ */
+export function withOwnedLock(lockDir, fn) {
+  if (owned.has(lockDir)) return fn();
+  const f = /** @type {{mkdirSync: Function, rmdirSync: Function}} */ (/** @type {unknown} */ (fs));
+  const mkdirSync = fs.mkdirSync;
+  const rmdirSync = fs.rmdirSync;
+  const outer = owned.size === 0;
+  if (outer) {
+    f.mkdirSync = function mkdirOwned(/** @type {import('node:fs').PathLike} */ p, /** @type {any} */ opts) {
+      if (typeof p !== 'string' || !owned.has(p)) return mkdirSync.call(fs, p, opts);
+      try {
+        mkdirSync.call(fs, p, opts);
+      } catch (err) {
+        if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'EEXIST') throw err;
+        if (takeOver(p)) return undefined;
+        throw err;
+      }
+      // The directory is this process's only once its record is: a process
+      // taking over an ownerless directory may have made one first.
+      const failed = writeRecord(p);
+      if (failed === '') return undefined;
+      if (failed !== 'EEXIST' && failed !== 'ENOENT') {
+        try { rmdirSync.call(fs, p); } catch { /* reporting the record's failure */ }
+        throw Object.assign(new Error(`clipfold: writing the lock's owner record in ${p}: ${failed}`), { code: failed });
+      }
+      throw busy(p);
+    };
+    f.rmdirSync = function rmdirOwned(/** @type {import('node:fs').PathLike} */ p, /** @type {any} */ opts) {
+      if (typeof p !== 'string' || !owned.has(p)) return rmdirSync.call(fs, p, opts);
+      return release(p, rmdirSync);
+    };
+  }
+  owned.add(lockDir);
+  try {
+    return fn();
+  } finally {
+    owned.delete(lockDir);
+    if (outer) {
+      f.mkdirSync = mkdirSync;
+      f.rmdirSync = rmdirSync;
+    }
+  }
+}
