@@ -13,6 +13,8 @@ import (
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/internal/redact"
+	sqlite3 "modernc.org/sqlite"
+	sqlitelib "modernc.org/sqlite/lib"
 )
 
 // defaultDB is the SQLite file used when neither --db nor --postgres is
@@ -162,10 +164,11 @@ func probeLock(e *env, path string) error {
 	return nil
 }
 
+// isBusy tells an SQLite error saying another connection holds the lock
+// (SQLITE_BUSY, SQLITE_LOCKED, any extended code of them).
 func isBusy(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database is locked") ||
-		strings.Contains(s, "SQLITE_LOCKED") || strings.Contains(s, "database busy")
+	var e *sqlite3.Error
+	return errors.As(err, &e) && (e.Code()&0xff == sqlitelib.SQLITE_BUSY || e.Code()&0xff == sqlitelib.SQLITE_LOCKED)
 }
 
 func lockedError(path string) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -158,9 +159,9 @@ func runSearch(e *env, args []string) error {
 	}
 	for i, h := range hits {
 		if emb != nil {
-			fmt.Fprintf(e.stdout, "%d. %s %s  score %.4f (%s)\n", i+1, h.Kind, h.ID, h.Score, ranks(h))
+			fmt.Fprintf(e.stdout, "%d. %s %s  score %s (%s)\n", i+1, h.Kind, h.ID, scoreText(h.Score), ranks(h))
 		} else {
-			fmt.Fprintf(e.stdout, "%d. %s %s  score %.3f\n", i+1, h.Kind, h.ID, h.Score)
+			fmt.Fprintf(e.stdout, "%d. %s %s  score %s\n", i+1, h.Kind, h.ID, scoreText(h.Score))
 		}
 		fmt.Fprintf(e.stdout, "   %s", timeRange(h.Start, h.End))
 		if h.Kind == store.HitBatch {
@@ -217,6 +218,14 @@ func ranks(h store.Hit) string {
 		parts = append(parts, fmt.Sprintf("meaning #%d, similarity %.2f", h.VectorRank, h.Similarity))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// scoreText prints a hit's score to three significant digits. A score is
+// comparable only within its list, and on a small archive a word most
+// documents hold scores near zero under BM25: a fixed number of decimals
+// printed such hits as 0.000, as if they had not matched.
+func scoreText(score float64) string {
+	return strconv.FormatFloat(score, 'g', 3, 64)
 }
 
 // timeRange prints a hit's time: one instant, or start → end.
@@ -320,20 +329,30 @@ func runShow(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "%s: %d messages, ~%s tokens (%s)\n", conv, len(msgs), commas(int64(core.EstimateTokens(text.String()))), a.describe())
 	for i, m := range msgs {
-		fmt.Fprintf(e.stdout, "\n#%d %s %s", i+1, m.Role, m.ID)
+		raw := gjson.ParseBytes(m.Raw)
+		// The role the history holds: the clip-archive of an Anthropic
+		// history is a user turn there, though clipfold reads it as the
+		// system message it stands for.
+		role := raw.Get("role").String()
+		if role == "" {
+			role = m.Role
+		}
+		fmt.Fprintf(e.stdout, "\n#%d %s %s", i+1, role, m.ID)
 		if !m.CreatedAt.IsZero() {
 			fmt.Fprintf(e.stdout, "  %s", core.FormatTime(m.CreatedAt))
 		}
-		fmt.Fprintln(e.stdout)
 		content := m.Content
 		isArchive := m.Role == "system" && strings.HasPrefix(content, core.ClipArchivePrefix)
+		if isArchive {
+			fmt.Fprint(e.stdout, "  (clip-archive)")
+		}
+		fmt.Fprintln(e.stdout)
 		if !*full && !isArchive {
 			content = cut(content, 400)
 		}
 		if content != "" {
 			fmt.Fprintln(e.stdout, indent(content, "  "))
 		}
-		raw := gjson.ParseBytes(m.Raw)
 		for _, tc := range raw.Get("tool_calls").Array() {
 			name := tc.Get("function.name").String()
 			args := tc.Get("function.arguments").String()

@@ -396,7 +396,7 @@ func (s *settings) client() (llm.Client, error) {
 			return nil, failf("provider %s needs an API key: set the environment variable %s "+
 				"(or name another variable with --api-key-env / api_key_env in [summarization])", s.provider, env)
 		}
-		if strings.Contains(err.Error(), "BaseURL") {
+		if errors.Is(err, llm.ErrBaseURL) {
 			return nil, usagef("--base-url %q: must be an http:// or https:// URL with a host", redact.URL(s.baseURL))
 		}
 		return nil, usagef("%v", err)

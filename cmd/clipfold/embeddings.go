@@ -122,7 +122,7 @@ func (es *embeddingsSettings) embedder() (store.Embedder, error) {
 			return nil, failf("embeddings provider %s needs an API key: set the environment variable %s "+
 				"(or name another variable with --embeddings-api-key-env / api_key_env in [embeddings])", es.provider, env)
 		}
-		if strings.Contains(err.Error(), "base URL") {
+		if errors.Is(err, embeddings.ErrBaseURL) {
 			return nil, usagef("--embeddings-base-url %q: must be an http:// or https:// URL with a host", redact.URL(es.baseURL))
 		}
 		return nil, usagef("%v", err)

@@ -199,7 +199,13 @@ func parse(e *env, c *command, fs *flag.FlagSet, args []string, minPos, maxPos i
 			return nil, flag.ErrHelp
 		}
 		if err != nil {
-			return nil, usagef("%s", strings.TrimPrefix(err.Error(), "flag provided but not defined: "+""))
+			// The flag package names an undefined flag only in its
+			// message; every other message (a bad value, a missing
+			// argument) reads well as it is.
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+				return nil, usagef("unknown flag %s", name)
+			}
+			return nil, usagef("%s", err)
 		}
 		rest := fs.Args()
 		consumed := len(args) - len(rest)

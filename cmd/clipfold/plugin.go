@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/clipfold/clipfold"
+	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/embed"
 	"github.com/clipfold/clipfold/hostfuncs/llm"
 	"github.com/clipfold/clipfold/hostfuncs/store"
@@ -57,6 +58,10 @@ type hostStats struct {
 	llmTime   time.Duration
 	hostTime  time.Duration // every host function, the LLM included
 	storeTime time.Duration
+	// llmError is the code (core.LLMAuth, core.LLMUnavailable, …) of the
+	// last model call that failed with a *core.LLMError, "" when none did:
+	// what a failed compaction's hint is chosen by.
+	llmError string
 }
 
 // stats counts hostStats as host functions are called (OnCall).
@@ -84,6 +89,24 @@ func (s *stats) observe(name string, took time.Duration, failed bool) {
 	if cb != nil {
 		cb(took, failed)
 	}
+}
+
+// observedLLM is the LLM client the plug-in calls: client, with the code
+// of each failure kept in stats.
+type observedLLM struct {
+	llm.Client
+	stats *stats
+}
+
+func (o observedLLM) Complete(ctx context.Context, req *core.ModelRequest) (core.ModelResponse, error) {
+	resp, err := o.Client.Complete(ctx, req)
+	var le *core.LLMError
+	if errors.As(err, &le) {
+		o.stats.mu.Lock()
+		o.stats.llmError = le.Code
+		o.stats.mu.Unlock()
+	}
+	return resp, err
 }
 
 func (s *stats) reset() {
@@ -114,6 +137,9 @@ func loadPlugin(e *env, pf *pluginFlags, client llm.Client, st store.Store, conf
 		return nil, err
 	}
 	p := &plugin{source: source, stats: &stats{}, config: config}
+	if client != nil {
+		client = observedLLM{Client: client, stats: p.stats}
+	}
 	opts := clipfold.Options{Wasm: wasm, LLM: client, Store: st, OnHostCall: p.stats.observe,
 		Logger: slog.New(warnHandler{warn})}
 	c, err := clipfold.Open(e.ctx, opts)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/tidwall/gjson"
 )
@@ -46,6 +47,7 @@ type report struct {
 	Embeddings *embeddingsReport `json:"embeddings,omitempty"`
 
 	total, llmTime, storeTime, pluginTime time.Duration
+	llmError                              string // hostStats.llmError
 }
 
 type embeddingsReport struct {
@@ -80,6 +82,7 @@ func (r *report) fill(res *gjson.Result, st hostStats, took time.Duration) {
 		}
 	}
 	r.LLMCalls = st.llmCalls
+	r.llmError = st.llmError
 	r.LLMCallsFailed = st.llmFailed
 	r.Retries = res.Get("retries").Int()
 	r.total, r.llmTime, r.storeTime = took, st.llmTime, st.storeTime
@@ -96,7 +99,7 @@ func (r *report) print(w io.Writer, res *gjson.Result) {
 		code := res.Get("failure_code").String()
 		msg := redact.Text(res.Get("failure_message").String())
 		fmt.Fprintf(w, "clipfold compact: compaction failed (%s): %s\n", code, msg)
-		if hint := failureHint(code, msg); hint != "" {
+		if hint := failureHint(code, r.llmError); hint != "" {
 			fmt.Fprintf(w, "  %s\n", hint)
 		}
 		what := "stored history is"
@@ -118,7 +121,11 @@ func (r *report) print(w io.Writer, res *gjson.Result) {
 	if r.MessagesCompr == 0 {
 		fmt.Fprintf(w, "Nothing to compact in %s: %d messages, ~%s tokens, all recent (keep_recent) or pinned.\n",
 			r.ConversationID, r.MessagesBefore, commas(r.TokensBefore))
-		if r.MessagesAppended > 0 {
+		switch {
+		case r.MessagesAppended > 0 && r.DryRun:
+			fmt.Fprintf(w, "  Dry run: the %d new message(s) from the file were not stored; without --dry-run they would be stored in %s.\n",
+				r.MessagesAppended, r.Archive.Location)
+		case r.MessagesAppended > 0:
 			fmt.Fprintf(w, "  %d new message(s) from the file were stored in %s.\n", r.MessagesAppended, r.Archive.Location)
 		}
 		return
@@ -178,12 +185,14 @@ func describeArchive(a archiveReport) string {
 	return "SQLite " + a.Location
 }
 
-// failureHint says what to do about a failed compaction.
-func failureHint(code, msg string) string {
+// failureHint says what to do about a failed compaction: code is its
+// failure_code, llmError the code of the last model call that failed
+// (hostStats.llmError).
+func failureHint(code, llmError string) string {
 	switch {
-	case strings.Contains(msg, "cannot reach"):
+	case code == "llm_failed" && llmError == core.LLMUnavailable:
 		return "Is the LLM server running, and is --base-url (base_url) right?"
-	case strings.Contains(msg, "no API key") || strings.Contains(msg, "auth"):
+	case code == "llm_failed" && llmError == core.LLMAuth:
 		return "Check the API key (ANTHROPIC_API_KEY / OPENAI_API_KEY, or --api-key-env)."
 	case code == "llm_timeout" || code == "deadline_exceeded":
 		return "The LLM was too slow: raise compaction_timeout, or lower --chunk-size."
