@@ -1,13 +1,18 @@
-// Package hostfuncs is the Go host side of clipfold: the host functions of
-// SPEC §5 (llm_complete, memory_list, compaction_commit) for Go programs
-// using the Extism Go SDK, built from two small interfaces so a Go program
-// can plug in its own LLM or store. Real adapters live in ./llm (Anthropic,
-// OpenAI-compatible, Ollama, the offline extractive default) and ./store
-// (SQLite, PostgreSQL).
+// Package hostfuncs binds a Go host's LLM and store to the plug-in's
+// host functions (llm_complete, memory_list, compaction_commit; see
+// docs/spec.md, "Host functions"), for Go programs using the Extism Go
+// SDK. Host implements their JSON contract once, over two small
+// interfaces (LLM, Store), so a Go program can plug in its own; Bind (or
+// Host.Functions) makes the Extism host functions for the .wasm, and the
+// same Host serves api.Env.Compress natively as an api.HostCaller, which
+// is how tests prove both paths speak the same JSON.
 //
-// Host implements the JSON contract once. Functions binds it to Extism for
-// the .wasm; the same Host also serves api.Env.Compress natively (as an
-// api.HostCaller), which is how tests prove both paths speak the same JSON.
+// Most of the directory is not host functions but what a Go host plugs
+// in, each package usable on its own: ./llm, the LLM providers
+// (Anthropic, OpenAI-compatible, Ollama, the offline extractive default);
+// ./embeddings, the embeddings providers (OpenAI-compatible, Ollama); and
+// ./store, the stores (SQLite, PostgreSQL) with their schema, vector
+// search and conformance suite (./store/storetest).
 package hostfuncs
 
 import (
