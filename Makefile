@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity window demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity trajectories window demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -114,6 +114,12 @@ bench:
 ## (tools/fidelity; its CI subset runs in go test ./tools/fidelity, part of make test)
 fidelity: cli
 	$(GO) run ./tools/fidelity -clipfold $(CLI) -out docs/fidelity.md -json build/fidelity.json
+
+## trajectories: real agent tool trajectories (testdata/trajectories) replayed through build/clipfold with build/clipfold.wasm,
+## with a check before every model call: tool pairs, the limit, early tool facts, search by call against BM25, lost
+## messages; writes docs/trajectories.md (tools/trajectories; its CI subset runs in go test ./tools/trajectories)
+trajectories: cli build
+	$(GO) run ./tools/trajectories -clipfold $(CLI) -wasm $(WASM) -out docs/trajectories.md -json build/trajectories.json
 
 ## window: the token estimate against real tokenizers (o200k_base, cl100k_base via js-tiktoken) on the corpus of
 ## testdata/tokens, per kind, through build/clipfold.wasm: writes docs/window.md (tools/window; its test, part of

@@ -76,3 +76,11 @@ func TestSearchAdapterReadsBothShapes(t *testing.T) {
 	assert.Equal(t, Hit{Kind: "batch", ID: "blk_2", SourceIDs: []string{"m4"}, Text: "2024-01-01 User: full text"}, hits[0])
 	assert.Empty(t, looked, "a hit that carries its text is not looked up")
 }
+
+func TestFormat(t *testing.T) {
+	assert.Equal(t, "1,234,567", Commas(1234567))
+	assert.Equal(t, "999", Commas(999))
+	assert.Equal(t, "-1,234", Commas(-1234))
+	assert.Equal(t, "1/3 (33%)", Pct(1, 3))
+	assert.Equal(t, "–", Pct(0, 0))
+}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold/internal/benchkit"
@@ -89,16 +87,9 @@ type conversation struct {
 // when names is empty), in name order.
 func loadConversations(dir string, names []string) ([]*conversation, error) {
 	if len(names) == 0 {
-		matches, err := filepath.Glob(filepath.Join(dir, "*.questions.json"))
-		if err != nil {
+		var err error
+		if names, err = benchkit.ListNames(dir, ".questions.json"); err != nil {
 			return nil, err
-		}
-		for _, m := range matches {
-			names = append(names, strings.TrimSuffix(filepath.Base(m), ".questions.json"))
-		}
-		sort.Strings(names)
-		if len(names) == 0 {
-			return nil, fmt.Errorf("no *.questions.json in %s", dir)
 		}
 	}
 	var out []*conversation

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,14 +23,11 @@ func TestSubsetLosesNothing(t *testing.T) {
 	root := filepath.Join("..", "..")
 	wasm, err := wasmhost.FindWasm()
 	require.NoError(t, err, "make build first")
-	bin := filepath.Join(t.TempDir(), "clipfold")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/clipfold")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the command: %s", out)
+	bin, err := benchkit.BuildCommand(root, t.TempDir())
+	require.NoError(t, err)
 
-	o := &options{bin: bin, wasm: wasm, data: filepath.Join(root, "testdata", "fidelity"), questions: 3,
-		budget: 4000, limit: 5, keep: t.TempDir(), label: "test", quiet: true}
+	o := &options{Options: benchkit.Options{Bin: bin, Wasm: wasm, Data: filepath.Join(root, "testdata", "fidelity"),
+		Budget: 4000, Limit: 5, Keep: t.TempDir(), Label: "test", Quiet: true}, questions: 3}
 	rep, err := run(context.Background(), o)
 	require.NoError(t, err)
 	require.Len(t, rep.Conversations, 5)

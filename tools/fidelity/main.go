@@ -27,115 +27,53 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold/internal/benchkit"
-	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
 type options struct {
-	bin       string
-	wasm      string
-	data      string
-	convs     []string
+	benchkit.Options
 	questions int
-	budget    int
-	limit     int
-	extra     []string
-	out       string
-	jsonOut   string
-	keep      string
-	label     string
 	baseline  string
-	quiet     bool
 }
 
 func main() {
 	var o options
-	var convs, extra string
-	flag.StringVar(&o.bin, "clipfold", "build/clipfold", "the clipfold `command` to measure (make cli builds it)")
-	flag.StringVar(&o.wasm, "wasm", "", "plug-in `file` for estimateTokens and, via $CLIPFOLD_WASM, for the command (default: the command's embedded plug-in; build/clipfold.wasm for estimateTokens)")
-	flag.StringVar(&o.data, "data", "testdata/fidelity", "`directory` of the conversations and their .questions.json")
-	flag.StringVar(&convs, "conversations", "", "comma-separated conversation `names` (default: all)")
+	parsed := o.Register(flag.CommandLine, benchkit.Defaults{Data: "testdata/fidelity", DataHelp: "the conversations and their .questions.json",
+		NamesFlag: "conversations", Budget: 4000, Out: "docs/fidelity.md",
+		WasmHelp: "plug-in `file` for estimateTokens and, via $CLIPFOLD_WASM, for the command (default: the command's embedded plug-in; build/clipfold.wasm for estimateTokens)"})
 	flag.IntVar(&o.questions, "questions", 0, "ask only `N` questions per conversation, spread evenly (default: all)")
-	flag.IntVar(&o.budget, "budget", 4000, "the compaction limit in estimated `tokens` (context_budget 0.8 × model_max_tokens), also the truncation budget")
-	flag.IntVar(&o.limit, "limit", 5, "search hits that count (top `N`)")
-	flag.StringVar(&extra, "run-flags", "", "extra `flags` for clipfold run, space-separated (e.g. \"--keep-recent 10\")")
-	flag.StringVar(&o.out, "out", "docs/fidelity.md", "write the Markdown report to this `file` ('' for none)")
-	flag.StringVar(&o.jsonOut, "json", "", "write the full results as JSON to this `file` ('-' for stdout)")
-	flag.StringVar(&o.keep, "keep", "", "keep the databases in this `directory` instead of a temporary one")
-	flag.StringVar(&o.label, "label", "", "what the report says was measured (default: the last commit touching the measured code)")
 	flag.StringVar(&o.baseline, "baseline", "docs/fidelity-baseline.json", "compare with this earlier -json `file` in the report ('' for none; ignored when missing)")
-	flag.BoolVar(&o.quiet, "quiet", false, "no progress on stderr")
 	flag.Parse()
-	if convs != "" {
-		o.convs = strings.Split(convs, ",")
-	}
-	o.extra = strings.Fields(extra)
+	parsed()
 	rep, err := run(context.Background(), &o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fidelity:", err)
-		os.Exit(1)
+	if err == nil {
+		err = write(&o, rep)
 	}
-	if err := write(&o, rep); err != nil {
-		fmt.Fprintln(os.Stderr, "fidelity:", err)
-		os.Exit(1)
+	var problems []string
+	if err == nil {
+		problems = rep.problems()
 	}
-	if problems := rep.problems(); len(problems) > 0 {
-		for _, p := range problems {
-			fmt.Fprintln(os.Stderr, "fidelity:", p)
-		}
-		os.Exit(1)
-	}
+	benchkit.Finish("fidelity", err, problems)
 }
 
 // run measures every conversation.
 func run(ctx context.Context, o *options) (*report, error) {
-	convs, err := loadConversations(o.data, o.convs)
+	convs, err := loadConversations(o.Data, o.Names)
 	if err != nil {
 		return nil, err
 	}
-	bin, err := exec.LookPath(o.bin)
-	if err != nil {
-		return nil, fmt.Errorf("the clipfold command %s: %w (run make cli)", o.bin, err)
-	}
-	c := &benchkit.CLI{Bin: bin}
-	wasm := o.wasm
-	if wasm != "" {
-		abs, err := filepath.Abs(wasm)
-		if err != nil {
-			return nil, err
-		}
-		c.Env = append(c.Env, "CLIPFOLD_WASM="+abs)
-	} else if wasm, err = wasmhost.FindWasm(); err != nil {
-		return nil, err
-	}
-	est, err := benchkit.NewEstimator(ctx, wasm)
+	b, err := o.Setup(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	defer est.Close(ctx)
-
-	dir := o.keep
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "clipfold-fidelity-"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	rep := &report{Label: o.label, Budget: o.budget, Limit: o.limit, RunFlags: strings.Join(o.extra, " "), Command: c.Version(ctx)}
-	if rep.Label == "" {
-		rep.Label = benchkit.MeasuredCommit()
-	}
+	defer b.Close(ctx)
+	rep := &report{Label: b.Label, Budget: o.Budget, Limit: o.Limit, RunFlags: strings.Join(o.Extra, " "), Command: b.CLI.Version(ctx)}
 	if o.baseline != "" {
 		if rep.Baseline, err = loadBaseline(o.baseline); err != nil {
 			return nil, err
@@ -143,10 +81,14 @@ func run(ctx context.Context, o *options) (*report, error) {
 	}
 	for _, cv := range convs {
 		cv.Questions = subset(cv.Questions, o.questions)
-		if !o.quiet {
+		if !o.Quiet {
 			fmt.Fprintf(os.Stderr, "fidelity: %s (%d messages, %d questions)…\n", cv.Name, len(cv.Messages), len(cv.Questions))
 		}
-		cr, err := measure(ctx, o, c, est, cv, filepath.Join(dir, cv.Name+".db"))
+		db, err := b.FreshDB(cv.Name)
+		if err != nil {
+			return nil, err
+		}
+		cr, err := measure(ctx, o, b.CLI, b.Est, cv, db)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", cv.Name, err)
 		}
@@ -158,15 +100,10 @@ func run(ctx context.Context, o *options) (*report, error) {
 
 // measure replays one conversation and asks its questions.
 func measure(ctx context.Context, o *options, c *benchkit.CLI, est *benchkit.Estimator, cv *conversation, db string) (*convResult, error) {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(db + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-	}
 	r := &convResult{Name: cv.Name, Style: cv.Q.Style, ConversationID: cv.Q.ConversationID, Messages: len(cv.Messages),
 		Sessions: len(cv.Q.Sessions), Questions: len(cv.Questions)}
 	start := time.Now()
-	replay, err := c.Replay(ctx, cv.Path, db, o.budget, o.extra)
+	replay, err := c.Replay(ctx, cv.Path, db, o.Budget, o.Extra)
 	r.RunSeconds = time.Since(start).Seconds()
 	if err != nil {
 		return nil, err
@@ -219,7 +156,7 @@ func measure(ctx context.Context, o *options, c *benchkit.CLI, est *benchkit.Est
 				qr.EvidenceKept = true
 			}
 		}
-		hits, _, err := c.Search(ctx, q.Question, db, o.limit, func(id string) (string, error) { return arch.BlockText(ctx, id) })
+		hits, _, err := c.Search(ctx, q.Question, db, o.Limit, func(id string) (string, error) { return arch.BlockText(ctx, id) })
 		if err != nil {
 			return nil, fmt.Errorf("question %s: %w", q.ID, err)
 		}
@@ -231,7 +168,7 @@ func measure(ctx context.Context, o *options, c *benchkit.CLI, est *benchkit.Est
 				break
 			}
 		}
-		ids, matched := ix.Search(q.Question, o.limit)
+		ids, matched := ix.Search(q.Question, o.Limit)
 		qr.BM25Matched = matched
 		ev := evidenceSet(q)
 		for i, id := range ids {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/clipfold/clipfold/internal/benchkit"
@@ -177,67 +175,19 @@ func (r *report) total() {
 func (r *report) problems() []string {
 	var out []string
 	for _, c := range r.Conversations {
-		if len(c.Lost) > 0 {
-			out = append(out, fmt.Sprintf("%s: %d message(s) lost: %s", c.Name, len(c.Lost), head(c.Lost)))
-		}
-		if len(c.Altered) > 0 {
-			out = append(out, fmt.Sprintf("%s: %d message(s) altered: %s", c.Name, len(c.Altered), head(c.Altered)))
-		}
-		for code, n := range c.Run.FailureCodes {
-			if code != "no_gain" && code != "breaker_open" {
-				out = append(out, fmt.Sprintf("%s: %d compaction(s) failed with %s", c.Name, n, code))
-			}
-		}
+		out = append(out, benchkit.RunProblems(c.Name, c.Lost, c.Altered, c.Run.FailureCodes)...)
 	}
-	sort.Strings(out)
 	return out
 }
 
-func head(ids []string) string {
-	if len(ids) > 10 {
-		return strings.Join(ids[:10], ", ") + ", …"
-	}
-	return strings.Join(ids, ", ")
-}
-
 func write(o *options, r *report) error {
-	if o.jsonOut != "" {
-		b, err := json.MarshalIndent(r, "", "  ")
-		if err != nil {
-			return err
-		}
-		b = append(b, '\n')
-		if o.jsonOut == "-" {
-			if _, err := os.Stdout.Write(b); err != nil {
-				return err
-			}
-		} else if err := writeFile(o.jsonOut, b); err != nil {
-			return err
-		}
-	}
-	if o.out != "" {
-		if err := writeFile(o.out, []byte(markdown(r))); err != nil {
-			return err
-		}
-		if !o.quiet {
-			fmt.Fprintf(os.Stderr, "fidelity: wrote %s\n", o.out)
-		}
-	}
-	return nil
-}
-
-func writeFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := benchkit.WriteOutputs(o.JSON, r, o.Out, markdown(r)); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
-}
-
-func pct(n, d int) string {
-	if d == 0 {
-		return "–"
+	if o.Out != "" && !o.Quiet {
+		fmt.Fprintf(os.Stderr, "fidelity: wrote %s\n", o.Out)
 	}
-	return fmt.Sprintf("%d/%d (%.0f%%)", n, d, 100*float64(n)/float64(d))
+	return nil
 }
 
 var categoryOrder = []string{"when", "who", "what", "where", "how-many"}
@@ -250,7 +200,7 @@ func markdown(r *report) string {
 	w("# Fidelity benchmark\n\n")
 	w("What clipfold still knows after it compacted a long conversation, measured on the conversations of\n")
 	w("[`testdata/fidelity`](../testdata/fidelity/README.md) by [`tools/fidelity`](../tools/fidelity/main.go).\n\n")
-	w("Measured: **%s**. Compaction limit %s estimated tokens", r.Label, commas(int64(r.Budget)))
+	w("Measured: **%s**. Compaction limit %s estimated tokens", r.Label, benchkit.Commas(int64(r.Budget)))
 	w(" (`clipfold run FILE --model-max-tokens %d --context-budget 0.8", int(float64(r.Budget)/0.8+0.5))
 	if r.RunFlags != "" {
 		w(" %s", r.RunFlags)
@@ -275,12 +225,12 @@ func markdown(r *report) string {
 	for _, c := range r.Conversations {
 		t := c.Tally
 		w("| %s | %d / %d | %d | %s | %s | %s | %s | %d / %d | %d |\n", c.Name, c.Messages, c.Sessions, t.Questions,
-			pct(t.InContext, t.Questions), pct(t.InTruncation, t.Questions), pct(t.SearchTop, t.Questions), pct(t.BM25Top, t.Questions),
+			benchkit.Pct(t.InContext, t.Questions), benchkit.Pct(t.InTruncation, t.Questions), benchkit.Pct(t.SearchTop, t.Questions), benchkit.Pct(t.BM25Top, t.Questions),
 			t.SearchNoMatch, t.BM25NoMatch, len(c.Lost))
 	}
 	t := r.Total
 	w("| **all** | | **%d** | **%s** | **%s** | **%s** | **%s** | **%d / %d** | **%d** |\n\n", t.Questions,
-		pct(t.InContext, t.Questions), pct(t.InTruncation, t.Questions), pct(t.SearchTop, t.Questions), pct(t.BM25Top, t.Questions),
+		benchkit.Pct(t.InContext, t.Questions), benchkit.Pct(t.InTruncation, t.Questions), benchkit.Pct(t.SearchTop, t.Questions), benchkit.Pct(t.BM25Top, t.Questions),
 		t.SearchNoMatch, t.BM25NoMatch, r.Lost)
 
 	if r.Baseline != nil && r.Baseline.Label != r.Label {
@@ -298,7 +248,7 @@ func markdown(r *report) string {
 	for _, c := range r.Conversations {
 		w("| %s | %d (%d) | %d, %d | %d, %s (%s) | %d, %s | %d / %d / %d / %d | %d | %.1f s | %.1f s |\n", c.Name,
 			c.Run.Compactions, c.Run.CompactionsFailed, c.Run.BatchesCreated, c.Run.DepthReached,
-			c.FinalMessages, commas(c.FinalTokens), commas(c.ArchiveTokens), c.TruncMessages, commas(c.TruncTokens),
+			c.FinalMessages, benchkit.Commas(c.FinalTokens), benchkit.Commas(c.ArchiveTokens), c.TruncMessages, benchkit.Commas(c.TruncTokens),
 			c.InActive, c.InRecall, len(c.Lost), len(c.Altered), c.Tally.EvidenceKept, c.RunSeconds, c.SearchSeconds)
 	}
 	w("\n")
@@ -329,8 +279,8 @@ func breakdown(b *strings.Builder, m map[string]tally, order []string, limit int
 		if !ok {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", k, t.Questions, pct(t.InContext, t.Questions), pct(t.InTruncation, t.Questions),
-			pct(t.SearchTop, t.Questions), pct(t.BM25Top, t.Questions))
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", k, t.Questions, benchkit.Pct(t.InContext, t.Questions), benchkit.Pct(t.InTruncation, t.Questions),
+			benchkit.Pct(t.SearchTop, t.Questions), benchkit.Pct(t.BM25Top, t.Questions))
 	}
 	b.WriteString("\n")
 }
@@ -355,18 +305,6 @@ func rank(r, n int) string {
 		return "no match"
 	}
 	return "✗"
-}
-
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 const rulesText = `- **Replay.** ` + "`clipfold run`" + ` appends the file turn by turn (a user message and what follows it) and asks the plug-in's
