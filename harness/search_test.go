@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,7 +37,8 @@ type fact struct {
 //     storage but never hits;
 //   - tool names and arguments (the plug-in's search_text) find their
 //     calls;
-//   - every hit reads back in full by id.
+//   - every hit reads back in full by id (an in-context one is in the
+//     active history).
 func TestSearchAfterCompaction(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range stores(t) {
@@ -86,6 +88,13 @@ func TestSearchAfterCompaction(t *testing.T) {
 					require.NoError(t, err)
 					for _, h := range hits {
 						require.False(t, strings.HasPrefix(h.ID, "clip_"), "%s: clip-archive %s is a hit for %q", file, h.ID, q)
+						if h.InContext {
+							active, err := s.ActiveMessages(ctx, h.ConversationID)
+							require.NoError(t, err)
+							require.True(t, slices.ContainsFunc(active, func(m store.Message) bool { return m.ID == h.ID }),
+								"an in-context hit is in the active history")
+							continue
+						}
 						r, err := store.Read(ctx, s, h.ConversationID, h.ID)
 						require.NoError(t, err, "every hit reads back by id")
 						require.Equal(t, h.Kind, r.Kind)

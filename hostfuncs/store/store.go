@@ -76,14 +76,26 @@ type Store interface {
 	// its parsed batch metadata, or an error matching ErrNotFound.
 	Block(ctx context.Context, blockID string) (StoredBlock, error)
 
-	// Search is ranked full-text search over archived blocks and recalled
-	// messages (SPEC §5 memory_read): one list, best hit first, on
-	// comparable scores, ties to the more recent. query is a
+	// IndexActive sets what the search index holds for active messages of
+	// the conversation: texts maps a message id to its search text, as
+	// the plug-in renders it over the active history
+	// (core.MessageSearchTextAt: its text, tool names, inputs and outputs,
+	// then the context lines of its exchange). Appended messages are
+	// indexed by their content until then. An id the active history does
+	// not hold is ignored.
+	IndexActive(ctx context.Context, conversationID string, texts map[string]string) error
+
+	// Search is ranked full-text search over the active history, archived
+	// blocks and recalled messages (SPEC §5 memory_read): one list, best
+	// hit first, on comparable scores, ties to the more recent; a hit
+	// still in the active history is InContext. query is a
 	// natural-language question, analysed by core.AnalyzeSearchQuery: any
 	// of its words matches, no character is search syntax. Superseded
-	// clip-archives are never hits. With opts.Embedder the lexical and
-	// vector rankings are fused (HybridSearch); a store that keeps no
-	// vectors answers lexically and says so through opts.Warn.
+	// clip-archives are never hits. opts.InContext adds a caller's
+	// messages to the ranking for this search only. With opts.Embedder
+	// the lexical and vector rankings are fused (HybridSearch); a store
+	// that keeps no vectors answers lexically and says so through
+	// opts.Warn.
 	Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error)
 
 	// Close releases the database.
@@ -103,6 +115,11 @@ type Message struct {
 	// Raw is the exact JSON the message was given as. It is what a host
 	// hands back to the plug-in, so it is stored and returned unchanged.
 	Raw json.RawMessage
+	// SearchText is what the search index holds for a message of
+	// SearchOptions.InContext, as the plug-in renders it
+	// (core.MessageSearchTextAt); "" means Content. Appending and reading
+	// messages ignore it: an active message's is set by IndexActive.
+	SearchText string
 }
 
 // SearchOptions narrows a Search.
@@ -119,6 +136,16 @@ type SearchOptions struct {
 	// the lexical ranking (the provider failed) or ranked by the vectors
 	// stored so far. The search itself still succeeds.
 	Warn func(error)
+	// InContext are the messages in the context of a conversation whose
+	// caller keeps its messages (history_owner "caller": the store holds
+	// no active history for it), each with its id (given or derived),
+	// role, content, created_at and SearchText, in order, as the plug-in
+	// decodes them. They are ranked with everything else for this search
+	// only (the store keeps nothing of them) and are hits InContext; one
+	// whose id the conversation's recall holds is left out (the recalled
+	// original is the hit). ConversationID must be set. They are ranked
+	// lexically: an Embedder ranks only what is stored.
+	InContext []Message
 }
 
 // DefaultSearchLimit is the number of hits a Search returns when
@@ -135,7 +162,7 @@ type HitKind string
 // Hit kinds.
 const (
 	HitBatch   HitKind = "batch"   // an archival block (usually a batch summary)
-	HitMessage HitKind = "message" // a message in recall storage
+	HitMessage HitKind = "message" // a message in recall storage, or in the context (Hit.InContext)
 )
 
 // Hit is one search result.
@@ -191,6 +218,11 @@ type Hit struct {
 	// message ids, …) when its content carries it; nil otherwise and for
 	// messages. Batch.Content is the summary without the metadata line.
 	Batch *core.Batch
+	// InContext says the message is still in the conversation's context:
+	// in the store's active history, or one of SearchOptions.InContext. It
+	// is not in recall storage (Recall does not find it); the agent has
+	// it in front of it already.
+	InContext bool
 }
 
 // StoredBlock is one archival block as stored.
@@ -684,4 +716,51 @@ func Minus(want, got []string) []string {
 func (h *Hit) OwnText() string {
 	own, _, _ := strings.Cut(h.Text, core.SearchContextSep)
 	return own
+}
+
+// CheckInContext refuses opts.InContext that a search cannot index: no
+// ConversationID, a message without an id, of another conversation, or
+// of an unknown role. Both backends call it, so they refuse the same
+// input with the same words.
+func CheckInContext(opts *SearchOptions) error {
+	if opts.ConversationID == "" {
+		return errors.New("search: SearchOptions.InContext needs SearchOptions.ConversationID (the conversation the messages are the context of)")
+	}
+	for i := range opts.InContext {
+		m := &opts.InContext[i]
+		if m.ID == "" {
+			return fmt.Errorf("search: InContext[%d].id is empty", i)
+		}
+		if m.ConversationID != "" && m.ConversationID != opts.ConversationID {
+			return fmt.Errorf("search: InContext[%d] (%q) belongs to conversation %q, not %q", i, m.ID, m.ConversationID, opts.ConversationID)
+		}
+		if _, ok := core.ParseRole(m.Role); !ok {
+			return fmt.Errorf("search: InContext[%d] (%q): role %q is not user, assistant, system or tool", i, m.ID, m.Role)
+		}
+	}
+	return nil
+}
+
+// InContextJSON checks opts.InContext (CheckInContext) and encodes it as
+// queries/search_in_context.sql reads it: a JSON array of [id, role,
+// content, created_at, search_text] (created_at "" when unknown,
+// search_text null for "": the content is indexed).
+func InContextJSON(opts *SearchOptions) (string, error) {
+	if err := CheckInContext(opts); err != nil {
+		return "", err
+	}
+	rows := make([][5]any, len(opts.InContext))
+	for i := range opts.InContext {
+		m := &opts.InContext[i]
+		var st any
+		if m.SearchText != "" {
+			st = m.SearchText
+		}
+		rows[i] = [5]any{m.ID, m.Role, m.Content, FormatTime(m.CreatedAt), st}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", fmt.Errorf("search: encoding InContext: %w", err)
+	}
+	return string(b), nil
 }

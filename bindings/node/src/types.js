@@ -185,6 +185,8 @@
  * @typedef {object} SearchOptions
  * @property {string} [conversationId] only hits of this conversation
  * @property {number} [limit]          at most this many hits (default 20, at most 1000)
+ * @property {ContextMessage[] | null} [inContext] the messages in the context of a caller-owned conversation, as the
+ *   decodeHistory export with `search_text` gives them: ranked with everything else for this search only
  */
 
 /**
@@ -204,6 +206,7 @@
  * @property {string} label                  a batch's label; '' for a message
  * @property {string} created_at             when the message was created / the block written
  * @property {string} operation_id           the compaction that removed the message / wrote the batch
+ * @property {boolean} in_context            a message still in the context (the active history, or inContext): not in recall
  * @property {number|null} depth             batches: 0 = summary of raw messages
  * @property {string|null} method            batches: 'llm' or 'extractive'
  * @property {number|null} message_count     batches
@@ -261,6 +264,17 @@
  * @property {string} content
  * @property {string | null} [created_at]
  * @property {string} raw
+ */
+
+/**
+ * A message in a caller's context, as the decodeHistory export with
+ * `search_text: true` gives it: what a search indexes for it.
+ * @typedef {object} ContextMessage
+ * @property {string} id
+ * @property {string} role
+ * @property {string} content
+ * @property {string | null} [created_at]
+ * @property {string | null} [search_text]
  */
 
 /**

@@ -118,7 +118,10 @@ describe('storage failures', () => {
 
       const c = await createCompactor({ store, config: { keep_recent: 6, chunk_size: 10 } });
       store.append('c1', history);
-      limit(statSync(path).size);
+      // Below the file's size: a commit can fit in the pages its own
+      // deletes free (the active messages it moves leave the search index),
+      // so a limit at the size would not stop it.
+      limit(Math.floor(statSync(path).size / 2));
       let r = await c.compress('c1');
       out.compressFirst = [r.failed, r.failure_code, r.failure_message];
       out.journalAfterCommit = existsSync(path + '-journal');

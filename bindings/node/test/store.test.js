@@ -344,6 +344,63 @@ for (const [kind, open] of kinds) {
       s.close();
     });
 
+    test('the active history is searched, in context; indexActive gives it the plug-in\'s search text; a message moved to recall is one hit', async () => {
+      const s = open();
+      const sep = '\n\n» '; // core.SearchContextSep
+      s.append('c1', [msg('c1', 'u1', 'user', 'where is my parcel?', 0),
+        '{"id":"call1","role":"assistant","content":"","tool_calls":[{"id":"t1","type":"function","function":{"name":"get_order","arguments":"{\\"order\\":4471}"}}]}',
+        msg('c1', 'res1', 'tool', '{"status":"shipped","carrier":"Pelican Post"}', 2)]);
+      let hits = await s.search('pelican');
+      assert.deepEqual(hits.map((h) => [h.id, h.in_context, h.operation_id]), [['res1', true, '']]);
+      assert.deepEqual(await s.search('get_order 4471'), [], "a call's name and arguments are not its content");
+      s.indexActive('c1', { call1: `get_order {"order":4471}${sep}where is my parcel?`, gone: 'ignored words',
+        res1: `{"status":"shipped","carrier":"Pelican Post"}${sep}get_order {"order":4471}` });
+      hits = await s.search('get_order 4471');
+      assert.deepEqual(ids(hits), ['call1'], 'res1 only quotes call1, its neighbour: folded');
+      assert.deepEqual(await s.search('ignored'), []);
+      s.indexActive('c1', { u1: 'where is my parcel\u0000 yakety' });
+      assert.deepEqual(ids(await s.search('yakety')), ['u1'], 'past a NUL');
+      assert.throws(() => s.indexActive('c1', /** @type {any} */ ({ u1: 7 })), /texts\["u1"\]/);
+      // One scale: the same text active in c2, recalled in c3.
+      const same = 'the walrus inventory counts seventeen crates';
+      s.append('c2', [msg('c2', 'w1', 'user', same, 0)]);
+      recallAs(s, 'c3', 'op3', [msg('c3', 'w1', 'user', same, 0)]);
+      hits = await s.search('walrus crates');
+      assert.deepEqual(hits.map((h) => [h.conversation_id, h.in_context]).sort(), [['c2', true], ['c3', false]]);
+      assert.ok(Math.abs(hits[0].score - hits[1].score) < 1e-9);
+      s.commit({ conversation_id: 'c1', operation_id: 'op1', remove_message_ids: ['u1', 'call1', 'res1'], insert_message: clipArchive('c1', 'ca1'),
+        search_text: { res1: '{"carrier":"Pelican Post"}' } });
+      hits = await s.search('carrier pelican', { conversationId: 'c1' });
+      assert.deepEqual(hits.map((h) => [h.id, h.in_context, h.operation_id]), [['res1', false, 'op1']]);
+      s.close();
+    });
+
+    test('a caller\'s in-context messages are ranked for one search and leave nothing behind', async () => {
+      const s = open();
+      const old = JSON.parse(msg('c1', 'm1', 'user', 'the quokka census counted forty', 0));
+      s.commit({ conversation_id: 'c1', operation_id: 'op1', history_owner: 'caller', insert_message: clipArchive('c1', 'ca1'),
+        recall_writes: [{ id: 'm1', role: 'user', content: old.content, created_at: old.created_at, search_text: old.content, message: old }] });
+      const before = s.dump();
+      const inContext = [
+        { id: 'ca1', role: 'system', content: '[Context Summary — 1 message compressed] quokka', created_at: null },
+        { id: 'm1', role: 'user', content: old.content, created_at: old.created_at },
+        { id: 'm2', role: 'assistant', content: 'the quokka census counted fifty', created_at: at(5), search_text: 'the quokka census counted fifty' },
+        { id: 'm3', role: 'tool', content: '42\u0000 crates', search_text: '42\u0000 crates\n\n» count_quokkas {"island":"Rottnest"}' },
+      ];
+      let hits = await s.search('quokka census', { conversationId: 'c1', inContext });
+      assert.deepEqual(hits.map((h) => [h.id, h.in_context]).sort(), [['m1', false], ['m2', true]], 'the clip-archive is no hit; m1 once, recalled');
+      assert.ok(Math.abs(hits[0].score - hits[1].score) < 1e-9, 'in context or recalled, one scale');
+      assert.deepEqual(ids(await s.search('Rottnest', { conversationId: 'c1', inContext })), ['m3']);
+      assert.deepEqual(ids(await s.search('crates', { conversationId: 'c1', inContext })), ['m3'], 'past a NUL');
+      assert.equal(s.dump(), before, 'nothing of them stays');
+      assert.deepEqual(await s.search('fifty', { conversationId: 'c1' }), []);
+      for (const [opts, field] of [[{ inContext }, 'conversationId'], [{ conversationId: 'c1', inContext: [{ id: 'a', role: 'wizard', content: '' }] }, 'inContext[0].role'],
+        [{ conversationId: 'c1', inContext: [{ role: 'user', content: '' }] }, 'inContext[0].id'], [{ conversationId: 'c1', inContext: 'x' }, 'inContext']]) {
+        await assert.rejects(s.search('quokka', /** @type {any} */ (opts)), (/** @type {any} */ e) => e.message.includes(field), field);
+      }
+      s.close();
+    });
+
     test('search ranks batches and recalled messages; conversation filter and limit', async () => {
       const s = open();
       seed(s, 'c1', 6);
@@ -393,7 +450,12 @@ for (const [kind, open] of kinds) {
       assert.equal(hits[0].text, 'please tune the xylophone before the concert');
       assert.match(hits[0].snippet, /\[xylophone\]/);
       assert.ok(hits[0].score > 0, 'higher is better, and a hit scores above zero');
-      assert.deepEqual(await s.search('migration'), [], 'an active message is not in recall storage');
+      assert.equal(hits[0].in_context, false, 'a recalled message is not in context');
+      hits = await s.search('migration');
+      assert.deepEqual(ids(hits), ['c1-x2'], 'an active message is found');
+      assert.equal(hits[0].in_context, true, 'in context: not in recall storage');
+      assert.equal(hits[0].operation_id, '');
+      assert.equal(hits[0].text, 'the database migration is done');
 
       hits = await s.search('summary', { conversationId: 'c2' });
       assert.ok(hits.length > 0);

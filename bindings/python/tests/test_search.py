@@ -256,3 +256,79 @@ def test_upgrade_from_version_1(tmp_path: Path, pure: Compactor) -> None:
         assert sorted(ids(s.search("walrus"))) == ["blk_a", "m1"]
         names = {r[0] for r in s.connection.execute("SELECT name FROM sqlite_master")}
         assert not names & {"recall_fts", "blocks_fts"}
+
+
+SEP = "\n\n» "  # core.SearchContextSep: a search text's context lines follow it
+
+
+def test_active_messages_are_hits_in_context(store: SQLiteStore) -> None:
+    call = msg("call1", "", 1, role="assistant",
+               tool_calls=[{"id": "t1", "type": "function", "function": {"name": "get_order", "arguments": '{"order":4471}'}}])
+    store.append_messages("c1", [msg("u1", "where is my parcel?", 0), call,
+                                 msg("res1", '{"status":"shipped","carrier":"Pelican Post"}', 2, role="tool")])
+    hits = store.search("pelican")
+    assert ids(hits) == ["res1"]
+    assert hits[0]["in_context"] and hits[0]["operation_id"] == "" and hits[0]["role"] == "tool"
+    assert store.search("get_order 4471") == [], "a call's name and arguments are not its content"
+    # The plug-in's search texts, set after the append (an id not active is ignored).
+    store.index_active("c1", {"call1": 'get_order {"order":4471}' + SEP + "where is my parcel?",
+                              "res1": '{"status":"shipped","carrier":"Pelican Post"}' + SEP + 'get_order {"order":4471}',
+                              "gone": "ignored words"})
+    hits = store.search("get_order 4471")
+    assert ids(hits) == ["call1"] and hits[0]["in_context"], "res1 only quotes call1, its neighbour: folded"
+    assert store.search("ignored") == []
+    store.index_active("c1", {"u1": "where is my parcel\x00 yakety"})  # past a NUL (see _rewrite_nul_texts)
+    assert ids(store.search("yakety")) == ["u1"]
+    # Comparable scores: the same text active in c2, recalled in c3.
+    same = "the walrus inventory counts seventeen crates"
+    store.append_messages("c2", [msg("w1", same, 0, conv="c2")])
+    recall_as(store, "c3", "op3", [msg("w1", same, 0, conv="c3")])
+    hits = store.search("walrus crates")
+    assert sorted((h["conversation_id"], h["in_context"]) for h in hits) == [("c2", True), ("c3", False)]
+    assert hits[0]["score"] == pytest.approx(hits[1]["score"])
+    # Moved to recall by a commit: one hit, no longer in context; the clip-archive is none.
+    store.commit({"conversation_id": "c1", "operation_id": "op1", "archive_writes": [], "archive_deletes": [],  # type: ignore[typeddict-item]
+                  "remove_message_ids": ["u1", "call1", "res1"], "search_text": {"res1": '{"carrier":"Pelican Post"}'},
+                  "insert_message": {"id": "ca1", "content": "[Context Summary — 3 messages compressed] pelican",
+                                     "created_at": BASE % 30}})
+    hits = store.search("carrier pelican", "c1")
+    assert ids(hits) == ["res1"] and not hits[0]["in_context"] and hits[0]["operation_id"] == "op1"
+
+
+def test_in_context_messages_are_ranked_for_one_search(store: SQLiteStore, tmp_path: Path) -> None:
+    old = msg("m1", "the quokka census counted forty", 0)
+    store.commit({"conversation_id": "c1", "operation_id": "op1", "history_owner": "caller",  # type: ignore[typeddict-item]
+                  "archive_writes": [], "archive_deletes": [], "remove_message_ids": [],
+                  "insert_message": {"id": "ca1", "content": "[Context Summary]", "created_at": BASE % 9},
+                  "recall_writes": [{"id": "m1", "role": "user", "content": old["content"], "created_at": old["created_at"],
+                                     "search_text": old["content"], "message": old}]})
+    before = store.dump()
+    ctx = [{"id": "ca1", "role": "system", "content": "[Context Summary — 1 message compressed] quokka", "created_at": None},
+           {"id": "m1", "role": "user", "content": old["content"], "created_at": old["created_at"]},
+           {"id": "m2", "role": "assistant", "content": "the quokka census counted fifty", "created_at": BASE % 5,
+            "search_text": "the quokka census counted fifty"},
+           {"id": "m3", "role": "tool", "content": "42\x00 crates", "created_at": None,
+            "search_text": "42\x00 crates" + SEP + 'count_quokkas {"island":"Rottnest"}'}]
+    hits = store.search("quokka census", "c1", in_context=ctx)
+    assert sorted((h["id"], h["in_context"]) for h in hits) == [("m1", False), ("m2", True)], \
+        "the clip-archive is no hit; m1 is its recalled row, once"
+    assert hits[0]["score"] == pytest.approx(hits[1]["score"]), "in context or recalled, one scale"
+    assert ids(store.search("Rottnest", "c1", in_context=ctx)) == ["m3"]
+    assert ids(store.search("crates", "c1", in_context=ctx)) == ["m3"], "past a NUL"
+    assert store.dump() == before, "nothing of them stays"
+    assert store.search("fifty", "c1") == []
+    for bad, field in [({"conversation_id": ""}, "conversation_id"),
+                       ({"in_context": [{"id": "a", "role": "wizard", "content": ""}]}, "in_context[0].role"),
+                       ({"in_context": [{"role": "user", "content": ""}]}, "in_context[0].id"),
+                       ({"in_context": "not a list"}, "in_context")]:
+        kw: Dict[str, Any] = {"conversation_id": "c1", "in_context": ctx}
+        kw.update(bad)
+        with pytest.raises(clipfold.ClipfoldError) as e:
+            store.search("quokka", **kw)
+        assert field in str(e.value)
+    path = tmp_path / "ro.db"
+    SQLiteStore(path).close()
+    ro = SQLiteStore(path, read_only=True, query_analyzer=store.query_analyzer)
+    with pytest.raises(clipfold.StoreError, match="read-only"):
+        ro.search("quokka", "c1", in_context=ctx)
+    ro.close()

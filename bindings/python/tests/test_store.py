@@ -80,8 +80,9 @@ def test_commit_moves_messages_and_inserts_first() -> None:
     blocks = s.list_blocks("archival", "compaction-batch-c1-")
     assert len(blocks) == 1 and blocks[0]["id"].startswith("blk_")
     hits = s.search("tokenizer")
-    kinds = sorted(h["kind"] for h in hits)
-    assert kinds == ["batch", "message", "message", "message"]
+    kinds = sorted((h["kind"], h["in_context"]) for h in hits)
+    assert kinds == [("batch", False)] + [("message", False)] * 3 + [("message", True)] * 2, \
+        "the batch, the three recalled messages and the two still active"
     assert any("[tokenizer]" in h["snippet"] for h in hits)
     # archive delete by id + a second commit
     s.commit(commit(operation_id="op_2", archive_deletes=[blocks[0]["id"]], archive_writes=[],

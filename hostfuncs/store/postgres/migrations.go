@@ -210,9 +210,25 @@ BEGIN
 	RETURN NULL;
 END $$;
 `},
+	{6, "the active history is searchable", `
+-- A message still in the context is searched like a recalled one, ranked
+-- in the same query on the same scale (SQLite: migration 6). search_text
+-- is what the index holds for it while active, as the plug-in renders it
+-- (its text, tool names, inputs and outputs, then the context lines of
+-- its exchange); NULL means its content. Never a clip-archive.
+ALTER TABLE messages ADD COLUMN search_text text;
+ALTER TABLE messages ADD COLUMN fts tsvector GENERATED ALWAYS AS (
+	CASE WHEN role = 'system' AND starts_with(content, '[Context Summary') THEN NULL
+	ELSE to_tsvector('clipfold_english', regexp_replace(` + ownWords + `, '[[:punct:]]+', ' ', 'g')) END) STORED;
+ALTER TABLE messages ADD COLUMN fts_context tsvector GENERATED ALWAYS AS (
+	CASE WHEN role = 'system' AND starts_with(content, '[Context Summary') THEN NULL
+	ELSE to_tsvector('clipfold_english', regexp_replace(` + contextWords + `, '[[:punct:]]+', ' ', 'g')) END) STORED;
+CREATE INDEX messages_fts ON messages USING gin (fts);
+CREATE INDEX messages_fts_context ON messages USING gin (fts_context);
+`},
 }
 
-// ownWords and contextWords split a recalled message's search text at the
+// ownWords and contextWords split a message's search text at the
 // first core.SearchContextSep ("\n\n» ", four characters).
 const (
 	ownWords     = `split_part(COALESCE(search_text, content), E'\n\n» ', 1)`

@@ -543,32 +543,32 @@ const rankNormalization = 1
 // match in its own words (SQLite: bm25(search_fts, 1.0, 0.5)).
 const contextWeight = 0.5
 
-// searchSQL ranks recalled messages and archived blocks in one ordered
-// query: ts_rank_cd over the any-term tsquery (a message's context
-// counts half its own words, migration 3), ties to the more recent;
-// headlines are made for the returned rows only. As in SQLite's
+// searchSQL ranks active and recalled messages and archived blocks in one
+// ordered query: ts_rank_cd over the any-term tsquery (a message's
+// context counts half its own words, migration 3), ties to the more
+// recent (an active message before a recalled one written at the same
+// instant); headlines are made for the returned rows only. As in SQLite's
 // queries/search.sql, a message whose own words repeat a better hit's of
 // the same conversation, and a message found only through its context
 // right next to a better hit, are folded into that hit, among the
-// $3 + $3/2 + 8 best candidates.
+// $3 + $3/2 + 8 best candidates; active and recalled messages are
+// neighbours by seq alike. An active message whose id the conversation's
+// recall holds is not a candidate: the recalled original is.
 var searchSQL = `WITH q AS (SELECT to_tsquery('clipfold_english', $1) AS q),
 candidates AS (
-	SELECT 'message' AS kind, r.pos, r.id, r.conversation_id, r.role, '' AS label, r.created_at, r.operation_id,
-		COALESCE(r.search_text, r.content) AS text, COALESCE(r.search_text, r.content) AS body,
-		ts_rank_cd(r.fts, q.q, ` + fmt.Sprint(rankNormalization) + `) +
-			` + fmt.Sprint(contextWeight) + ` * ts_rank_cd(r.fts_context, q.q, ` + fmt.Sprint(rankNormalization) + `) AS score,
-		ts_rank_cd(r.fts, q.q, ` + fmt.Sprint(rankNormalization) + `) AS own,
-		r.created_at AS at, r.seq, ` + ownWords + ` AS words
-	FROM recall r, q WHERE (r.fts @@ q.q OR r.fts_context @@ q.q) AND ($2 = '' OR r.conversation_id = $2)
+	` + messageCandidates("recall", "r.pos", "r.operation_id", "false", "") + `
+	UNION ALL
+	` + messageCandidates("messages", "NULL::bigint", "''", "true",
+	"AND NOT EXISTS (SELECT 1 FROM recall x WHERE x.conversation_id = r.conversation_id AND x.id = r.id)") + `
 	UNION ALL
 	SELECT 'batch', b.pos, b.id, COALESCE(b.conversation_id, ''), '', b.label, b.created_at, COALESCE(b.operation_id, ''),
 		b.content, ` + blockBody + `,
-		ts_rank_cd(b.fts, q.q, ` + fmt.Sprint(rankNormalization) + `), 1, b.at, NULL, NULL
+		ts_rank_cd(b.fts, q.q, ` + fmt.Sprint(rankNormalization) + `), 1, b.at, NULL, NULL, false
 	FROM blocks b, q WHERE b.fts @@ q.q AND ($2 = '' OR b.conversation_id = $2)
-	ORDER BY score DESC, at DESC, pos DESC, kind
+	ORDER BY score DESC, at DESC, pos DESC, kind, seq DESC
 	LIMIT $3 + $3 / 2 + 8
 ), ranked AS (
-	SELECT *, ROW_NUMBER() OVER (ORDER BY score DESC, at DESC, pos DESC, kind) AS n FROM candidates
+	SELECT *, ROW_NUMBER() OVER (ORDER BY score DESC, at DESC, pos DESC, kind, seq DESC) AS n FROM candidates
 ), marked AS (
 	SELECT *, ROW_NUMBER() OVER (PARTITION BY kind, conversation_id, words ORDER BY n) AS copy,
 		LAG(n) OVER w AS pn, LAG(seq) OVER w AS ps, LEAD(n) OVER w AS nn, LEAD(seq) OVER w AS ns
@@ -581,29 +581,126 @@ candidates AS (
 	LIMIT $3
 )
 SELECT kind, id, conversation_id, role, label, created_at, operation_id, text, score::float8,
-	ts_headline('clipfold_english', body, q.q, $4)
+	ts_headline('clipfold_english', body, q.q, $4), in_context
 FROM top, q
 ORDER BY n`
 
-// Search implements store.Store: ts_rank_cd over recalled messages and
-// archived blocks in one ranked list, fused with a vector ranking when
-// opts.Embedder is set (store.HybridSearch, vectors.go).
+// messageCandidates is the candidates of one message table of searchSQL
+// (recall, or messages: the active history), aliased r: pos is the
+// tie-breaking position, operationID the removing compaction, inContext
+// whether it is active, and extra a further condition.
+func messageCandidates(table, pos, operationID, inContext, extra string) string {
+	rank := func(col string) string {
+		return `ts_rank_cd(r.` + col + `, q.q, ` + fmt.Sprint(rankNormalization) + `)`
+	}
+	return `SELECT 'message' AS kind, ` + pos + ` AS pos, r.id, r.conversation_id, r.role, '' AS label, r.created_at, ` + operationID + ` AS operation_id,
+		COALESCE(r.search_text, r.content) AS text, COALESCE(r.search_text, r.content) AS body,
+		` + rank("fts") + ` + ` + fmt.Sprint(contextWeight) + ` * ` + rank("fts_context") + ` AS score,
+		` + rank("fts") + ` AS own, r.created_at AS at, r.seq, ` + ownWords + ` AS words, ` + inContext + ` AS in_context
+	FROM ` + table + ` r, q WHERE (r.fts @@ q.q OR r.fts_context @@ q.q) AND ($2 = '' OR r.conversation_id = $2) ` + extra
+}
+
+// Search implements store.Store: ts_rank_cd over active and recalled
+// messages and archived blocks in one ranked list, fused with a vector
+// ranking when opts.Embedder is set (store.HybridSearch, vectors.go).
+// opts.InContext is inserted into messages in a transaction rolled back
+// after the search, so it is ranked in the same query and nothing stays.
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	if len(opts.InContext) > 0 {
+		if err := store.CheckInContext(&opts); err != nil {
+			return nil, err
+		}
+	}
 	return store.HybridSearch(ctx, s, query, opts, func(ctx context.Context, q core.SearchQuery, conv string, limit int) ([]store.Hit, error) {
-		return s.searchLexical(ctx, q.TSQuery, conv, limit)
+		var hits []store.Hit
+		err := s.pool.with(ctx, func(c *pgx.Conn) error {
+			if len(opts.InContext) == 0 {
+				var err error
+				hits, err = searchLexical(ctx, c, q.TSQuery, conv, limit)
+				return err
+			}
+			tx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+			if err != nil {
+				return fmt.Errorf("begin: %w", err)
+			}
+			defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+			if err := insertInContext(ctx, tx, conv, opts.InContext); err != nil {
+				return fmt.Errorf("indexing the in-context messages: %w", err)
+			}
+			hits, err = searchLexical(ctx, tx, q.TSQuery, conv, limit)
+			return err
+		})
+		return hits, err
 	})
 }
 
-func (s *Store) searchLexical(ctx context.Context, tsquery, conversationID string, limit int) ([]store.Hit, error) {
-	return collect(ctx, s, func(r pgx.CollectableRow) (store.Hit, error) {
+// insertInContext adds a caller's messages to the active history of the
+// transaction (rolled back by the caller), after every position the
+// conversation has; a message its recall or active history holds is left
+// out (as SQLite's queries/search_in_context.sql does).
+func insertInContext(ctx context.Context, tx pgx.Tx, conv string, msgs []store.Message) error {
+	n := len(msgs)
+	ids, roles, contents, created, texts := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]*string, n)
+	for i := range msgs {
+		m := &msgs[i]
+		ids[i], roles[i], contents[i], created[i] = m.ID, m.Role, pgText(m.Content), store.FormatTime(m.CreatedAt)
+		if m.SearchText != "" {
+			t := pgText(m.SearchText)
+			texts[i] = &t
+		}
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw, search_text)
+SELECT j.id, $1, base.s + j.o, j.role, j.content, j.created_at, '', j.search_text
+FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS j(id, role, content, created_at, search_text, o),
+	(SELECT GREATEST(COALESCE((SELECT MAX(seq) FROM messages WHERE conversation_id = $1), 0),
+		COALESCE((SELECT MAX(seq) FROM recall WHERE conversation_id = $1), 0)) AS s) base
+WHERE NOT EXISTS (SELECT 1 FROM recall r WHERE r.conversation_id = $1 AND r.id = j.id)
+ORDER BY j.o
+ON CONFLICT DO NOTHING`, conv, ids, roles, contents, created, texts)
+	return err
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func searchLexical(ctx context.Context, c querier, tsquery, conversationID string, limit int) ([]store.Hit, error) {
+	rows, err := c.Query(ctx, searchSQL, tsquery, conversationID, limit, headlineOptions)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Hit, error) {
 		var h store.Hit
 		var kind, created string
-		if err := r.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text, &h.Score, &h.Snippet); err != nil {
+		if err := r.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text, &h.Score, &h.Snippet,
+			&h.InContext); err != nil {
 			return store.Hit{}, err
 		}
 		err := store.FinishHit(&h, kind, created)
 		return h, err
-	}, searchSQL, tsquery, conversationID, limit, headlineOptions)
+	})
+}
+
+// IndexActive implements store.Store: one UPDATE of the messages whose
+// search text changes (the generated tsvector columns follow).
+func (s *Store) IndexActive(ctx context.Context, conversationID string, texts map[string]string) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	ids, vals := make([]string, 0, len(texts)), make([]string, 0, len(texts))
+	for id, t := range texts {
+		ids, vals = append(ids, id), append(vals, pgText(t))
+	}
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE messages m SET search_text = j.text
+FROM unnest($2::text[], $3::text[]) AS j(id, text)
+WHERE m.conversation_id = $1 AND m.id = j.id AND m.search_text IS DISTINCT FROM j.text`, conversationID, ids, vals)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("index the active history of %q: %w", conversationID, err)
+	}
+	return nil
 }
 
 // Dump prints every table and sequence of the current schema as sorted

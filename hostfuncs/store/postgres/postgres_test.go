@@ -111,7 +111,7 @@ func TestReopen(t *testing.T) {
 	assert.Equal(t, before, after, "reopening must not change the database")
 	versions, err := s.QueryInt(ctx, `SELECT COUNT(*) FROM schema_migrations`)
 	require.NoError(t, err)
-	assert.EqualValues(t, 5, versions)
+	assert.EqualValues(t, 6, versions)
 }
 
 func TestOpenErrors(t *testing.T) {

@@ -28,6 +28,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		3: "cfe7e0f2f398bbb63258b7027b430124dd80352ea8dc5af67685bba17d57579e",
 		4: "7e3db8194e7dec9bd6c5d3c2c4d01399b073ce08fd392debe6132da8d505f4d8",
 		5: "e0d11883d7851e9a1728f97f1fc00bd3833bdddda294fc6b6708d397023c6243",
+		6: "6ebcb95440a217f8f60213f3f47d03adafb934176330a29134ec5d614eed23a1",
 	}
 	steps := postgres.MigrationSQL()
 	for v, want := range released {

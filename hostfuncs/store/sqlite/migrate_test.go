@@ -29,6 +29,7 @@ func TestReleasedMigrationsUnchanged(t *testing.T) {
 		3: "8fa4958e7c9018d97d3e0687113e4dcf7acb4a68ff05f36e6e20d9a599bc675c",
 		4: "2b47c6e6603810d00ab51320b83ab639b3d9a549e0d8b1e5ce1108a911df89db",
 		5: "99326d9fab2946709afa2e6413b5798f847b7b02c8a738e41ddd7bbb0ed66e0e",
+		6: "eee3ee8e4bd2080ae01517e9889f58fce5718c57d411d30723c5d01a7e565fd0",
 	}
 	steps := sqlite.MigrationSQL()
 	for v, want := range released {
@@ -230,7 +231,7 @@ INSERT INTO embeddings (kind, ref_id, conversation_id, model, dims, vector, crea
 		"recall":     `SELECT pos, id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text FROM recall ORDER BY pos`,
 		"blocks":     `SELECT * FROM blocks ORDER BY pos`,
 		"embeddings": `SELECT kind, ref_id, conversation_id, model, dims, vector, created_at FROM embeddings WHERE ref_id NOT IN ('msg_1', 'blk_a') ORDER BY kind, ref_id`,
-		"fts":        `SELECT rowid, body, context, conversation_id, at FROM search_fts WHERE rowid <> 18 AND rowid <> 7 ORDER BY rowid`,
+		"fts":        `SELECT rowid, body, context, conversation_id, at FROM search_fts WHERE rowid > 0 AND rowid <> 18 AND rowid <> 7 ORDER BY rowid`,
 	}
 	before := map[string]string{}
 	for name, q := range tables {
@@ -258,6 +259,16 @@ INSERT INTO embeddings (kind, ref_id, conversation_id, model, dims, vector, crea
 	r, err := s.Recall(ctx, "", "msg_1")
 	require.NoError(t, err)
 	assert.Equal(t, `{"id":"msg_1"}`, string(r.Raw))
+	// Version 6 indexes the active history: the message still active is
+	// found, in context; the clip-archive is not.
+	hits, err := s.Search(ctx, "still active", store.SearchOptions{})
+	require.NoError(t, err)
+	require.Len(t, hits, 1)
+	assert.Equal(t, "msg_2", hits[0].ID)
+	assert.True(t, hits[0].InContext)
+	hits, err = s.Search(ctx, "Context Summary compressed", store.SearchOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, hits)
 
 	// Another conversation numbering its messages alike now just works.
 	storetest.ReuseIDsAfterUpgrade(t, s)

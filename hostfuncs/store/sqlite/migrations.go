@@ -88,4 +88,6 @@ var (
 	embeddingsPutSQL     = query("embeddings_put")
 	searchByRefSQL       = query("search_by_ref")
 	writeRecallSQL       = query("write_recall")
+	indexActiveSQL       = query("index_active")
+	searchInContextSQL   = query("search_in_context")
 )

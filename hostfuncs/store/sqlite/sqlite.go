@@ -257,6 +257,25 @@ UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value F
 	return msgs, nil
 }
 
+// IndexActive implements store.Store (queries/index_active.sql).
+func (s *Store) IndexActive(ctx context.Context, conversationID string, texts map[string]string) error {
+	if len(texts) == 0 {
+		return nil
+	}
+	if err := s.refuseWrite(fmt.Sprintf("index the active history of %q", conversationID)); err != nil {
+		return err
+	}
+	b, err := json.Marshal(texts)
+	if err != nil {
+		return fmt.Errorf("index the active history of %q: %w", conversationID, err)
+	}
+	if _, err := s.db.ExecContext(ctx, indexActiveSQL, conversationID, string(b)); err != nil {
+		return fmt.Errorf("index the active history of %q: %w", conversationID, err)
+	}
+	s.wrote()
+	return nil
+}
+
 // ActiveMessages implements store.Store.
 func (s *Store) ActiveMessages(ctx context.Context, conversationID string) ([]store.Message, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, conversation_id, role, content, created_at, raw
@@ -556,17 +575,47 @@ func (s *Store) Block(ctx context.Context, blockID string) (store.StoredBlock, e
 	return b, nil
 }
 
-// Search implements store.Store: bm25 over one FTS5 index of recalled
-// messages and archived blocks (queries/search.sql), fused with a vector
-// ranking when opts.Embedder is set (store.HybridSearch, vectors.go).
+// Search implements store.Store: bm25 over one FTS5 index of active and
+// recalled messages and archived blocks (queries/search.sql), fused with
+// a vector ranking when opts.Embedder is set (store.HybridSearch,
+// vectors.go). opts.InContext is indexed in a transaction rolled back
+// after the search (queries/search_in_context.sql), so it needs a
+// writable store.
 func (s *Store) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	var inContext string
+	if len(opts.InContext) > 0 {
+		var err error
+		if inContext, err = store.InContextJSON(&opts); err != nil {
+			return nil, err
+		}
+		if err := s.refuseWrite("search with in-context messages (they are indexed for the search)"); err != nil {
+			return nil, err
+		}
+	}
 	return store.HybridSearch(ctx, s, query, opts, func(ctx context.Context, q core.SearchQuery, conv string, limit int) ([]store.Hit, error) {
-		return s.searchLexical(ctx, q.FTS5, conv, limit)
+		if inContext == "" {
+			return searchLexical(ctx, s.db, q.FTS5, conv, limit)
+		}
+		return s.searchInContext(ctx, q.FTS5, conv, limit, inContext)
 	})
 }
 
-func (s *Store) searchLexical(ctx context.Context, match, conversationID string, limit int) ([]store.Hit, error) {
-	rows, err := s.db.QueryContext(ctx, searchSQL, match, conversationID, limit)
+// searchInContext indexes a caller's messages, searches, and rolls back:
+// nothing of them stays.
+func (s *Store) searchInContext(ctx context.Context, match, conversationID string, limit int, inContext string) ([]store.Hit, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, searchInContextSQL, conversationID, inContext); err != nil {
+		return nil, fmt.Errorf("indexing the in-context messages: %w", err)
+	}
+	return searchLexical(ctx, tx, match, conversationID, limit)
+}
+
+func searchLexical(ctx context.Context, q querier, match, conversationID string, limit int) ([]store.Hit, error) {
+	rows, err := q.QueryContext(ctx, searchSQL, match, conversationID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -575,7 +624,8 @@ func (s *Store) searchLexical(ctx context.Context, match, conversationID string,
 	for rows.Next() {
 		var h store.Hit
 		var kind, created string
-		if err := rows.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text, &h.Score, &h.Snippet); err != nil {
+		if err := rows.Scan(&kind, &h.ID, &h.ConversationID, &h.Role, &h.Label, &created, &h.OperationID, &h.Text, &h.Score, &h.Snippet,
+			&h.InContext); err != nil {
 			return nil, err
 		}
 		if err := store.FinishHit(&h, kind, created); err != nil {

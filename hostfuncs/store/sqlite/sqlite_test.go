@@ -66,7 +66,7 @@ func TestReopenFile(t *testing.T) {
 	assert.Equal(t, before, after, "reopening must not change the database")
 	var versions int
 	require.NoError(t, s.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&versions))
-	assert.Equal(t, 5, versions)
+	assert.Equal(t, 6, versions)
 	var mode string
 	require.NoError(t, s.DB().QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
 	assert.Equal(t, "wal", mode)

@@ -103,7 +103,14 @@ func testSameIDsInTwoConversations(t *testing.T, open Opener) {
 			assert.Equal(t, conv, h.ConversationID, "%s's words find %s's messages and batch only", conv, conv)
 			assert.NotContains(t, h.Text, topic[other])
 		}
-		assert.Len(t, hits, 4, "%s: its three recalled messages and its batch", conv)
+		inContext := 0
+		for _, h := range hits {
+			if h.InContext {
+				inContext++
+			}
+		}
+		assert.Len(t, hits, 6, "%s: its three recalled messages, its batch and its two active messages", conv)
+		assert.Equal(t, 2, inContext, "%s: the two active messages are in context", conv)
 	}
 }
 
@@ -236,8 +243,11 @@ func ReuseIDsAfterUpgrade(t *testing.T, s store.Store) {
 		Insert: core.InsertMessage{ID: "ca1", Content: "[Context Summary]"}}))
 	hits, err := s.Search(ctx, "glacier", store.SearchOptions{})
 	require.NoError(t, err)
-	require.Len(t, hits, 1)
-	assert.Equal(t, "c2", hits[0].ConversationID)
+	require.Len(t, hits, 2, "the recalled question and the active answer")
+	for _, h := range hits {
+		assert.Equal(t, "c2", h.ConversationID)
+		assert.Equal(t, h.ID == "msg_2", h.InContext, h.ID)
+	}
 	_, err = s.Recall(ctx, "", "msg_0")
 	var amb *store.AmbiguousIDError
 	require.ErrorAs(t, err, &amb)

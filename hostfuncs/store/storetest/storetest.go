@@ -59,6 +59,8 @@ func Run(t *testing.T, open Opener) {
 		{"SearchToolText", testSearchToolText},
 		{"SearchTiesToMoreRecent", testSearchTiesToMoreRecent},
 		{"SearchFoldsRepeats", testSearchFoldsRepeats},
+		{"SearchActiveHistory", testSearchActiveHistory},
+		{"SearchInContext", testSearchInContext},
 		{"ReadByID", testReadByID},
 		{"ConcurrentCommits", testConcurrentCommits},
 		{"SameIDsInTwoConversations", testSameIDsInTwoConversations},
@@ -657,7 +659,7 @@ func testSearchRanking(t *testing.T, open Opener) {
 	assert.Equal(t, 0, top.Batch.Depth)
 	assert.Equal(t, core.MethodLLM, top.Batch.Method)
 
-	// Recalled messages are found; active ones are not (they are in the context already).
+	// Recalled messages are found, and so are active ones, in context.
 	hits, err = s.Search(ctx, "xylophone", store.SearchOptions{ConversationID: "c1"})
 	require.NoError(t, err)
 	require.Len(t, hits, 1)
@@ -672,9 +674,19 @@ func testSearchRanking(t *testing.T, open Opener) {
 	assert.Equal(t, "please tune the xylophone before the concert", hits[0].Text)
 	assert.Contains(t, hits[0].Snippet, "[xylophone]")
 	assert.Greater(t, hits[0].Score, 0.0, "higher is better, and a hit scores above zero")
+	assert.False(t, hits[0].InContext, "a recalled message is not in context")
 	hits, err = s.Search(ctx, "migration", store.SearchOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, hits, "an active message is not in recall storage")
+	require.Len(t, hits, 1, "an active message is found")
+	assert.Equal(t, "c1-x2", hits[0].ID)
+	assert.True(t, hits[0].InContext, "an active message is in context")
+	assert.Equal(t, store.HitMessage, hits[0].Kind)
+	assert.Equal(t, "assistant", hits[0].Role)
+	assert.Equal(t, "c1", hits[0].ConversationID)
+	assert.Empty(t, hits[0].OperationID, "no compaction removed it")
+	assert.Equal(t, "the database migration is done", hits[0].Text)
+	assert.Contains(t, hits[0].Snippet, "[migration]")
+	assert.True(t, base.Add(11*time.Minute).Equal(hits[0].CreatedAt))
 
 	// Conversation filter and limit.
 	hits, err = s.Search(ctx, "summary", store.SearchOptions{ConversationID: "c2"})

@@ -9,8 +9,9 @@ database written by one host opens in the other:
 - ``recall``: messages a compaction removed, moved here rather than
   destroyed, searchable;
 - ``blocks``: archival blocks (batch summaries), searchable;
-- ``search_fts``: one full-text index over both (kept by triggers), so
-  ``search`` ranks messages and batches in one list;
+- ``search_fts``: one full-text index over the three (kept by triggers),
+  so ``search`` ranks active and recalled messages and batches in one
+  list;
 - ``schema_migrations``: the applied schema versions.
 
 The migration steps and the shared queries are the Go store's own .sql
@@ -666,43 +667,97 @@ class SQLiteStore:
                                     (conversation_id,)).fetchone()
         return int(n)
 
-    # ------------------------------------------------------------ search
-    def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[SearchHit]:
-        """Ranked search (SPEC §5 memory_read) over archived batches and
-        recalled messages in one list, best first: ``query`` is a question
-        as a person asks it, analysed by the plug-in's searchQuery export
-        (any of its words matches; no character is search syntax). Hits are
-        dicts: kind ("message" or "batch"), id, conversation_id,
-        start_time / end_time (a message's created_at; a batch's covered
-        range), score (higher is better), snippet (terms in [ ]), text
-        (the full text: a message's indexed text, a batch's summary), role,
-        label, created_at, operation_id, and for a batch depth, method,
-        message_count and source_message_ids. Superseded clip-archives are
-        never hits."""
-        analyzer = self.query_analyzer or default_query_analyzer()
-        return self.search_fts5(str(analyzer(query)["fts5"]), conversation_id, limit)
+    def index_active(self, conversation_id: str, texts: Mapping[str, str]) -> None:
+        """Sets what the search index holds for active messages of the
+        conversation (SCHEMA.md, "messages"): ``texts`` maps a message id
+        to its search text as the plug-in renders it over the stored active
+        history (the decodeHistory export with ``search_text``). Appended
+        messages are indexed by their content until then; an id the active
+        history does not hold is ignored."""
+        string(conversation_id, "conversation_id")
+        if not isinstance(texts, Mapping):
+            raise invalid("texts", "must be a dict of message id to search text, got %s" % describe(texts))
+        for k, v in texts.items():
+            string(k, "texts key")
+            string(v, "texts[%r]" % k)
+        if not texts:
+            return
+        with self._tx() as db:
+            db.execute(_query("index_active"), (conversation_id, json.dumps(dict(texts), ensure_ascii=False)))
+            _rewrite_nul_texts(db, conversation_id, texts, "messages")
 
-    def search_fts5(self, match: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT) -> List[SearchHit]:
+    # ------------------------------------------------------------ search
+    def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT,
+               in_context: Optional[Sequence[Mapping[str, Any]]] = None) -> List[SearchHit]:
+        """Ranked search (SPEC §5 memory_read) over the active history,
+        archived batches and recalled messages in one list, best first:
+        ``query`` is a question as a person asks it, analysed by the
+        plug-in's searchQuery export (any of its words matches; no character
+        is search syntax). Hits are dicts: kind ("message" or "batch"), id,
+        conversation_id, start_time / end_time (a message's created_at; a
+        batch's covered range), score (higher is better), snippet (terms in
+        [ ]), text (the full text: a message's indexed text, a batch's
+        summary), role, label, created_at, operation_id, in_context (the
+        message is still in the context: active, or one of
+        ``in_context``), and for a batch depth, method, message_count and
+        source_message_ids. Clip-archives are never hits.
+
+        ``in_context``: the messages in the context of a conversation whose
+        caller keeps them (caller-owned; ``conversation_id`` required), as
+        the decodeHistory export with ``search_text`` gives them (``id``,
+        ``role``, ``content``, ``created_at``, ``search_text``): ranked with
+        everything else for this search only, nothing of them stored; one
+        the conversation's recall holds is its recalled hit."""
+        analyzer = self.query_analyzer or default_query_analyzer()
+        return self.search_fts5(str(analyzer(query)["fts5"]), conversation_id, limit, in_context)
+
+    def search_fts5(self, match: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT,
+                    in_context: Optional[Sequence[Mapping[str, Any]]] = None) -> List[SearchHit]:
         """``search`` with the query already analysed: ``match`` is the
         searchQuery export's "fts5" ("" finds nothing)."""
         string(match, "match")
         string(conversation_id, "conversation_id")
         whole_number(limit, "limit")
+        rows_in = _in_context_rows(conversation_id, in_context) if in_context is not None else None
         if not match:
             return []
         limit = DEFAULT_SEARCH_LIMIT if limit <= 0 else min(limit, MAX_SEARCH_LIMIT)
-        with self._lock:
-            rows = self._db.execute(_query("search"), (match, conversation_id, limit)).fetchall()
+        if rows_in:
+            rows = self._search_in_context(match, conversation_id, limit, rows_in)
+        else:
+            with self._lock:
+                rows = self._db.execute(_query("search"), (match, conversation_id, limit)).fetchall()
         hits: List[SearchHit] = []
-        for kind, hid, conv, role, label, created, op, text, score, snippet in rows:
+        for kind, hid, conv, role, label, created, op, text, score, snippet, in_ctx in rows:
             hit: Dict[str, Any] = {"kind": kind, "id": hid, "conversation_id": conv, "start_time": created,
                                    "end_time": created, "score": float(score), "snippet": snippet, "text": text,
                                    "role": role, "label": label, "created_at": created, "operation_id": op,
+                                   "in_context": bool(in_ctx),
                                    "depth": None, "method": None, "message_count": None, "source_message_ids": None}
             if kind == "batch":
                 _add_batch(hit, text)
             hits.append(hit)  # type: ignore[arg-type]
         return hits
+
+    def _search_in_context(self, match: str, conv: str, limit: int,
+                           rows_in: List[Tuple[str, str, str, str, Optional[str]]]) -> List[Any]:
+        """search.sql with the caller's messages indexed in a transaction
+        that is rolled back (queries/search_in_context.sql): nothing stays."""
+        with self._lock:
+            if self.read_only:
+                raise StoreError("sqlite %s: opened read-only (read_only=True): a search with in_context messages "
+                                 "indexes them for the search, which needs a writable store" % self.path)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(_query("search_in_context"), (conv, json.dumps(rows_in, ensure_ascii=False)))
+                for mid, _, content, _, st in rows_in:
+                    if "\x00" in content or "\x00" in (st or ""):  # see _rewrite_nul_texts
+                        self._db.execute("UPDATE messages SET content = ?3, search_text = ?4 WHERE conversation_id = ?1 "
+                                         "AND id = ?2 AND raw = ''", (conv, mid, content, st))
+                return self._db.execute(_query("search"), (match, conv, limit)).fetchall()
+            finally:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
 
     def block(self, block_id: str) -> StoredBlock:
         """An archival block in full: id, tier, label, content (as written,
@@ -833,15 +888,48 @@ def _recall_rows(writes: Sequence[Any], conv: str, op: str,
     return rows
 
 
-def _rewrite_nul_texts(db: sqlite3.Connection, conv: str, texts: Mapping[str, str]) -> None:
-    """move_to_recall.sql reads the commit's search texts out of JSON, and
-    some SQLite versions (3.40, which Debian 12's Python uses) end a
-    json_each value at a ``\u0000`` escape: the index would stop at the
-    NUL. A text holding one is written again as bound (whole), which
-    indexes it again in full."""
+def _rewrite_nul_texts(db: sqlite3.Connection, conv: str, texts: Mapping[str, str], table: str = "recall") -> None:
+    """move_to_recall.sql and index_active.sql read search texts out of
+    JSON, and some SQLite versions (3.40, which Debian 12's Python uses)
+    end a json_each value at a ``\u0000`` escape: the index would stop at
+    the NUL. A text holding one is written again as bound (whole), which
+    indexes it again in full. ``table``: recall or messages."""
+    sql = "UPDATE %s SET search_text = ?3 WHERE conversation_id = ?1 AND id = ?2" % (
+        "messages" if table == "messages" else "recall")
     for mid, text in texts.items():
         if "\x00" in text:
-            db.execute("UPDATE recall SET search_text = ?3 WHERE conversation_id = ?1 AND id = ?2", (conv, mid, text))
+            db.execute(sql, (conv, mid, text))
+
+
+def _in_context_rows(conv: str, in_context: Any) -> List[Tuple[str, str, str, str, Optional[str]]]:
+    """Checks a search's ``in_context`` messages and returns the rows
+    queries/search_in_context.sql reads: [id, role, content, created_at,
+    search_text]; errors name the argument."""
+    if not conv:
+        raise invalid("conversation_id", "a search with in_context messages needs the conversation they are the "
+                                          "context of")
+    if isinstance(in_context, (str, bytes)) or not isinstance(in_context, Sequence):
+        raise invalid("in_context", "must be a list of messages as decodeHistory gives them, got %s"
+                      % describe(in_context))
+    rows: List[Tuple[str, str, str, str, Optional[str]]] = []
+    for i, m in enumerate(in_context):
+        f = "in_context[%d]" % i
+        if not isinstance(m, Mapping):
+            raise invalid(f, "must be a dict (id, role, content, created_at, search_text), got %s" % describe(m))
+        mid = string(m.get("id"), f + ".id")
+        if not mid:
+            raise invalid(f + ".id", "is empty")
+        role = string(m.get("role"), f + ".role")
+        if role not in ROLES:
+            raise invalid(f + ".role", "must be user, assistant, system or tool, got %r" % role)
+        content = string(m.get("content", ""), f + ".content")
+        created = m.get("created_at")
+        created = "" if created is None else string(created, f + ".created_at")
+        st = m.get("search_text")
+        if st is not None:
+            string(st, f + ".search_text")
+        rows.append((mid, role, content, created, st or None))
+    return rows
 
 
 def _write_blocks(db: sqlite3.Connection, writes: Sequence[Mapping[str, Any]], delete_ids: List[str], dj: str,

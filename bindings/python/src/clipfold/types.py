@@ -157,7 +157,9 @@ class SearchQuery(TypedDict):
 
 class SearchHit(TypedDict):
     """One hit of ``SQLiteStore.search``; depth, method, message_count and
-    source_message_ids are None for messages."""
+    source_message_ids are None for messages. ``in_context``: a message
+    still in the context (the active history, or a search's
+    ``in_context``), not in recall storage."""
 
     kind: str
     id: str
@@ -171,6 +173,7 @@ class SearchHit(TypedDict):
     label: str
     created_at: str
     operation_id: str
+    in_context: bool
     depth: Optional[int]
     method: Optional[str]
     message_count: Optional[int]
