@@ -21,11 +21,18 @@
  * the same compacted view — summaries archived once, removed messages
  * written to recall once, searchable through memory_read.
  *
+ * prepareStep runs before every model call of generateText/streamText
+ * (each step of a tool loop), and counts the step as the model will: the
+ * provider's usage of the step before (`steps[i].usage.inputTokens`, for
+ * the messages that step was sent), the estimate of what came after it,
+ * and without usage (the first step) the `system` prompt and `tools` given
+ * to prepareStep as overhead_tokens (a prepareStep does not see them).
+ *
  * This module imports `ai` and `zod` (peer dependencies); `clipfold`
  * itself never does.
  * @module
  */
-import { tool } from 'ai';
+import { asSchema, tool } from 'ai';
 import { z } from 'zod';
 import { DEFAULT_TARGET_SHARE } from './compactor.js';
 import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
@@ -43,12 +50,33 @@ import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
  * @property {string} conversationId   the archive's conversation (one per chat)
  * @property {string} [system]         your system prompt: given, the clip-archive is appended to it and the step's
  *   `system` is set (the messages then hold no system message); not given, the clip-archive stays the system message
- *   compress put first in the messages
+ *   compress put first in the messages. Counted as overhead_tokens until the model's usage counts it
+ * @property {Record<string, any>} [tools] your tools (the `tools` of generateText): their schemas are counted as
+ *   overhead_tokens until the model's usage counts them
  * @property {number} [targetShare]    compact to this share of the limit (default 0.8; compactIfDue's)
  * @property {Config} [config]         config for these compactions (model_max_tokens: your model's context window)
  * @property {(result: CompactionResult) => void} [onCompact] sees every compaction that changed the messages
  *   (including a failed one: the step then runs on the messages as they were)
  */
+
+/**
+ * The tools of generateText as the JSON schemas a provider is sent (name,
+ * description, input schema), for the compactor's overheadTokens.
+ * @param {Record<string, any> | undefined} tools
+ * @returns {Promise<unknown[]>}
+ */
+export async function toolSchemas(tools) {
+  return Promise.all(Object.entries(tools ?? {}).map(async ([name, t]) => {
+    /** @type {unknown} */
+    let parameters = {};
+    try {
+      if (t?.inputSchema !== undefined) parameters = await asSchema(t.inputSchema).jsonSchema;
+    } catch {
+      // a schema the SDK cannot describe: its name and description still count
+    }
+    return { type: 'function', name, description: t?.description ?? '', parameters };
+  }));
+}
 
 /**
  * A prepareStep function: when the step's messages are due (over
@@ -59,26 +87,61 @@ import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
  * the step gets the view earlier compactions made, or its messages as they
  * are.
  * @param {PrepareStepOptions} o
- * @returns {(step: {messages: ModelMessage[]}) => Promise<{messages: ModelMessage[], system?: string} | undefined>}
+ * @returns {(step: {messages: ModelMessage[], steps?: ReadonlyArray<{usage?: {inputTokens?: number}}>}) => Promise<{messages: ModelMessage[], system?: string} | undefined>}
  */
 export function prepareStep(o) {
-  const { compactor, conversationId, system, targetShare = DEFAULT_TARGET_SHARE, config, onCompact } = o ?? {};
+  const { compactor, conversationId, system, tools, targetShare = DEFAULT_TARGET_SHARE, config, onCompact } = o ?? {};
   if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('prepareStep: compactor must be a clipfold compactor (createCompactor)');
   if (typeof conversationId !== 'string' || conversationId === '') throw new TypeError('prepareStep: conversationId must be a non-empty string');
-  return async ({ messages }) => {
-    const r = await compactor.compactIfDue(conversationId, messages, { callerOwned: true, shape: 'ai_sdk', targetShare, config });
-    if (r === null) return undefined;
-    onCompact?.(r);
+  /** @type {Promise<Config> | undefined} the config with overhead_tokens (system prompt and tools), once */
+  let withOverhead;
+  const stepConfig = () => {
+    withOverhead ??= (async () => {
+      if (config !== undefined && Object.hasOwn(config, 'overhead_tokens')) return config;
+      const overhead = await compactor.overheadTokens({ system, tools: await toolSchemas(tools), config });
+      return { ...config, overhead_tokens: overhead };
+    })();
+    return withOverhead;
+  };
+  /**
+   * Per generateText call (its `steps` array): what the last step was
+   * sent (the view, with the clip-archive as its first message when it
+   * has one), how many messages of the step's list that stood for, and
+   * that step's number.
+   * @type {WeakMap<object, {view: ModelMessage[], length: number, step: number, archive: string | null}>}
+   */
+  const sent = new WeakMap();
+  return async ({ messages, steps }) => {
+    // The provider counted what the step before was sent: continue from
+    // that view, with what the SDK appended since (the answer, the tool
+    // results), so its usage counts the view's messages.
+    const prev = steps ? sent.get(steps) : undefined;
+    let history = messages;
+    /** @type {import('./types.js').ContextUsage | undefined} */
+    let usage;
+    let archive = null;
+    if (prev && steps && prev.step === steps.length - 1 && messages.length >= prev.length) {
+      history = [...prev.view, ...messages.slice(prev.length)];
+      archive = prev.archive;
+      const n = steps.at(-1)?.usage?.inputTokens;
+      if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) usage = { input_tokens: n, messages: prev.view.length };
+    }
+    const r = await compactor.compactIfDue(conversationId, history, {
+      callerOwned: true, shape: 'ai_sdk', targetShare, config: await stepConfig(), usage,
+    });
+    if (r !== null) onCompact?.(r);
     // A failed caller-owned compaction archives nothing new and returns the
     // view earlier compactions made (SPEC §4; RATIONALE "A caller-owned
     // history"), which is what fits the model — or the list itself.
-    if (r.failed && r.history.length >= messages.length) return undefined;
     /** @type {ModelMessage[]} */
-    const msgs = r.history;
-    if (system !== undefined && r.clip_archive != null && msgs[0]?.role === 'system' && msgs[0].content === r.clip_archive) {
-      return { system: joinText(system, r.clip_archive) ?? '', messages: msgs.slice(1) };
+    const view = r === null || (r.failed && r.history.length >= history.length) ? history : r.history;
+    if (r !== null && view === r.history) archive = r.clip_archive ?? null;
+    if (steps) sent.set(steps, { view, length: messages.length, step: steps.length, archive });
+    if (view === messages) return undefined;
+    if (system !== undefined && archive !== null && view[0]?.role === 'system' && view[0].content === archive) {
+      return { system: joinText(system, archive) ?? '', messages: view.slice(1) };
     }
-    return { messages: msgs };
+    return { messages: view };
   };
 }
 

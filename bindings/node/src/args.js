@@ -90,3 +90,31 @@ export function stringifyJSON(value, root) {
   if (text !== undefined && text.includes('null')) requireJSON(value, root);
   return text;
 }
+
+/**
+ * `usage` (the provider's count of the last model call): undefined or
+ * null, or `{input_tokens, messages}` of whole numbers ≥ 0 (other keys are
+ * left out); else a ClipfoldError naming `usage` or its key. Whether
+ * `messages` is within the history is the plug-in's to say
+ * (`usage.messages`).
+ * @param {unknown} v
+ * @returns {import('./types.js').ContextUsage | undefined}
+ */
+export function optionalUsage(v) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    throw invalidArgument('usage', `must be an object {input_tokens: N, messages: K}, got ${describe(v)}`);
+  }
+  const u = /** @type {Record<string, unknown>} */ (v);
+  /** @type {Record<string, number>} */
+  const out = {};
+  for (const key of ['input_tokens', 'messages']) {
+    const n = u[key];
+    if (n === undefined) throw invalidArgument(`usage.${key}`, 'is required');
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+      throw invalidArgument(`usage.${key}`, `must be a whole number ≥ 0, got ${describe(n)}`);
+    }
+    out[key] = n;
+  }
+  return { input_tokens: out.input_tokens, messages: out.messages };
+}

@@ -3,7 +3,7 @@
  * program provides.
  * @module
  */
-import { describe, invalidArgument, requireJSON, requireString, stringifyJSON } from './args.js';
+import { describe, invalidArgument, optionalUsage, requireJSON, requireString, stringifyJSON } from './args.js';
 import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
@@ -24,6 +24,7 @@ export { findWasm };
  * @typedef {import('./types.js').SearchOptions} SearchOptions
  * @typedef {import('./types.js').SearchQuery} SearchQuery
  * @typedef {import('./types.js').ReadRecord} ReadRecord
+ * @typedef {import('./types.js').ContextUsage} ContextUsage
  */
 
 /**
@@ -73,6 +74,9 @@ export function manifestConfig(config) {
  *   budget, as shouldCompact says: for a call on every turn
  * @property {HistoryShape} [shape]  the message shape, when the messages alone cannot tell ("anthropic" for Anthropic
  *   text turns, whose clip-archive must be a user turn)
+ * @property {ContextUsage} [usage]  the provider's count of the last model call (see shouldCompact), for the first
+ *   `usage.messages` messages of the history compacted: the caller's list when it owns it; else the store's active
+ *   history (the caller's list when it sends back the result's history with the new messages appended)
  */
 
 /**
@@ -310,6 +314,7 @@ export async function createCompactor(opts = {}) {
     if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
     const callerOwned = bool(o.callerOwned, 'callerOwned');
     if (o.config !== undefined) requireJSON(o.config, 'config');
+    const usage = optionalUsage(o.usage); // refused before anything is stored
     const given = history === undefined || history === null ? null : { objects: history, texts: texts(history) };
     /** @type {string[]} */
     let sent;
@@ -341,7 +346,7 @@ export async function createCompactor(opts = {}) {
     const rest = JSON.stringify(compact({
       conversation_id: conversationId, history_ids: ids, history_owner: callerOwned ? 'caller' : undefined, shape: o.shape,
       only_if_due: bool(o.onlyIfDue, 'onlyIfDue') || undefined, config: o.config, dry_run: bool(o.dryRun, 'dryRun') || undefined,
-      now: o.now, operation_id: o.operationId,
+      now: o.now, operation_id: o.operationId, usage,
     }));
     return { input: `{"history":[${sent.join(',')}],${rest.slice(1)}`, sent, given };
   }
@@ -472,10 +477,50 @@ export async function createCompactor(opts = {}) {
     split: (messages, cfg) => call('split', compact({ messages, config: cfg })),
     /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{chunks: Message[][]}>} */
     chunk: (messages, cfg) => call('chunk', compact({ messages, config: cfg })),
-    /** @param {string | Message[]} textOrMessages @returns {Promise<{tokens: number}>} */
-    estimateTokens: (textOrMessages) => call('estimateTokens', typeof textOrMessages === 'string' ? { text: textOrMessages } : { messages: textOrMessages }),
-    /** @param {Message[]} messages @param {Config} [cfg] @returns {Promise<{due: boolean, tokens: number, limit: number}>} */
-    shouldCompact: (messages, cfg) => call('shouldCompact', compact({ messages, config: cfg })),
+    /**
+     * The plug-in's estimate of a text, or of messages (tool calls and
+     * results, image_tokens per image, per-message framing), under the
+     * config's token_estimator.
+     * @param {string | AnyMessage[]} textOrMessages @param {Config} [cfg] @returns {Promise<{tokens: number}>}
+     */
+    estimateTokens: (textOrMessages, cfg) => call('estimateTokens', compact(typeof textOrMessages === 'string'
+      ? { text: textOrMessages, config: cfg } : { messages: textOrMessages, config: cfg })),
+    /**
+     * Whether messages are over the budget (context_budget ×
+     * model_max_tokens): the check before each model call. `usage`: the
+     * provider's count of the last model call, `{input_tokens: N,
+     * messages: K}` — the request held the first K messages (with the
+     * system prompt and tools) and counted N; those count N, only the rest
+     * is estimated, and overhead_tokens is not added. Without it every
+     * message is estimated and overhead_tokens (see overheadTokens) added.
+     * @param {AnyMessage[]} messages @param {Config} [cfg] @param {ContextUsage | null} [usage]
+     * @returns {Promise<{due: boolean, tokens: number, limit: number}>}
+     */
+    shouldCompact: async (messages, cfg, usage) => call('shouldCompact', compact({ messages, config: cfg, usage: optionalUsage(usage) })),
+    /**
+     * What a model request sends beside its messages — the system prompt
+     * and the tool schemas (any JSON value, such as the provider's tools
+     * array) — as the plug-in's estimateTokens export counts them under
+     * `config` (its token_estimator). Pass it as the config key
+     * overhead_tokens for counts made without the provider's usage
+     * (before the first model call).
+     * @param {{system?: string | null, tools?: unknown, config?: Config}} [o]
+     * @returns {Promise<number>}
+     */
+    async overheadTokens(o = {}) {
+      if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
+      if (o.system !== undefined && o.system !== null) requireString(o.system, 'system');
+      /** @type {{role: 'system', content: string}[]} */
+      const parts = [];
+      if (o.system) parts.push({ role: 'system', content: o.system });
+      if (o.tools !== undefined && o.tools !== null) {
+        const text = stringifyJSON(o.tools, 'tools');
+        if (text === undefined) throw invalidArgument('tools', `must be a JSON value, got ${describe(o.tools)}`);
+        if (text !== '[]' && text !== '{}') parts.push({ role: 'system', content: text });
+      }
+      if (parts.length === 0) return 0;
+      return (await call('estimateTokens', compact({ messages: parts, config: o.config }))).tokens;
+    },
     /** @param {{system_prompt?: string|null, previous_summary?: string|null, messages: Message[], model?: string, max_tokens?: number}} input @returns {Promise<import('./types.js').ModelRequest>} */
     buildSummarizationRequest: (input) => call('buildSummarizationRequest', input),
     /** @param {{system_prompt?: string|null, batch_contents: string[], model?: string, max_tokens?: number}} input @returns {Promise<import('./types.js').ModelRequest>} */

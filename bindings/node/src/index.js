@@ -35,6 +35,7 @@ export {
 } from './store.js';
 export { sqlDir, PACKAGE_DIR } from './paths.js';
 export { openaiCompatible, endpoint, DEFAULT_OPENAI_BASE_URL } from './llm/openai.js';
+export { usageOf } from './llm/usage.js';
 export { offlineLLM, OFFLINE_LLM } from './llm/extractive.js';
 export { hostFunctions, stubHostFunctions, HOST_NAMESPACE, HOST_FUNCTION_NAMES } from './hostfns.js';
 export { compileWasm, PluginInstance, STAGE_MIN, DEFAULT_MAX_MEMORY } from './instance.js';

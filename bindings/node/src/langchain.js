@@ -17,17 +17,25 @@
  * });
  * ```
  *
- * Like summarizationMiddleware it runs before each model call and, when
- * the trigger is met, replaces the agent's messages (RemoveMessage with
- * REMOVE_ALL_MESSAGES, then the new list): the clip-archive (a
- * SystemMessage, read by the next compaction as the prior summary), then
- * the kept messages — the very message objects of the state, tool calls
- * with their results. What it removes is summarized by importance in
- * chunks, archived and kept in recall storage (searchable through
- * memory_read), not discarded. For the model call the clip-archive is
- * appended to the agent's system message. The agent's state owns the
- * messages: the compactor's store keeps only the archive and recall
- * storage (SPEC §4 history_owner "caller").
+ * Like summarizationMiddleware it runs before each model call (the
+ * agent's tool loops included) and, when the trigger is met, replaces the
+ * agent's messages (RemoveMessage with REMOVE_ALL_MESSAGES, then the new
+ * list): the clip-archive (a SystemMessage, read by the next compaction as
+ * the prior summary), then the kept messages — the very message objects
+ * of the state, tool calls with their results. What it removes is
+ * summarized by importance in chunks, archived and kept in recall storage
+ * (searchable through memory_read), not discarded. For the model call the
+ * clip-archive is appended to the agent's system message. The agent's
+ * state owns the messages: the compactor's store keeps only the archive
+ * and recall storage (SPEC §4 history_owner "caller").
+ *
+ * The window is kept whatever the trigger: it works in wrapModelCall,
+ * where the model request is, and counts it as the model will — the
+ * provider's usage of the last call (the last AIMessage's
+ * usage_metadata.input_tokens, for the messages before it), the estimate
+ * of the messages after it, and without usage the request's system prompt
+ * and tool schemas (overhead_tokens) — compacting when that is over
+ * context_budget × model_max_tokens too.
  *
  * This module imports `langchain`, `@langchain/core`, `@langchain/langgraph`
  * and `zod` (peer dependencies); `clipfold` itself never does.
@@ -35,7 +43,8 @@
  */
 import { countTokensApproximately, createMiddleware, tool } from 'langchain';
 import { AIMessage, HumanMessage, RemoveMessage, SystemMessage } from '@langchain/core/messages';
-import { REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
+import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
+import { Command, REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
 import { z } from 'zod';
 import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from './memory.js';
 
@@ -45,6 +54,7 @@ import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from 
  * @typedef {import('./types.js').CompactionResult} CompactionResult
  * @typedef {import('./types.js').LLM} LLM
  * @typedef {import('./types.js').ModelRequest} ModelRequest
+ * @typedef {import('./types.js').ContextUsage} ContextUsage
  * @typedef {import('@langchain/core/messages').BaseMessage} BaseMessage
  */
 
@@ -138,6 +148,45 @@ function triggered(conditions, count, tokens, max) {
 }
 
 /**
+ * The provider's count of the last model call, read from the messages:
+ * the last AIMessage (the answer to that call) and its
+ * usage_metadata.input_tokens, for the messages before it (what that call
+ * was sent: the agent appends the answer to the list it sent). null when
+ * the last answer carries no usage; an earlier answer's usage is not used
+ * (a compaction since may have changed what came before it).
+ * @param {BaseMessage[]} messages
+ * @returns {ContextUsage | null}
+ */
+export function usageFromMessages(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!AIMessage.isInstance(m)) continue;
+    const n = m.usage_metadata?.input_tokens;
+    return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? { input_tokens: n, messages: i } : null;
+  }
+  return null;
+}
+
+/**
+ * The tools of a model request as the JSON schemas a provider is sent
+ * (LangChain's convertToOpenAITool; a plain object as it is), for
+ * the compactor's overheadTokens.
+ * @param {unknown[] | undefined} tools
+ * @returns {unknown[]}
+ */
+export function toolSchemas(tools) {
+  return (tools ?? []).map((t) => {
+    try {
+      return convertToOpenAITool(/** @type {any} */ (t));
+    } catch {
+      // A tool LangChain cannot describe still costs its name.
+      const a = /** @type {any} */ (t);
+      return { name: String(a?.name ?? ''), description: String(a?.description ?? '') };
+    }
+  });
+}
+
+/**
  * An agent middleware that compacts the agent's messages with clipfold:
  * a drop-in for summarizationMiddleware (see the module comment).
  * @param {ClipfoldMiddlewareOptions} o
@@ -156,44 +205,102 @@ export function clipfoldMiddleware(o) {
     throw new TypeError('clipfoldMiddleware: a fraction needs `model` with profile.maxInputTokens; use absolute token counts instead');
   }
 
-  /** @returns {Config} */
-  const keepConfig = () => {
-    if ('messages' in keep) return { ...config, keep_recent: keep.messages };
+  /**
+   * The config of a request that sends `overhead` tokens beside its
+   * messages (system prompt, tool schemas): overhead_tokens, unless the
+   * config sets it, and a keep in tokens that many more (it counts the
+   * messages, as summarizationMiddleware's does).
+   * @param {number} overhead
+   * @returns {Config}
+   */
+  const requestConfig = (overhead) => {
+    const own = config !== undefined && Object.hasOwn(config, 'overhead_tokens');
+    const extra = own ? 0 : overhead;
+    const base = own ? { ...config } : { ...config, overhead_tokens: overhead };
+    if ('messages' in keep) return { ...base, keep_recent: keep.messages };
+    if (config !== undefined && Object.hasOwn(config, 'target_tokens')) return base;
     const t = 'tokens' in keep ? keep.tokens : Math.floor(/** @type {number} */ (maxInputTokens(model)) * keep.fraction);
-    return { ...config, target_tokens: Math.max(1, Math.floor(t)) };
+    return { ...base, target_tokens: Math.max(1, Math.floor(t)) + extra };
+  };
+
+  /** @type {Map<string, number>} the overhead of each system prompt and tool set seen */
+  const overheads = new Map();
+  /**
+   * @param {string} system
+   * @param {unknown[]} tools
+   */
+  const overheadOf = async (system, tools) => {
+    const schemas = toolSchemas(tools);
+    const key = JSON.stringify([system, schemas, config?.token_estimator ?? null]);
+    let n = overheads.get(key);
+    if (n === undefined) {
+      if (overheads.size >= 64) overheads.clear();
+      n = await compactor.overheadTokens({ system, tools: schemas, config });
+      overheads.set(key, n);
+    }
+    return n;
+  };
+
+  /**
+   * The compacted messages of a model request, or undefined when nothing
+   * changes (not due, nothing to compress, a compaction that failed safely).
+   * @param {any} request
+   * @returns {Promise<BaseMessage[] | undefined>}
+   */
+  const compactRequest = async (request) => {
+    /** @type {BaseMessage[]} */
+    const messages = request.messages;
+    if (messages.length === 0) return undefined;
+    const sys = request.systemMessage;
+    const cfg = requestConfig(await overheadOf(sys ? sys.text : '', request.tools ?? []));
+    const dicts = messages.map(messageDict);
+    const usage = usageFromMessages(messages);
+    let triggeredNow = false;
+    if (conditions.length > 0) {
+      const tokens = await tokenCounter(messages);
+      triggeredNow = triggered(conditions, messages.length, tokens, maxInputTokens(model));
+    }
+    // Neither the trigger nor clipfold's budget: nothing to do.
+    if (!triggeredNow && !(await compactor.shouldCompact(dicts, cfg, usage)).due) return undefined;
+    const state = request.state;
+    const runtime = request.runtime;
+    const conv = typeof conversationId === 'function' ? conversationId(state, runtime)
+      : conversationId ?? /** @type {any} */ (runtime)?.configurable?.thread_id ?? 'default';
+    const byDict = new Map(dicts.map((d, i) => [d, messages[i]]));
+    const r = await compactor.compress(String(conv), dicts, {
+      callerOwned: true, shape: 'langchain', config: cfg, onlyIfDue: !triggeredNow, usage: usage ?? undefined,
+    });
+    if (r.failed || r.messages_compressed > 0) onCompact?.(r);
+    if (r.failed || r.messages_compressed === 0) return undefined;
+    return r.history.map((d) => byDict.get(d) ?? new SystemMessage({
+      content: /** @type {any} */ (d).content, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE },
+    }));
+  };
+
+  /**
+   * The model call, with the clip-archive appended to the system message
+   * when the messages start with it.
+   * @param {any} request
+   * @param {(request: any) => Promise<any>} handler
+   */
+  const callModel = (request, handler) => {
+    const [first, ...rest] = request.messages;
+    if (!archiveInSystemMessage || !first || !isClipArchive(first)) return handler(request);
+    const text = first.text;
+    const sys = request.systemMessage;
+    const systemMessage = sys && sys.text !== '' ? sys.concat(`\n\n${text}`) : new SystemMessage(text);
+    return handler({ ...request, systemMessage, messages: rest });
   };
 
   return createMiddleware({
     name: 'ClipfoldMiddleware',
-    beforeModel: async (state, runtime) => {
-      /** @type {BaseMessage[]} */
-      const messages = state.messages;
-      if (messages.length === 0) return undefined;
-      if (conditions.length > 0) {
-        const tokens = await tokenCounter(messages);
-        if (!triggered(conditions, messages.length, tokens, maxInputTokens(model))) return undefined;
-      }
-      const conv = typeof conversationId === 'function' ? conversationId(state, runtime)
-        : conversationId ?? /** @type {any} */ (runtime)?.configurable?.thread_id ?? 'default';
-      const dicts = messages.map(messageDict);
-      const byDict = new Map(dicts.map((d, i) => [d, messages[i]]));
-      const r = await compactor.compress(String(conv), dicts, {
-        callerOwned: true, shape: 'langchain', config: keepConfig(), onlyIfDue: conditions.length === 0,
-      });
-      if (r.failed || r.messages_compressed > 0) onCompact?.(r);
-      if (r.failed || r.messages_compressed === 0) return undefined;
-      const next = r.history.map((d) => byDict.get(d) ?? new SystemMessage({
-        content: /** @type {any} */ (d).content, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE },
-      }));
-      return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...next] };
-    },
     wrapModelCall: async (request, handler) => {
-      const [first, ...rest] = request.messages;
-      if (!archiveInSystemMessage || !first || !isClipArchive(first)) return handler(request);
-      const text = first.text;
-      const sys = request.systemMessage;
-      const systemMessage = sys && sys.text !== '' ? sys.concat(`\n\n${text}`) : new SystemMessage(text);
-      return handler({ ...request, systemMessage, messages: rest });
+      const next = await compactRequest(request);
+      if (next === undefined) return callModel(request, handler);
+      const answer = await callModel({ ...request, messages: next }, handler);
+      // The state becomes the compacted list and the answer (which follows
+      // what the model was sent, so its usage counts those messages).
+      return new Command({ update: { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...next, answer] } });
     },
   });
 }

@@ -71,6 +71,22 @@
  * @property {string} [model]
  * @property {boolean} [pin_system]
  * @property {number} [max_message_chars]
+ * @property {'conservative'|'chars4'} [token_estimator] how tokens are counted (default "conservative": never below
+ *   a real tokenizer's count; "chars4": the seeds' ⌈code points / 4⌉)
+ * @property {number} [image_tokens]       tokens counted per image, document, file or audio part (default 1600)
+ * @property {number} [overhead_tokens]    tokens sent beside the messages (system prompt, tool schemas), added to every
+ *   count without the provider's usage (see overheadTokens)
+ */
+
+/**
+ * The provider's count of the last model call (SPEC "Counting tokens and
+ * the window"): `input_tokens` for a request that held the first
+ * `messages` messages of the history now checked or compacted (system
+ * prompt and tools included). Those messages count `input_tokens`; only
+ * the rest is estimated.
+ * @typedef {object} ContextUsage
+ * @property {number} input_tokens
+ * @property {number} messages
  */
 
 /**

@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createAgent, fakeModel, summarizationMiddleware, tool } from 'langchain';
-import { MemorySaver } from '@langchain/langgraph';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
 import { chatModelLLM, clipfoldMiddleware, memoryReadTool, messageDict } from '../src/langchain.js';
@@ -139,16 +139,26 @@ describe('clipfold/langchain with the real LangChain.js', () => {
           new AIMessage({ id: `x${i}`, content: `service-${i} answered.` }));
       }
       const runtime = { configurable: { thread_id: 'no-trigger' } };
-      assert.equal(await mw.beforeModel({ messages: messages.slice(0, 4) }, runtime), undefined, 'under the budget: nothing');
-      const out = await mw.beforeModel({ messages }, runtime);
-      assert.ok(out, 'over the budget: compacted');
-      const [remove, clip, ...kept] = out.messages;
+      /** @type {any[]} */
+      const sent = [];
+      const handler = async (/** @type {any} */ req) => { sent.push(req); return new AIMessage({ id: `answer${sent.length}`, content: 'ok' }); };
+      const call = (/** @type {any[]} */ msgs) => mw.wrapModelCall({ messages: msgs, systemMessage: new SystemMessage(''), tools: [], state: { messages: msgs }, runtime }, handler);
+      const first = await call(messages.slice(0, 4));
+      assert.ok(AIMessage.isInstance(first), 'under the budget: the answer, nothing else');
+      assert.deepEqual(sent[0].messages, messages.slice(0, 4));
+      const out = await call(messages);
+      assert.ok(out instanceof Command, 'over the budget: compacted, and the state replaced');
+      const [remove, clip, ...rest] = out.update.messages;
+      const kept = rest.slice(0, -1);
+      assert.equal(rest.at(-1).id, 'answer2', 'the answer follows the compacted list');
       assert.equal(remove.id, '__remove_all__');
       assert.ok(SystemMessage.isInstance(clip) && clip.text.startsWith('[Context Summary'));
       assert.deepEqual(kept.map((m) => m.id), messages.slice(-kept.length).map((m) => m.id), JSON.stringify(kept.map((m) => m.id)));
       assert.ok(kept.length >= 6 && kept.every((m, i) => m === messages[messages.length - kept.length + i]), 'at least the newest six, the very objects');
       assertToolPairs(kept);
-      assert.equal(await mw.beforeModel({ messages: [clip, ...kept] }, runtime), undefined, 'the replaced list is under the budget');
+      assert.deepEqual(sent[1].messages, kept, 'the model was sent the kept messages');
+      assert.ok(sent[1].systemMessage.text.startsWith('[Context Summary'), 'with the clip-archive as its system message');
+      assert.ok(AIMessage.isInstance(await call([clip, ...kept])), 'the replaced list is under the budget');
     } finally {
       await compactor.close();
     }

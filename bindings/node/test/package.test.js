@@ -128,7 +128,7 @@ describe('npm package', () => {
       files: ['good.mts', 'good.cts'],
     }));
     const good = `import { createCompactor, SQLiteStore, MemoryStore, ClipfoldError, openaiCompatible } from 'clipfold';
-import type { Compactor, Message, SearchHit, CompactionResult, Config, ReadRecord } from 'clipfold';
+import type { Compactor, Message, SearchHit, CompactionResult, Config, ContextUsage, ReadRecord } from 'clipfold';
 const store = new SQLiteStore('typed.db');
 const c: Compactor<SQLiteStore> = await createCompactor({ store, config: { keep_recent: 4 } });
 const msgs: Message[] = [{ id: 'm1', role: 'user', content: 'hi', created_at: '2026-01-01T00:00:00Z' }];
@@ -144,7 +144,11 @@ const d = await createCompactor({ llm: openaiCompatible({ baseUrl: 'http://local
 d.store.append('c2', msgs);
 const m: MemoryStore = d.store;
 try { await c.split([]); } catch (e) { if (e instanceof ClipfoldError) { const f: string | null = e.field; void f; } }
-void n; void m;
+const overhead: number = await c.overheadTokens({ system: 'You are helpful.', tools: [{ name: 't' }] });
+const usage: ContextUsage = { input_tokens: 1200, messages: 1 };
+const due: boolean = (await c.shouldCompact(msgs, { overhead_tokens: overhead, token_estimator: 'chars4' }, usage)).due;
+await c.compress('c1', msgs, { callerOwned: true, usage });
+void n; void m; void due;
 `;
     writeFileSync(join(app, 'good.mts'), good);
     writeFileSync(join(app, 'good.cts'), `import clipfold = require('clipfold');
@@ -172,7 +176,7 @@ const c = await createCompactor({ llm: chatModelLLM(fakeModel()) });
 const agent = createAgent({ model: fakeModel(), tools: [lcMemoryRead({ compactor: c })],
   middleware: [clipfoldMiddleware({ compactor: c, trigger: { tokens: 4000 }, keep: { messages: 20 }, onCompact: (r: CompactionResult) => void r })] });
 const messages: ModelMessage[] = [{ role: 'user', content: 'hi' }];
-const step = prepareStep({ compactor: c, conversationId: 'x', system: 's' });
+const step = prepareStep({ compactor: c, conversationId: 'x', system: 's', tools: { memory_read: memoryReadTool({ compactor: c, conversationId: 'x' }) } });
 await generateText({ model: new MockLanguageModelV3(), messages, stopWhen: stepCountIs(3), prepareStep: step,
   tools: { memory_read: memoryReadTool({ compactor: c, conversationId: 'x' }) } });
 void agent;
@@ -195,13 +199,14 @@ void agent;
       "store.append('c', [{ id: 'x', role: 'robot', content: 'x' }]);",        // 7: not a role
       "await c.search('q', { conversation: 'c1' });",                          // 8: no such option
       "const kind: 'message' | 'batch' | 'other' = hits[0]!.kind; const k: 'message' = kind;", // 9
+      "await c.shouldCompact([], undefined, { input_tokens: '5', messages: 1 });", // 10: usage counts are numbers
     ];
     writeFileSync(join(app, 'bad.mts'), `${bad.join('\n')}\n`);
     r = spawnSync(process.execPath, [tsc, '--strict', '--noEmit', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', 'bad.mts'],
       { cwd: app, encoding: 'utf8' });
     assert.notEqual(r.status, 0, 'the bad consumer compiled');
     const lines = new Set([...r.stdout.matchAll(/^bad\.mts\((\d+),\d+\): error TS\d+/gm)].map((m) => Number(m[1])));
-    assert.deepEqual([...lines].sort((a, b) => a - b), [4, 5, 6, 7, 8, 9], r.stdout);
+    assert.deepEqual([...lines].sort((a, b) => a - b), [4, 5, 6, 7, 8, 9, 10], r.stdout);
   });
 });
 
