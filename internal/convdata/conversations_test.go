@@ -217,19 +217,28 @@ func indexByID(msgs []message) map[string]int {
 	return index
 }
 
-// readSample reads a sample conversation and its facts.
-func readSample(t *testing.T, path string) ([]message, []fact, int) {
+// readConversation reads a conversation and its sidecar (the file of the
+// same name ending in suffix instead of .json) into sidecar, and returns
+// the messages and the conversation file's size.
+func readConversation(t *testing.T, path, suffix string, sidecar any) ([]message, int) {
 	t.Helper()
 	var msgs []message
 	b, err := readStrict(path, &msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var facts []fact
-	if _, err := readStrict(strings.TrimSuffix(path, ".json")+".facts.json", &facts); err != nil {
+	if _, err := readStrict(strings.TrimSuffix(path, ".json")+suffix, sidecar); err != nil {
 		t.Fatal(err)
 	}
-	return msgs, facts, len(b)
+	return msgs, len(b)
+}
+
+// readSample reads a sample conversation and its facts.
+func readSample(t *testing.T, path string) ([]message, []fact, int) {
+	t.Helper()
+	var facts []fact
+	msgs, size := readConversation(t, path, ".facts.json", &facts)
+	return msgs, facts, size
 }
 
 // TestSampleConversations holds every file of testdata/conversations to

@@ -64,16 +64,9 @@ var categories = []string{"when", "who", "what", "where", "how-many"}
 // readFidelity reads a benchmark conversation and its questions.
 func readFidelity(t *testing.T, path string) ([]message, *questionsFile, int) {
 	t.Helper()
-	var msgs []message
-	b, err := readStrict(path, &msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var qf questionsFile
-	if _, err := readStrict(strings.TrimSuffix(path, ".json")+".questions.json", &qf); err != nil {
-		t.Fatal(err)
-	}
-	return msgs, &qf, len(b)
+	msgs, size := readConversation(t, path, ".questions.json", &qf)
+	return msgs, &qf, size
 }
 
 // TestFidelityConversations holds every file of testdata/fidelity to its

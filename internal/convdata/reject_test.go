@@ -54,10 +54,7 @@ func TestSampleRulesReject(t *testing.T) {
 		"too short":        {base[:100], "100 messages"},
 		"system not first": {mutate(func(m []message) []message { m[0].Role = "user"; return m }), "want the system instructions"},
 	} {
-		err := validateMessages(c.msgs, sampleMinMessages, sampleMaxMessages)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error about %q", name, err, c.want)
-		}
+		refused(t, name, validateMessages(c.msgs, sampleMinMessages, sampleMaxMessages), c.want)
 	}
 
 	if err := validateFacts(base, facts); err != nil {
@@ -82,10 +79,7 @@ func TestSampleRulesReject(t *testing.T) {
 		"no query":        {alter(func(fs []fact) { fs[2].Query = "" }), "incomplete"},
 		"too few":         {facts[:3], "3 facts"},
 	} {
-		err := validateFacts(base, c.facts)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error about %q", name, err, c.want)
-		}
+		refused(t, name, validateFacts(base, c.facts), c.want)
 	}
 }
 
@@ -156,10 +150,7 @@ func TestFidelityRulesReject(t *testing.T) {
 		"wrong position":         {mutate(func(qs []question) { qs[what].Position = "nowhere" }), "its first evidence is"},
 		"too few":                {qf.Questions[:10], "10 questions"},
 	} {
-		err := validateQuestions(msgs, starts, c.qs)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: got %v, want an error about %q", name, err, c.want)
-		}
+		refused(t, name, validateQuestions(msgs, starts, c.qs), c.want)
 	}
 
 	sessions := func(f func(ss []session) []session) []session { return f(slices.Clone(qf.Sessions)) }
@@ -188,8 +179,14 @@ func TestFidelityRulesReject(t *testing.T) {
 		"cut short":   {sessions(func(ss []session) []session { return ss[:len(ss)-1] }), "the sessions end at message"},
 	} {
 		_, err := validateSessions(msgs, c.ss)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("sessions %s: got %v, want an error about %q", name, err, c.want)
-		}
+		refused(t, "sessions "+name, err, c.want)
+	}
+}
+
+// refused fails the test unless err is an error containing want.
+func refused(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: got %v, want an error about %q", what, err, want)
 	}
 }
