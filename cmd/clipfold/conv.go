@@ -43,6 +43,9 @@ type conversation struct {
 	msgs []convMessage
 	// conversationID is the conversation the messages are stored under.
 	conversationID string
+	// tools is a request body's "tools" (the tool schemas the model was
+	// sent beside the messages), nil when the file has none.
+	tools json.RawMessage
 }
 
 type convMessage struct {
@@ -71,7 +74,7 @@ func (e *inputError) Error() string {
 
 // readConversation reads path ("-" is stdin) as a JSON array or JSONL of
 // messages in any shape the plug-in reads, or one request body holding
-// "messages" (and "system"), and decodes them with the plug-in's own
+// "messages" (and "system", "tools"), and decodes them with the plug-in's own
 // decoder. The conversation id is convID when set; else the
 // conversation_id the messages carry, when they all carry the same; else
 // one derived from the file name.
@@ -111,6 +114,7 @@ func readConversation(path string, stdin io.Reader, convID string) (*conversatio
 		var wrapper struct {
 			Messages       []json.RawMessage `json:"messages"`
 			System         json.RawMessage   `json:"system"`
+			Tools          json.RawMessage   `json:"tools"`
 			ConversationID string            `json:"conversation_id"`
 		}
 		if bytes.Count(bytes.TrimSpace(data), []byte("\n")) > 0 || !json.Valid(data) ||
@@ -123,6 +127,12 @@ func readConversation(path string, stdin io.Reader, convID string) (*conversatio
 		}
 		c.format = formatArray
 		raws = wrapper.Messages
+		if t := bytes.TrimSpace(wrapper.Tools); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+			if t[0] != '[' {
+				return nil, &inputError{path: name, msg: "tools: expected an array of tool schemas, found " + describeJSON(t)}
+			}
+			c.tools = t
+		}
 		if sys := systemText(wrapper.System); sys != "" {
 			b, _ := json.Marshal(map[string]string{"role": "system", "content": sys})
 			raws = append([]json.RawMessage{b}, raws...)
@@ -394,6 +404,8 @@ func describeJSON(raw json.RawMessage) string {
 		return "nothing"
 	}
 	switch t[0] {
+	case '{':
+		return "an object"
 	case '[':
 		return "an array"
 	case '"':

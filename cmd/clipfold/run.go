@@ -3,22 +3,37 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold"
 	"github.com/clipfold/clipfold/internal/redact"
+	"github.com/tidwall/gjson"
 )
 
 var runCmd = &command{
 	name:    "run",
 	args:    "FILE [--turns N] [flags]",
-	summary: "replay a conversation turn by turn, compacting whenever it is due (the agent loop)",
-	help: `Replays FILE as an agent would live it: one turn at a time (a user message and
-everything up to the next user message), appending each turn to the archive,
-then asking the plug-in's shouldCompact whether the history is over
-context_budget × model_max_tokens, and compacting when it says so.
+	summary: "replay a conversation model call by model call, compacting whenever it is due (the agent loop)",
+	help: `Replays FILE as an agent would live it: before each model call (each assistant
+message: the model is called with everything before it, tool loops included;
+and once after the last message, for the call that would come next), the
+messages so far are appended to the archive and the plug-in's shouldCompact
+says whether the history is over context_budget × model_max_tokens; when it
+is, the history is compacted before the call. --turns N replays the first N
+turns (a turn is a user message and everything up to the next one).
+
+What the model is sent beside the messages counts too: a request body
+{"system", "messages", "tools"} has its system prompt as the first message and
+its tool schemas counted as overhead_tokens (unless the config sets it). An
+assistant message that carries the provider's usage (LangChain's
+usage_metadata.input_tokens, Anthropic's usage.input_tokens with its cache
+tokens, OpenAI's usage.prompt_tokens) is the provider's count of the messages
+before it: it replaces their estimate until the first compaction (after it,
+the replayed context is no longer the one the provider counted).
 
 Each compaction compacts to a target, as an agent loop should: the history
 ends near --target-share of the limit (default 0.8), with as many of the newest
@@ -43,18 +58,26 @@ Examples:
 
 func init() { runCmd.run = runRun }
 
+// runReport is what run reports. PeakTokens is the largest history at a
+// model call before it was compacted; MaxContextTokens the largest a model
+// call was sent (after compacting), and CallsOverLimit counts the model
+// calls sent more than the limit (a compaction that failed).
 type runReport struct {
 	ConversationID     string         `json:"conversation_id"`
 	Provider           string         `json:"provider"`
 	Turns              int            `json:"turns"`
 	TurnsInFile        int            `json:"turns_in_file"`
 	MessagesAppended   int            `json:"messages_appended"`
+	ModelCalls         int            `json:"model_calls"`
 	Compactions        int            `json:"compactions"`
 	CompactionsFailed  int            `json:"compactions_failed"`
 	FailureCodes       map[string]int `json:"failure_codes"`
 	Limit              int64          `json:"limit"`
 	TargetTokens       int64          `json:"target_tokens"`
+	OverheadTokens     int64          `json:"overhead_tokens"`
 	PeakTokens         int64          `json:"peak_tokens"`
+	MaxContextTokens   int64          `json:"max_context_tokens"`
+	CallsOverLimit     int            `json:"calls_over_limit"`
 	FinalTokens        int64          `json:"final_tokens"`
 	FinalMessages      int            `json:"final_messages"`
 	MessagesCompressed int64          `json:"messages_compressed"`
@@ -126,34 +149,67 @@ func runRun(e *env, args []string) error {
 	if s.embedder != nil {
 		rep.Embeddings = &embeddingsReport{Provider: s.emb.provider, Model: s.emb.model}
 	}
+	var replay []convMessage
+	var turnOf []int // the turn (from 1) of each message of replay
+	for t := 0; t < n; t++ {
+		replay = append(replay, all[t]...)
+		for range all[t] {
+			turnOf = append(turnOf, t+1)
+		}
+	}
+	usages, err := fileUsages(conv.path, replay)
+	if err != nil {
+		return err
+	}
+	// What the model is sent beside the messages: the file's tool schemas
+	// (its system prompt is its first message), unless the config sets
+	// overhead_tokens.
+	callConfig := s.configJSON()
+	if _, set := s.set["overhead_tokens"]; !set && conv.tools != nil {
+		overhead, err := pl.c.OverheadTokens(ctx, "", conv.tools)
+		if err != nil {
+			return failf("counting the file's tools: %v", err)
+		}
+		rep.OverheadTokens = int64(overhead)
+		callConfig = withKey(callConfig, "overhead_tokens", strconv.AppendInt(nil, int64(overhead), 10))
+	}
+	pl.config = callConfig
 
 	history, ids, err := activeRaw(ctx, a, conv.conversationID)
 	if err != nil {
 		return err
 	}
+	// The provider's usage a message carries is applied while the history
+	// is the file's messages as they were sent (nothing compacted, nothing
+	// stored before): after a compaction it counted a context the replay
+	// no longer holds.
+	asSent := len(history) == 0
+	var usage *clipfold.Usage
+	calls := 0 // the model calls the replay makes: before each assistant message, and after the last message
+	for i := range replay {
+		if replay[i].Role == "assistant" && i > 0 {
+			calls++
+		}
+	}
+	calls++
 	prog := newProgress(e, *quiet)
 	pl.stats.onLLM = func(time.Duration, bool) {}
 	start := time.Now()
 	var llmTime, hostTime time.Duration
 	prog.begin("replaying "+conv.conversationID, 0)
 	if prog.bar != nil {
-		prog.bar.ChangeMax(n)
+		prog.bar.ChangeMax(calls)
 	}
-	for t := 0; t < n; t++ {
-		fresh, err := appendFresh(ctx, a.st, conv.conversationID, all[t])
-		if err != nil {
-			prog.end()
-			return err
+	// modelCall is the check before a model call: the history as it
+	// would be sent, compacted first when it is due.
+	modelCall := func(turn int) error {
+		rep.ModelCalls++
+		in := pl.messagesInput(history)
+		if usage != nil {
+			in = withKey(in, "usage", mustMarshal(usage))
 		}
-		for _, m := range fresh {
-			history = append(history, m.Raw)
-			ids = append(ids, m.ID)
-		}
-		rep.MessagesAppended += len(fresh)
-		rep.Turns++
-		sc, _, err := pl.call(ctx, "shouldCompact", pl.messagesInput(history))
+		sc, _, err := pl.call(ctx, "shouldCompact", in)
 		if err != nil {
-			prog.end()
 			return err
 		}
 		tokens := sc.Get("tokens").Int()
@@ -164,15 +220,18 @@ func runRun(e *env, args []string) error {
 		rep.FinalTokens = tokens
 		if sc.Get("due").Bool() {
 			pl.stats.reset()
-			cfg := s.configJSON()
+			cfg := callConfig
 			target, add := targetTokens(s, *share, rep.Limit)
 			rep.TargetTokens = target
 			if add {
 				cfg = withKey(cfg, "target_tokens", strconv.AppendInt(nil, target, 10))
 			}
-			res, _, err := pl.call(ctx, "compress", compressInput(conv.conversationID, history, ids, cfg, false, now))
+			in := compressInput(conv.conversationID, history, ids, cfg, false, now)
+			if usage != nil {
+				in = withKey(in, "usage", mustMarshal(usage))
+			}
+			res, _, err := pl.call(ctx, "compress", in)
 			if err != nil {
-				prog.end()
 				return err
 			}
 			st := pl.stats.snapshot()
@@ -185,7 +244,7 @@ func runRun(e *env, args []string) error {
 				code := res.Get("failure_code").String()
 				rep.FailureCodes[code]++
 				if rep.FailureCodes[code] == 1 {
-					prog.log("turn %d: compaction failed (%s): %s", t+1, code, res.Get("failure_message").String())
+					prog.log("turn %d: compaction failed (%s): %s", turn, code, res.Get("failure_message").String())
 				}
 			} else if res.Get("messages_compressed").Int() > 0 {
 				rep.Compactions++
@@ -198,26 +257,79 @@ func runRun(e *env, args []string) error {
 				}
 				// What the store now holds, with the ids it holds it under.
 				if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
-					prog.end()
 					return err
 				}
+				asSent, usage = false, nil
 				rep.FinalTokens = res.Get("tokens_estimate_after").Int()
 				if rep.Embeddings != nil {
 					n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
 					rep.Embeddings.Embedded += n
 					if err != nil && rep.Embeddings.Error == "" {
 						rep.Embeddings.Error = redact.Text(err.Error())
-						prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", t+1, err)
+						prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", turn, err)
 					}
 				}
-				prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", t+1,
+				prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", turn,
 					commas(res.Get("tokens_estimate_before").Int()), commas(rep.FinalTokens), st.llmCalls)
 			}
+		}
+		// What this model call is sent: the history as it now stands.
+		if rep.FinalTokens > rep.MaxContextTokens {
+			rep.MaxContextTokens = rep.FinalTokens
+		}
+		if rep.FinalTokens > rep.Limit {
+			rep.CallsOverLimit++
 		}
 		if prog.bar != nil {
 			_ = prog.bar.Add(1)
 		}
+		return nil
 	}
+	// appendPending stores the messages of the replay not stored yet.
+	pending := 0
+	appendPending := func(upTo int) error {
+		fresh, err := appendFresh(ctx, a.st, conv.conversationID, replay[pending:upTo])
+		if err != nil {
+			return err
+		}
+		if len(fresh) < upTo-pending {
+			asSent, usage = false, nil // some were stored before: not the list the provider counted
+		}
+		for _, m := range fresh {
+			if u, ok := usages[m.ID]; ok && asSent {
+				usage = &clipfold.Usage{InputTokens: u, Messages: len(history)}
+			}
+			history = append(history, m.Raw)
+			ids = append(ids, m.ID)
+		}
+		rep.MessagesAppended += len(fresh)
+		pending = upTo
+		return nil
+	}
+	for i := range replay {
+		if replay[i].Role != "assistant" || i == 0 {
+			continue
+		}
+		// The model is called with everything before this answer.
+		if err := appendPending(i); err != nil {
+			prog.end()
+			return err
+		}
+		if err := modelCall(turnOf[i]); err != nil {
+			prog.end()
+			return err
+		}
+	}
+	// The history the next model call would be sent.
+	if err := appendPending(len(replay)); err != nil {
+		prog.end()
+		return err
+	}
+	if err := modelCall(n); err != nil {
+		prog.end()
+		return err
+	}
+	rep.Turns = n
 	prog.end()
 	total := time.Since(start)
 	rep.FinalMessages = len(history)
@@ -239,6 +351,14 @@ func runRun(e *env, args []string) error {
 		fmt.Fprintf(w, ", due above ~%s tokens", commas(rep.Limit))
 		if rep.TargetTokens > 0 {
 			fmt.Fprintf(w, ", compacted to ~%s", commas(rep.TargetTokens))
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  model calls  %d, the largest sent ~%s tokens", rep.ModelCalls, commas(rep.MaxContextTokens))
+		if rep.CallsOverLimit > 0 {
+			fmt.Fprintf(w, " (%d over the limit)", rep.CallsOverLimit)
+		}
+		if rep.OverheadTokens > 0 {
+			fmt.Fprintf(w, ", ~%s of tools each", commas(rep.OverheadTokens))
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
@@ -329,4 +449,49 @@ func splitTurns(msgs []convMessage) [][]convMessage {
 		turns = append(turns, cur)
 	}
 	return turns
+}
+
+// fileUsages reads the provider's usage the assistant messages carry,
+// by message id: the input tokens of the request that produced the
+// message (LangChain's usage_metadata.input_tokens; an Anthropic
+// message's usage.input_tokens plus its cache_creation_input_tokens and
+// cache_read_input_tokens; OpenAI's usage.prompt_tokens). A count that
+// is not an integer ≥ 0 is an error naming the message and the field.
+func fileUsages(path string, msgs []convMessage) (map[string]int, error) {
+	out := map[string]int{}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role != "assistant" {
+			continue
+		}
+		r := gjson.ParseBytes(m.Raw)
+		var fields []string
+		switch {
+		case r.Get("usage_metadata.input_tokens").Exists():
+			fields = []string{"usage_metadata.input_tokens"}
+		case r.Get("usage.input_tokens").Exists():
+			fields = []string{"usage.input_tokens", "usage.cache_creation_input_tokens", "usage.cache_read_input_tokens"}
+		case r.Get("usage.prompt_tokens").Exists():
+			fields = []string{"usage.prompt_tokens"}
+		default:
+			continue
+		}
+		total, counted := 0, false
+		for _, f := range fields {
+			v := r.Get(f)
+			if !v.Exists() || v.Type == gjson.Null {
+				continue
+			}
+			n, err := strconv.Atoi(v.Raw)
+			if v.Type != gjson.Number || err != nil || n < 0 || n > math.MaxInt32 {
+				return nil, &inputError{path: path, msg: fmt.Sprintf("message %d: %s: must be an integer ≥ 0, got %s", i+1, f, v.Raw)}
+			}
+			total += n
+			counted = true
+		}
+		if counted {
+			out[m.ID] = min(total, math.MaxInt32)
+		}
+	}
+	return out, nil
 }
