@@ -102,7 +102,7 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 		e.breakers = &core.Breakers{}
 	}
 	hp := hostPorts{h}
-	res := core.Compress(&ci, core.Ports{LLM: hp, Memory: hp, Committer: hp, Clock: clock, Breakers: e.breakers})
+	res := core.Compress(&ci, core.Ports{LLM: hp, Memory: hp, Committer: hp, Clock: clock, Breakers: e.breakers, Rewriter: rewriter{}})
 	res.Warnings = append(warnings, res.Warnings...)
 	return appendResult(e.outBuffer(len(in)+1024), &ci, &res), nil
 }
@@ -243,6 +243,10 @@ func appendResult(b []byte, in *core.CompressInput, r *core.CompressResult) []by
 	}
 	b = append(b, `],"consecutive_failures":`...)
 	b = strconv.AppendInt(b, int64(r.ConsecutiveFailures), 10)
+	b = append(b, `,"tool_results_cleared":`...)
+	b = strconv.AppendInt(b, int64(r.ToolResultsCleared), 10)
+	b = append(b, `,"messages_truncated":`...)
+	b = strconv.AppendInt(b, int64(r.MessagesTruncated), 10)
 	if in.DryRun && r.Commit != nil && !r.Failed {
 		b = append(b, `,"commit":`...)
 		b = AppendCommit(b, r.Commit)

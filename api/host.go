@@ -143,7 +143,11 @@ func AppendCommit(b []byte, c *core.Commit) []byte {
 	b = append(b, `,"remove_message_ids":`...)
 	b = appendStrings(b, c.RemoveMessageIDs)
 	b = append(b, `,"insert_message":`...)
-	b = AppendInsertMessage(b, &c.Insert)
+	if c.NoInsert {
+		b = append(b, "null"...)
+	} else {
+		b = AppendInsertMessage(b, &c.Insert)
+	}
 	if c.SearchText != nil {
 		b = append(b, `,"search_text":{`...)
 		for i := range c.SearchText {
@@ -164,6 +168,16 @@ func AppendCommit(b []byte, c *core.Commit) []byte {
 		b = append(b, `,"history_owner":`...)
 		b = core.AppendJSONString(b, c.HistoryOwner)
 	}
+	if len(c.ReplaceMessages) > 0 {
+		b = append(b, `,"replace_messages":[`...)
+		for i := range c.ReplaceMessages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendReplaceMessage(b, &c.ReplaceMessages[i])
+		}
+		b = append(b, ']')
+	}
 	if c.HistoryOwner == core.OwnerCaller {
 		b = append(b, `,"recall_writes":[`...)
 		for i := range c.RecallWrites {
@@ -174,6 +188,22 @@ func AppendCommit(b []byte, c *core.Commit) []byte {
 		}
 		b = append(b, ']')
 	}
+	return append(b, '}')
+}
+
+// appendReplaceMessage writes one entry of replace_messages: {id,
+// new_id, role, content, message}, message the replacement's exact JSON.
+func appendReplaceMessage(b []byte, r *core.ReplaceMessage) []byte {
+	b = append(b, `{"id":`...)
+	b = core.AppendJSONString(b, r.ID)
+	b = append(b, `,"new_id":`...)
+	b = core.AppendJSONString(b, r.NewID)
+	b = append(b, `,"role":`...)
+	b = core.AppendJSONString(b, r.Role.String())
+	b = append(b, `,"content":`...)
+	b = core.AppendJSONString(b, r.Content)
+	b = append(b, `,"message":`...)
+	b = append(b, r.Raw...)
 	return append(b, '}')
 }
 
@@ -226,24 +256,15 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 		c.RemoveMessageIDs = append(c.RemoveMessageIDs, d.String())
 	}
 	im := root.Get("insert_message")
-	if !im.IsObject() {
+	if im.Type == gjson.Null && im.Exists() {
+		c.NoInsert = true
+	} else if !im.IsObject() {
 		return c, required("insert_message")
 	}
-	c.Insert = core.InsertMessage{ID: im.Get("id").String(), ConversationID: orStr(im.Get("conversation_id").String(), c.ConversationID),
-		Role: core.RoleSystem, Content: im.Get("content").String()}
-	if t := im.Get("created_at"); t.Exists() {
-		if c.Insert.CreatedAt, err = core.ParseTime(t.String()); err != nil {
-			return c, core.Invalid("insert_message.created_at", "must be an RFC 3339 time")
+	if !c.NoInsert {
+		if c, err = decodeInsert(root, im, c); err != nil {
+			return c, err
 		}
-	}
-	if c.Insert.ID == "" {
-		return c, required("insert_message.id")
-	}
-	if raw := root.Get("insert_raw"); raw.Exists() && raw.Type != gjson.Null {
-		if !raw.IsObject() {
-			return c, wrongType("insert_raw", "a message object", raw)
-		}
-		c.InsertRaw = []byte(raw.Raw)
 	}
 	switch o := root.Get("history_owner"); {
 	case o.Type == gjson.Null, o.Type == gjson.String && o.Str == core.OwnerStore:
@@ -285,7 +306,71 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 			return c, err
 		}
 	}
+	if rm := root.Get("replace_messages"); rm.Exists() && rm.Type != gjson.Null {
+		if !rm.IsArray() {
+			return c, wrongType("replace_messages", "an array", rm)
+		}
+		i := 0
+		rm.ForEach(func(_, v gjson.Result) bool {
+			var r core.ReplaceMessage
+			r, err = decodeReplaceMessage(v, idx("replace_messages", i))
+			c.ReplaceMessages = append(c.ReplaceMessages, r)
+			i++
+			return err == nil
+		})
+		if err != nil {
+			return c, err
+		}
+	}
 	return c, nil
+}
+
+// decodeInsert reads a commit's insert_message (and insert_raw) into c.
+func decodeInsert(root object, im gjson.Result, c core.Commit) (core.Commit, error) {
+	var err error
+	c.Insert = core.InsertMessage{ID: im.Get("id").String(), ConversationID: orStr(im.Get("conversation_id").String(), c.ConversationID),
+		Role: core.RoleSystem, Content: im.Get("content").String()}
+	if t := im.Get("created_at"); t.Exists() {
+		if c.Insert.CreatedAt, err = core.ParseTime(t.String()); err != nil {
+			return c, core.Invalid("insert_message.created_at", "must be an RFC 3339 time")
+		}
+	}
+	if c.Insert.ID == "" {
+		return c, required("insert_message.id")
+	}
+	if raw := root.Get("insert_raw"); raw.Exists() && raw.Type != gjson.Null {
+		if !raw.IsObject() {
+			return c, wrongType("insert_raw", "a message object", raw)
+		}
+		c.InsertRaw = []byte(raw.Raw)
+	}
+	return c, nil
+}
+
+// decodeReplaceMessage reads one entry of a commit's replace_messages.
+func decodeReplaceMessage(v gjson.Result, f string) (core.ReplaceMessage, error) {
+	var r core.ReplaceMessage
+	if !v.IsObject() {
+		return r, wrongType(f, "a replacement object", v)
+	}
+	id, newID, role, content, msg := v.Get("id"), v.Get("new_id"), v.Get("role"), v.Get("content"), v.Get("message")
+	if id.Type != gjson.String || id.Str == "" {
+		return r, required(f + ".id")
+	}
+	if newID.Type != gjson.String || newID.Str == "" {
+		return r, required(f + ".new_id")
+	}
+	ro, ok := core.ParseRole(role.String())
+	if !ok {
+		return r, core.Invalid(f+".role", "must be one of user, assistant, system, tool")
+	}
+	if content.Type != gjson.String {
+		return r, wrongType(f+".content", "a string", content)
+	}
+	if !msg.IsObject() {
+		return r, wrongType(f+".message", "the replacement message object", msg)
+	}
+	return core.ReplaceMessage{ID: id.Str, NewID: newID.Str, Role: ro, Content: content.Str, Raw: []byte(msg.Raw)}, nil
 }
 
 // decodeRecallWrite reads one entry of a commit's recall_writes.

@@ -17,6 +17,7 @@ const (
 	FailDeadline    = "deadline_exceeded"
 	FailInvalidSumm = "invalid_summary"
 	FailNoGain      = "no_gain"
+	FailOverWindow  = "over_window"
 )
 
 // conflictMsg begins the failure_message of a commit_conflict: the store
@@ -59,6 +60,10 @@ type Ports struct {
 	Committer Committer
 	Clock     Clock
 	Breakers  *Breakers
+	// Rewriter renders cleared and truncated messages in their shape;
+	// without one, kept messages are never replaced (the window is then
+	// kept by summarizing alone).
+	Rewriter Rewriter
 }
 
 // CompressResult is the outcome of Compress. History is described, not
@@ -87,6 +92,10 @@ type CompressResult struct {
 	Warnings            []string
 	ConsecutiveFailures int
 	Commit              *Commit // the commit sent, or that would be sent on a dry run
+	// ToolResultsCleared and MessagesTruncated count the kept messages'
+	// replacements: tool results cleared, messages middle-truncated.
+	ToolResultsCleared int
+	MessagesTruncated  int
 }
 
 // failure is an error that ends a compaction with a failure code.
@@ -139,7 +148,7 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 	}
 	// The deadline runs on the clock (the input "now" may be any instant
 	// the caller chose for the breaker; elapsed time is the clock's).
-	run := &run{in: in, c: c, p: p, res: &r, extractive: c.Summarizer == SummarizerExtractive, overhead: Overhead(in.History, c, &in.Usage),
+	run := &run{in: in, c: c, p: p, res: &r, at: now, extractive: c.Summarizer == SummarizerExtractive, overhead: Overhead(in.History, c, &in.Usage),
 		deadline: p.Clock.Now().Add(time.Duration(c.CompactionTimeoutMs) * time.Millisecond)}
 	err := run.compress()
 	switch {
@@ -148,7 +157,7 @@ func Compress(in *CompressInput, p Ports) CompressResult {
 		if countsForBreaker(r.FailureCode) {
 			p.Breakers.fail(conv, now)
 		}
-	case r.Insert != nil:
+	case r.Commit != nil:
 		p.Breakers.succeed(conv)
 	}
 	r.ConsecutiveFailures = p.Breakers.Failures(conv)
@@ -176,6 +185,10 @@ type run struct {
 	// live are the archived batches once listed (listed).
 	live   []liveBatch
 	listed bool
+	// records are a caller-owned history's replacement records.
+	records []ReplacedRecord
+	// at is the compaction's now (the input's, else the clock's).
+	at time.Time
 	// extractive is set when summarizer is "extractive", or once the LLM
 	// has failed and fallback is on: the rest of this compaction is
 	// summarized extractively, inside the plug-in.
@@ -197,12 +210,15 @@ func (u *run) compress() error {
 	in, c := u.in, u.c
 	if in.HistoryOwner == OwnerCaller {
 		// The live batches say what the caller's list already had
-		// compacted: list them first, on every call.
-		var err error
-		if u.live, err = u.listBatches(); err != nil {
+		// compacted, the replacement records what it had replaced: list
+		// them first, on every call.
+		if err := u.ensureListed(); err != nil {
 			return err
 		}
-		u.listed = true
+		var err error
+		if u.records, err = u.listRecords(); err != nil {
+			return err
+		}
 		view := u.callerView(u.res.History, u.live)
 		if len(view) != len(u.res.History) || (len(view) > 0 && &view[0] != &u.res.History[0]) {
 			// The provider's count was of the caller's list, not of this
@@ -218,32 +234,55 @@ func (u *run) compress() error {
 		return nil // nothing to compress is not a failure, and calls nothing more
 	}
 	if in.OnlyIfDue {
-		if u.res.TokensBefore <= int(c.ContextBudget*float64(c.ModelMaxTokens)) { // not due (ShouldCompact)
+		if u.res.TokensBefore <= u.limit() { // not due (ShouldCompact)
 			return nothing()
 		}
 	}
+	window := u.window()
+	if c.TargetTokens > 0 && u.res.TokensBefore <= c.TargetTokens {
+		return nothing()
+	}
 	split := Split(hist, c)
-	compress, keep := split.ToCompress, split.ToKeep
-	maxSum, resumSum := c.MaxSummaryTokens, c.MaxSummaryTokens
-	live, listed := u.live, u.listed
-	if c.TargetTokens > 0 {
-		if u.res.TokensBefore <= c.TargetTokens {
-			compress = nil
-		} else if len(compress) > 0 {
-			// The archive this compaction will produce decides how much
-			// fits: list the live batches first.
-			if !listed {
-				var err error
-				if live, err = u.listBatches(); err != nil {
-					return err
-				}
-				listed = true
-			}
-			maxSum, resumSum = u.summaryCaps()
-			compress, keep = u.selectForTarget(split, live, maxSum, resumSum)
+	ed := u.newEdits(hist, &split)
+	if u.res.TokensBefore > window {
+		if err := ed.checkPinned(window); err != nil {
+			return err
 		}
 	}
+	// Tool-result clearing, the first stage: often enough on its own.
+	if c.ClearToolResults != ClearToolResultsUnset && ed.clearAllBut(c.ClearToolResults) {
+		all := Identity(len(hist))
+		if u.toTokens(AddCounts(u.overheadSize(), ed.keptSize(all))) <= window {
+			return u.commitEdits(ed, all)
+		}
+	}
+	compress, keep := split.ToCompress, split.ToKeep
+	maxSum, resumSum := c.MaxSummaryTokens, c.MaxSummaryTokens
+	if c.TargetTokens > 0 {
+		maxSum, resumSum = u.summaryCaps(c.TargetTokens, ed.pinnedSize())
+	}
+	if c.TargetTokens > 0 && len(compress) > 0 {
+		// The archive this compaction will produce decides how much
+		// fits: list the live batches first.
+		if err := u.ensureListed(); err != nil {
+			return err
+		}
+		compress, keep = u.selectForTarget(split, u.live, maxSum, resumSum, ed)
+	}
+	// The window is a promise: make the kept messages fit beside the
+	// archive (clear, then summarize more, then truncate).
+	compress, keep, err := u.plan(&split, compress, keep, ed, &maxSum, &resumSum)
+	if err != nil {
+		return err
+	}
 	if len(compress) == 0 {
+		kept := Identity(len(hist))
+		if err := u.settle(ed, kept, 0, window); err != nil {
+			return err
+		}
+		if ed.changed(kept) {
+			return u.commitEdits(ed, kept)
+		}
 		return nothing()
 	}
 
@@ -259,7 +298,7 @@ func (u *run) compress() error {
 	// chunk_size may be anything up to MaxInt: never allocate more than
 	// the messages there are.
 	msgs := make([]Message, 0, min(size, len(compress)))
-	folded := u.foldedChunks(hist, chunks, live, listed)
+	folded := u.foldedChunks(hist, chunks, u.live, u.listed)
 	for k := 0; k < len(chunks); {
 		ch := chunks[k]
 		msgs = msgs[:0]
@@ -281,7 +320,7 @@ func (u *run) compress() error {
 				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
 					strconv.Itoa(len(compress)-done)+" messages at half the chunk size")
 				chunks, k = chunkUnits(hist, compress[done:], size, maxTok, &split.units, c), 0
-				folded = u.foldedChunks(hist, chunks, append(live[:len(live):len(live)], batchesAsLive(created)...), listed)
+				folded = u.foldedChunks(hist, chunks, append(u.live[:len(u.live):len(u.live)], batchesAsLive(created)...), u.listed)
 				continue
 			}
 			return err
@@ -293,12 +332,10 @@ func (u *run) compress() error {
 	}
 
 	// Existing batches of this conversation.
-	if !listed {
-		var err error
-		if live, err = u.listBatches(); err != nil {
-			return err
-		}
+	if err := u.ensureListed(); err != nil {
+		return err
 	}
+	live := append([]liveBatch(nil), u.live...)
 	for _, b := range created {
 		live = append(live, liveBatch{Batch: b})
 	}
@@ -351,10 +388,15 @@ func (u *run) compress() error {
 	}
 	ins.ID = ClipArchiveID(in.ConversationID, ins)
 	insRaw := AppendClipArchive(nil, in.Shape, ins)
+	// Now that the archive is known, the kept messages get exactly the
+	// replacements they need to fit beside it.
+	if err := u.settle(ed, keep, u.archiveTextSize(content), window); err != nil {
+		return err
+	}
 	// The gain is in the messages: the overhead is the same before and
 	// after.
-	msgsAfter, msgsBefore := keptTokens(hist, keep, content, c), HistoryTokens(hist, c)
-	after := u.overhead + msgsAfter
+	msgsAfter, msgsBefore := keptTokens(ed.msgs, keep, content, c), HistoryTokens(hist, c)
+	after := AddCounts(u.overhead, msgsAfter)
 	if msgsAfter >= msgsBefore {
 		return fail(FailNoGain, "the compacted history would be "+strconv.Itoa(msgsAfter)+
 			" estimated tokens, not below the "+strconv.Itoa(msgsBefore)+" it is now")
@@ -374,7 +416,7 @@ func (u *run) compress() error {
 	if in.HistoryOwner == OwnerCaller {
 		commit.HistoryOwner = OwnerCaller
 		commit.RemoveMessageIDs = []string{}
-		commit.RecallWrites = u.recallWrites(hist, split.Prior, compress)
+		commit.RecallWrites = u.recallWrites(hist, split.Prior, compress, ed.replaced(keep))
 	} else {
 		commit.SearchText = make([]SearchText, 0, len(compress)+1)
 		if split.Prior >= 0 && hist[split.Prior].ID != "" {
@@ -383,20 +425,12 @@ func (u *run) compress() error {
 		}
 		for _, k := range compress {
 			commit.RemoveMessageIDs = append(commit.RemoveMessageIDs, hist[k].ID)
-			commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: MessageSearchTextAt(hist, k)})
+			commit.SearchText = append(commit.SearchText, SearchText{MessageID: hist[k].ID, Text: u.searchTextAt(hist, k)})
 		}
 	}
-	u.res.Commit = commit
-	if !in.DryRun {
-		if u.now().After(u.deadline) {
-			return fail(FailDeadline, "compaction_timeout of "+strconv.Itoa(u.c.CompactionTimeoutMs)+" ms passed before the commit")
-		}
-		if err := u.p.Committer.Commit(commit); err != nil {
-			if e, ok := err.(*Error); ok && e.Code == ErrConflict.Code {
-				return fail(FailConflict, conflictMsg+": "+e.Msg)
-			}
-			return fail(FailHost, "compaction_commit: "+err.Error())
-		}
+	ed.addReplacements(commit, keep)
+	if err := u.send(commit); err != nil {
+		return err
 	}
 	u.res.Insert, u.res.InsertRaw = ins, insRaw
 	u.res.Kept = keep
@@ -404,21 +438,77 @@ func (u *run) compress() error {
 	u.res.BatchesCreated = len(created)
 	u.res.MessagesCompressed = len(compress)
 	u.res.TokensAfter = after
+	ed.report(keep)
 	return nil
 }
 
-// recallWrites are the messages a caller-owned compaction removes, in
-// history order: the prior clip-archive (not indexed: superseded) and
-// every compressed message.
-func (u *run) recallWrites(hist []Message, prior int, compress []int) []RecallWrite {
+// searchTextAt is what a store indexes for hist[k] once it is in recall
+// storage: MessageSearchTextAt, or nothing for a replacement, whose
+// original is indexed already.
+func (u *run) searchTextAt(hist []Message, k int) string {
+	if IsReplacement(&hist[k]) {
+		return ""
+	}
+	return MessageSearchTextAt(hist, k)
+}
+
+// send commits c, unless this is a dry run.
+func (u *run) send(commit *Commit) error {
+	u.res.Commit = commit
+	if u.in.DryRun {
+		return nil
+	}
+	if u.now().After(u.deadline) {
+		return fail(FailDeadline, "compaction_timeout of "+strconv.Itoa(u.c.CompactionTimeoutMs)+" ms passed before the commit")
+	}
+	if err := u.p.Committer.Commit(commit); err != nil {
+		if e, ok := err.(*Error); ok && e.Code == ErrConflict.Code {
+			return fail(FailConflict, conflictMsg+": "+e.Msg)
+		}
+		return fail(FailHost, "compaction_commit: "+err.Error())
+	}
+	return nil
+}
+
+// commitEdits commits a compaction that summarizes nothing and only
+// replaces kept messages (kept: every index of the history): no batch,
+// no new clip-archive, no LLM call.
+func (u *run) commitEdits(ed *edits, kept []int) error {
+	in := u.in
+	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, NoInsert: true, HistoryOwner: OwnerStore,
+		RemoveMessageIDs: []string{}}
+	if in.HistoryOwner == OwnerCaller {
+		commit.HistoryOwner = OwnerCaller
+		commit.RecallWrites = u.recallWrites(ed.hist, -1, nil, ed.replaced(kept))
+	} else {
+		commit.SearchText = []SearchText{}
+	}
+	ed.addReplacements(commit, kept)
+	if err := u.send(commit); err != nil {
+		return err
+	}
+	u.res.Kept = kept
+	u.res.TokensAfter = AddCounts(u.overhead, HistoryTokens(ed.msgs, u.c))
+	ed.report(kept)
+	return nil
+}
+
+// recallWrites are the messages a caller-owned compaction removes or
+// replaces, in history order: the prior clip-archive (not indexed:
+// superseded), every compressed message, and the original of every
+// replaced one.
+func (u *run) recallWrites(hist []Message, prior int, compress, replaced []int) []RecallWrite {
 	gone := make([]bool, len(hist))
 	for _, k := range compress {
+		gone[k] = true
+	}
+	for _, k := range replaced {
 		gone[k] = true
 	}
 	if prior >= 0 {
 		gone[prior] = true
 	}
-	out := make([]RecallWrite, 0, len(compress)+1)
+	out := make([]RecallWrite, 0, len(compress)+len(replaced)+1)
 	for k := range hist {
 		if !gone[k] {
 			continue
@@ -426,7 +516,7 @@ func (u *run) recallWrites(hist []Message, prior int, compress []int) []RecallWr
 		m := &hist[k]
 		w := RecallWrite{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: m.CreatedAt, Raw: m.Raw}
 		if k != prior {
-			w.SearchText = MessageSearchTextAt(hist, k)
+			w.SearchText = u.searchTextAt(hist, k)
 		}
 		out = append(out, w)
 	}
@@ -491,6 +581,7 @@ func batchesAsLive(bs []Batch) []liveBatch {
 // left out: what was compacted is never summarized twice, and the same
 // list sent again gives the same view.
 func (u *run) callerView(hist []Message, live []liveBatch) []Message {
+	hist, orig := u.applyRecords(hist)
 	if len(hist) > 0 && IsClipArchive(&hist[0]) {
 		return hist
 	}
@@ -501,12 +592,13 @@ func (u *run) callerView(hist []Message, live []liveBatch) []Message {
 		}
 	}
 	anthropic := u.in.Shape.Shape.Pick() == ShapeAnthropic
-	skip := func(m *Message) bool {
-		return covered[m.ID] || IsClipArchive(m) || (anthropic && IsArchiveTurn(m))
+	skip := func(i int) bool {
+		m := &hist[i]
+		return covered[m.ID] || (orig != nil && orig[i] != "" && covered[orig[i]]) || IsClipArchive(m) || (anthropic && IsArchiveTurn(m))
 	}
 	dropped := false
 	for i := range hist {
-		if skip(&hist[i]) {
+		if skip(i) {
 			dropped = true
 			break
 		}
@@ -532,11 +624,100 @@ func (u *run) callerView(hist []Message, live []liveBatch) []Message {
 			CreatedAt: ins.CreatedAt, HasCreatedAt: true, Raw: AppendClipArchive(nil, u.in.Shape, &ins)})
 	}
 	for i := range hist {
-		if !skip(&hist[i]) {
+		if !skip(i) {
 			view = append(view, hist[i])
 		}
 	}
 	return view
+}
+
+// applyRecords re-renders, in a caller's list, the replacements this
+// conversation's records hold (see ReplacedRecord): a message whose id and
+// content digest a record names gets the record's edit, again and again
+// while records name what it became. orig[i] is the id message i had
+// before (nil when nothing was replaced). A message the caller already
+// holds replaced (it replaced its list with a result's history) has
+// another digest and stays as it is.
+func (u *run) applyRecords(hist []Message) (_ []Message, orig []string) {
+	if len(u.records) == 0 || u.p.Rewriter == nil {
+		return hist, nil
+	}
+	conv := u.in.ConversationID
+	byID := make(map[string][]*ReplacedRecord, len(u.records))
+	for i := range u.records {
+		r := &u.records[i]
+		byID[r.ID] = append(byID[r.ID], r)
+	}
+	out := hist
+	for i := range hist {
+		m := hist[i]
+		if IsClipArchive(&m) {
+			continue
+		}
+		first, changed := m.ID, false
+		for step := 0; step <= len(u.records); step++ {
+			recs := byID[m.ID]
+			if len(recs) == 0 {
+				break
+			}
+			d := ContentDigest(conv, &m)
+			var e *Edit
+			for _, r := range recs {
+				if r.Digest == d {
+					e = &r.Edit
+					break
+				}
+			}
+			if e == nil {
+				break
+			}
+			p, ok := u.p.Rewriter.Rewrite(conv, &m, e)
+			if !ok {
+				break
+			}
+			m, changed = p, true
+		}
+		if !changed {
+			continue
+		}
+		if orig == nil {
+			out = slices.Clone(hist)
+			orig = make([]string, len(hist))
+		}
+		out[i], orig[i] = m, first
+	}
+	return out, orig
+}
+
+// listRecords reads this conversation's replacement records
+// (memory_list); blocks under the prefix that are not this
+// conversation's records are left alone.
+func (u *run) listRecords() ([]ReplacedRecord, error) {
+	conv := u.in.ConversationID
+	blocks, err := u.p.Memory.List("archival", ReplacedLabelPrefix(conv))
+	if err != nil {
+		return nil, fail(FailHost, "memory_list: "+err.Error())
+	}
+	var out []ReplacedRecord
+	for _, bl := range blocks {
+		if recs, ok := ParseReplacedBlock(conv, bl.Content); ok {
+			out = append(out, recs...)
+		}
+	}
+	return out, nil
+}
+
+// ensureListed lists the archived batches once.
+func (u *run) ensureListed() error {
+	if u.listed {
+		return nil
+	}
+	live, err := u.listBatches()
+	if err != nil {
+		return err
+	}
+	u.live, u.listed = live, true
+	return nil
 }
 
 // belongsElsewhere reports whether a label under conv's prefix belongs to
@@ -667,11 +848,15 @@ const (
 // Without the caps a 4,000-token budget would be eaten by the archive
 // alone (four 1,024-token batches) and every compaction would end in
 // no_gain.
-func (u *run) summaryCaps() (chunkCap, resumCap int) {
+//
+// window is what the history must fit in (target_tokens, or the
+// trigger limit); the archive's room is also never more than what the
+// overhead and the pinned messages (pinned, a size) leave of it.
+func (u *run) summaryCaps(window, pinned int) (chunkCap, resumCap int) {
 	c := u.c
 	header, batch, omitted := u.archiveSizes()
 	line := u.toTokens(batch)
-	room := c.TargetTokens*targetArchivePct/100 - u.toTokens(header+omitted)
+	room := min(percent(window, targetArchivePct), window-u.overhead-u.toTokens(pinned)) - u.toTokens(header+omitted)
 	slots := max(1, c.ClipFirst+c.ClipLast)
 	deep := room / slots
 	if slots > 1 {
@@ -700,7 +885,7 @@ func (u *run) summaryCaps() (chunkCap, resumCap int) {
 // resumTok) as compress would when the batches outgrow the clip window.
 // At least one unit is compressed, so a compaction that is due always
 // makes progress.
-func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok int) (compress, keep []int) {
+func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok int, ed *edits) (compress, keep []int) {
 	c, hist := u.c, u.res.History
 	type tunit struct{ lead, from, to, runes int } // members are s.ToCompress[from:to]
 	var units []tunit
@@ -709,7 +894,7 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 		end := s.units.runEnd(s.ToCompress, n)
 		r := 0
 		for _, k := range s.ToCompress[n:end] {
-			r = AddCounts(r, u.size(&hist[k]))
+			r = AddCounts(r, ed.sizeOf(k))
 		}
 		units = append(units, tunit{lead: s.ToCompress[n], from: n, to: end, runes: r})
 		totalRunes = AddCounts(totalRunes, r)
@@ -718,7 +903,7 @@ func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok 
 	slices.SortFunc(units, func(a, b tunit) int { return b.lead - a.lead }) // newest first
 	fixed := u.overheadSize()
 	for _, k := range s.ToKeep {
-		fixed = AddCounts(fixed, u.size(&hist[k]))
+		fixed = AddCounts(fixed, ed.sizeOf(k))
 	}
 	liveRunes := make([]int, len(live))
 	for i := range live {

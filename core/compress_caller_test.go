@@ -27,7 +27,7 @@ func (r *compressRig) compressCaller(t *testing.T, conv string, hist []Message, 
 	t.Helper()
 	return Compress(&CompressInput{ConversationID: conv, History: hist, Config: c, OperationID: "op", HistoryOwner: OwnerCaller,
 		OnlyIfDue: onlyIfDue, Shape: HistoryShape{Shape: ShapeChat}},
-		Ports{LLM: r.llm, Memory: r.mem, Committer: r.mem, Clock: r.clock, Breakers: &Breakers{}})
+		Ports{LLM: r.llm, Memory: r.mem, Committer: r.mem, Clock: r.clock, Breakers: &Breakers{}, Rewriter: textRewriter{}})
 }
 
 // The whole list resent: the second call sees only what the first left
@@ -65,7 +65,7 @@ func TestCompressCallerResend(t *testing.T) {
 	require.False(t, res.Failed)
 	assert.Equal(t, 0, res.MessagesCompressed)
 	assert.Len(t, r.mem.commits, 1)
-	assert.Equal(t, lists+1, r.mem.lists)
+	assert.Equal(t, lists+2, r.mem.lists, "the batches and the replacement records")
 	assert.Len(t, res.Kept, 7)
 	assert.True(t, strings.HasPrefix(res.History[0].Content, ClipArchivePrefix))
 }

@@ -35,7 +35,19 @@ type Config struct {
 	TokenEstimator         string  // token_estimator: "conservative" | "chars4"
 	ImageTokens            int     // image_tokens, ≥ 0
 	OverheadTokens         int     // overhead_tokens, ≥ 0
+	// ClearToolResults is clear_tool_results: keep this many of the most
+	// recent tool results whole and clear the older ones before anything
+	// is summarized (ClearToolResultsUnset: no such stage).
+	ClearToolResults int
+	// ClearExcludeTools is clear_exclude_tools: the tools whose results
+	// are never cleared.
+	ClearExcludeTools []string
 }
+
+// ClearToolResultsUnset is ClearToolResults when clear_tool_results is
+// not set (null): tool results are cleared only when the window
+// guarantee needs it.
+const ClearToolResultsUnset = -1
 
 // Scoring holds the importance-scoring weights (seed 001).
 type Scoring struct {
@@ -117,6 +129,7 @@ func DefaultConfig() Config {
 		MaxMessageChars:        20000,
 		TokenEstimator:         EstimatorConservative,
 		ImageTokens:            1600,
+		ClearToolResults:       ClearToolResultsUnset,
 	}
 }
 
@@ -151,7 +164,7 @@ var Keys = []string{
 	"important_keywords", "compaction_timeout", "compaction_max_retries", "backoff_base_ms",
 	"max_chunk_tokens", "max_consecutive_failures", "breaker_cooldown_ms", "context_budget",
 	"model_max_tokens", "target_tokens", "fallback", "summarizer", "model", "pin_system", "max_message_chars",
-	"token_estimator", "image_tokens", "overhead_tokens",
+	"token_estimator", "image_tokens", "overhead_tokens", "clear_tool_results", "clear_exclude_tools",
 }
 
 // Values of the summarizer key.
@@ -170,7 +183,8 @@ const MaxInt = 1<<31 - 1
 
 // Set validates v for key and stores it. field is the path used in error
 // messages (e.g. "config.chunk_size"); "" means key itself. A null value
-// resets an optional key (prompt, max_chunk_tokens, target_tokens) and
+// resets an optional key (prompt, max_chunk_tokens, target_tokens,
+// clear_tool_results, clear_exclude_tools) and
 // leaves any other key at its current value.
 func (c *Config) Set(key string, v Value, field string) error {
 	if field == "" {
@@ -323,6 +337,22 @@ func (c *Config) Set(key string, v Value, field string) error {
 		return intKey(&c.ImageTokens, 0, false)
 	case "overhead_tokens":
 		return intKey(&c.OverheadTokens, 0, false)
+	case "clear_tool_results":
+		if v.Kind == KindNull {
+			c.ClearToolResults = ClearToolResultsUnset
+			return nil
+		}
+		return intKey(&c.ClearToolResults, 0, false)
+	case "clear_exclude_tools":
+		switch v.Kind {
+		case KindNull:
+			c.ClearExcludeTools = nil
+			return nil
+		case KindStrings:
+			c.ClearExcludeTools = append([]string(nil), v.List...)
+			return nil
+		}
+		return Invalid(field, "must be an array of tool names, got "+v.kindName())
 	}
 	return ErrUnknownKey
 }
@@ -340,7 +370,7 @@ func (c *Config) SetString(key, s, field string) error {
 			return Invalid(orKey(field, key), "must be true or false, got "+strconv.Quote(s))
 		}
 		v = Value{Kind: KindBool, Bool: b}
-	case "important_keywords":
+	case "important_keywords", "clear_exclude_tools":
 		v = Value{Kind: KindStrings, List: splitKeywords(s)}
 	default:
 		t := strings.TrimSpace(s)

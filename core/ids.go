@@ -154,3 +154,11 @@ func ClipArchiveID(conv string, m *InsertMessage) string {
 	msg := Message{Role: RoleSystem, Content: m.Content}
 	return derivedID(contentDigest(conv, &msg), 0, true)
 }
+
+// DerivedID is the derived id of m in conversation conv when no other
+// message of the call has the same content (occurrence 0): the id a
+// replaced message without an id of its own gets, so that a caller who
+// sends it back sends the same message.
+func DerivedID(conv string, m *Message) string {
+	return derivedID(contentDigest(conv, m), 0, IsClipArchive(m))
+}

@@ -53,8 +53,9 @@ type Commit struct {
 	// SearchText is what a store indexes for each removed message when it
 	// moves to recall storage (SPEC §5 memory_read): one entry per id of
 	// RemoveMessageIDs, in that order, "" for the prior clip-archive
-	// (superseded, never a search result). A host that has no entry for
-	// a message indexes its stored content.
+	// (superseded, never a search result), then one per original of
+	// ReplaceMessages. A host that has no entry for a message indexes its
+	// stored content.
 	SearchText []SearchText
 	// HistoryOwner is OwnerStore (the host's store holds the active
 	// history: RemoveMessageIDs move from it to recall storage, Insert
@@ -69,6 +70,17 @@ type Commit struct {
 	// returns it, in the history's shape (AppendClipArchive): a host that
 	// stores the active history stores these bytes as its raw JSON.
 	InsertRaw []byte
+	// NoInsert: the commit writes no clip-archive (insert_message null):
+	// it summarized nothing and only replaces messages, and the history
+	// keeps the clip-archive it has, if any.
+	NoInsert bool
+	// ReplaceMessages are the kept messages the commit replaces in place
+	// (OwnerStore; SPEC §2 "Counting tokens and the window"): each
+	// original moves to recall storage, indexed by its SearchText entry,
+	// and its replacement takes its position in the active history. A
+	// caller-owned commit carries the originals in RecallWrites instead,
+	// and a replacement record in ArchiveWrites.
+	ReplaceMessages []ReplaceMessage
 }
 
 // Who owns the history (SPEC §4).
