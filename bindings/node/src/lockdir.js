@@ -8,11 +8,14 @@
  * directory, and every later process is then told "database is locked"
  * forever. So while the store runs SQLite (synchronously: no other
  * JavaScript runs meanwhile), `withOwnedLock` makes that directory carry
- * its owner: once made, the file `owner` is created in it exclusively
- * (O_EXCL) with this process's identity — pid, boot id, pid namespace,
- * process start time, host — and removed with it on unlock. A process
- * finding the directory there reads the record and takes the lock over
- * only when its owner is certainly gone:
+ * its owner. The record — pid, boot id, pid namespace, process start
+ * time, hostname, machine id — is written first to a file of its own
+ * next to the directory (`<file>.lock.owner-<pid>-<nonce>`, "pending"),
+ * then the directory is made, then the record is hard-linked into it as
+ * `owner` (exclusively: a link never replaces a file), then the pending
+ * name is removed; on unlock the record goes with the directory. A
+ * process finding the directory there reads the record and takes the
+ * lock over only when its owner is certainly gone:
  *
  * - same boot and pid namespace (so the pid means the same process), and
  *   the pid no longer runs, is a zombie, or is a newer process than the
@@ -23,30 +26,35 @@
  * namespace, a platform without these identities — counts as alive: a
  * lock is never taken from a live owner, at the price of staying locked
  * where the owner cannot be told dead (then the error names the owner).
- * A directory with no record (a process of an older version, or one
- * killed between the mkdir and the record) is taken over once it is
- * older than OWNERLESS_STALE_MS, far beyond any transaction this store
- * runs.
+ * A directory without a record was made by a process between its mkdir
+ * and its link — then its pending record, written just before the
+ * directory, says whether it lives — or by a process that records
+ * nothing (an older clipfold, node-sqlite3-wasm used alone): that one is
+ * taken over once it is older than OWNERLESS_STALE_MS, far beyond any
+ * transaction this store runs.
  *
  * Taking over is exclusive between the processes racing to do it: an
  * abandoned record is claimed by renaming it to a name of the claimant's
  * own (only one rename of a file succeeds), a directory without a record
- * by creating the record (O_EXCL). Whoever creates the record owns the
- * lock: a process whose mkdir succeeded but whose record finds one
- * already there backs off (busy) and leaves the directory to it. The
- * owner's unlock empties the directory before removing it. See
+ * by linking the claimant's record into it. Whoever puts the record in
+ * owns the lock: a process whose mkdir succeeded but whose link finds a
+ * record there backs off (busy) and leaves the directory to it. See
  * RATIONALE.md, "A killed Node process's lock is taken over".
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /** The record's file name inside the lock directory. */
 export const OWNER_FILE = 'owner';
-/** How old a lock directory without a record must be to be taken over (ms). */
+/** How old a lock directory without a record (nor a pending one) must be to be taken over (ms). */
 export const OWNERLESS_STALE_MS = 60_000;
+/** How much earlier than the directory a pending record may be written and still be its maker's (ms). */
+const PENDING_SLACK_MS = 2_000;
+/** A link's errors that mean the file system has no hard links: the record is written in place instead. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS', 'EMLINK']);
 
 /**
  * @typedef {object} OwnerRecord
@@ -147,6 +155,20 @@ export function describeOwner(dir) {
 }
 
 /**
+ * A record's JSON text read, or null.
+ * @param {string} text
+ * @returns {OwnerRecord | null}
+ */
+function parseRecord(text) {
+  try {
+    const r = JSON.parse(text);
+    return r && typeof r === 'object' ? r : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The record in dir: an OwnerRecord, null when the directory has none (or
  * an unreadable one), undefined when the directory is gone.
  * @param {string} dir
@@ -161,28 +183,57 @@ function readRecord(dir) {
     if (code === 'ENOENT') return fs.existsSync(dir) ? null : undefined;
     return null;
   }
-  try {
-    const r = JSON.parse(text);
-    return r && typeof r === 'object' ? r : null;
-  } catch {
-    return null;
-  }
+  return parseRecord(text);
 }
 
 /** @param {string} dir */
 const busy = (dir) => Object.assign(new Error(`EEXIST: file already exists, mkdir '${dir}'`), { code: 'EEXIST' });
 
+/** A new record of this process (JSON text): its identity, the time, a nonce. */
+function newRecord() {
+  return `${JSON.stringify({ ...me(), since: new Date().toISOString(), nonce: randomBytes(8).toString('hex') })}\n`;
+}
+
 /**
- * Writes this process's record into dir, exclusively: '' when this
- * process now owns the lock, else the error's code (EEXIST: another
- * process's record is there; ENOENT: the directory is gone).
+ * Writes the record as pending, next to dir, before the mkdir: its path,
+ * or '' when it cannot be written (the lock is then taken without it).
  * @param {string} dir
+ * @param {string} text
+ */
+function writePending(dir, text) {
+  const path = `${dir}.owner-${process.pid}-${randomBytes(6).toString('hex')}`;
+  try {
+    fs.writeFileSync(path, text, { flag: 'wx' });
+    return path;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Puts this process's record into dir, exclusively: linked from its
+ * pending file, or written in place where there are no hard links.
+ * Returns '' when this process now owns the lock, else the error's code
+ * (EEXIST: another process's record is there; ENOENT: the directory is
+ * gone).
+ * @param {string} dir
+ * @param {string} pending
+ * @param {string} text
  * @returns {string}
  */
-function writeRecord(dir) {
-  const record = { ...me(), since: new Date().toISOString(), nonce: randomBytes(8).toString('hex') };
+function placeRecord(dir, pending, text) {
+  const target = join(dir, OWNER_FILE);
+  if (pending) {
+    try {
+      fs.linkSync(pending, target);
+      return '';
+    } catch (err) {
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code ?? 'EIO';
+      if (!NO_LINKS.has(code)) return code;
+    }
+  }
   try {
-    fs.writeFileSync(join(dir, OWNER_FILE), `${JSON.stringify(record)}\n`, { flag: 'wx' });
+    fs.writeFileSync(target, text, { flag: 'wx' });
     return '';
   } catch (err) {
     return /** @type {NodeJS.ErrnoException} */ (err).code ?? 'EIO';
@@ -190,65 +241,117 @@ function writeRecord(dir) {
 }
 
 /**
- * Takes over the lock directory dir when its owner is gone: true when this
- * process owns it now.
+ * The pending records next to dir (acquisitions under way, or abandoned
+ * by a process killed in one): path, record (null when unreadable), time.
  * @param {string} dir
+ * @returns {{path: string, record: OwnerRecord | null, mtimeMs: number}[]}
  */
-function takeOver(dir) {
+function pendings(dir) {
+  const parent = dirname(dir);
+  const prefix = `${basename(dir)}.owner-`;
+  let names;
+  try {
+    names = fs.readdirSync(parent);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.startsWith(prefix)).flatMap((n) => {
+    const path = join(parent, n);
+    try {
+      return [{ path, record: parseRecord(fs.readFileSync(path, 'utf8')), mtimeMs: fs.statSync(path).mtimeMs }];
+    } catch {
+      return []; // removed meanwhile
+    }
+  });
+}
+
+/**
+ * Takes over the lock directory dir when its owner is gone: true when this
+ * process owns it now (its record, pending at `pending`, put in).
+ * @param {string} dir
+ * @param {string} pending
+ * @param {string} text
+ */
+function takeOver(dir, pending, text) {
   const record = readRecord(dir);
   if (record === undefined) return false; // gone: the next mkdir may succeed
-  const ownerFile = join(dir, OWNER_FILE);
-  if (record === null) {
-    let age;
-    try {
-      age = Date.now() - fs.statSync(dir).mtimeMs;
-    } catch {
-      return false;
-    }
-    // Creating the record claims the directory: only one process can.
-    return age > OWNERLESS_STALE_MS && writeRecord(dir) === '';
-  }
+  if (record === null) return takeOwnerless(dir, pending, text);
   if (!ownerGone(record)) return false;
+  const ownerFile = join(dir, OWNER_FILE);
   const claimed = join(dir, `${OWNER_FILE}.taken-${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
     fs.renameSync(ownerFile, claimed); // only one claimant renames this record
   } catch {
     return false;
   }
-  const text = readText(claimed);
-  let same = false;
-  try {
-    same = JSON.parse(text).nonce === record.nonce;
-  } catch { /* not the record read */ }
-  if (!same) {
+  if (parseRecord(readText(claimed))?.nonce !== record.nonce) {
     // Another owner's record, made after the abandoned one was taken over
     // meanwhile: put it back.
     try { fs.renameSync(claimed, ownerFile); } catch { /* its owner has unlocked and emptied the directory */ }
     return false;
   }
-  const mine = writeRecord(dir) === '';
+  const mine = placeRecord(dir, pending, text) === '';
   try { fs.unlinkSync(claimed); } catch { /* gone with the directory */ }
   return mine;
 }
 
 /**
- * The owner's unlock: empties dir (its record, and a record another
- * process is putting back) and removes it.
+ * takeOver for a directory without a record. Its maker may be between
+ * its mkdir and its link: a pending record written before the directory
+ * was made says whether it lives (alive: wait; dead: take it now). With
+ * no such record the directory was made by a process that records
+ * nothing, and is taken once older than OWNERLESS_STALE_MS.
+ * @param {string} dir
+ * @param {string} pending
+ * @param {string} text
+ */
+function takeOwnerless(dir, pending, text) {
+  let made;
+  try {
+    made = fs.statSync(dir).mtimeMs;
+  } catch {
+    return false;
+  }
+  let abandoned = Date.now() - made > OWNERLESS_STALE_MS;
+  /** @type {string[]} */
+  const dead = [];
+  for (const p of pendings(dir)) {
+    if (p.path === pending) continue;
+    const before = p.mtimeMs <= made && made - p.mtimeMs <= PENDING_SLACK_MS; // written just before the directory was made
+    const gone = p.record ? ownerGone(p.record) : Date.now() - p.mtimeMs > OWNERLESS_STALE_MS;
+    if (!gone) {
+      if (p.mtimeMs <= made + PENDING_SLACK_MS) return false; // perhaps its maker, about to put its record in
+      continue;
+    }
+    dead.push(p.path);
+    if (before) abandoned = true; // its maker died before its record was in
+  }
+  if (!abandoned || placeRecord(dir, pending, text) !== '') return false;
+  for (const p of dead) {
+    try { fs.unlinkSync(p); } catch { /* removed meanwhile */ }
+  }
+  return true;
+}
+
+/**
+ * The owner's unlock: removes its record and the directory (emptied of
+ * anything else first: a record another process is putting back).
  * @param {string} dir
  * @param {typeof fs.rmdirSync} rmdirSync the original
  */
 function release(dir, rmdirSync) {
+  try { fs.unlinkSync(join(dir, OWNER_FILE)); } catch { /* taken over, or never written */ }
   for (let i = 0; ; i++) {
     try {
-      for (const name of fs.readdirSync(dir)) {
-        try { fs.unlinkSync(join(dir, name)); } catch { /* removed meanwhile */ }
-      }
       rmdirSync.call(fs, dir);
       return;
     } catch (err) {
       const code = /** @type {NodeJS.ErrnoException} */ (err).code;
       if (code === 'ENOENT') return;
       if (code !== 'ENOTEMPTY' || i >= 100) throw err;
+    }
+    for (const name of fs.readdirSync(dir)) {
+      try { fs.unlinkSync(join(dir, name)); } catch { /* removed meanwhile */ }
     }
   }
 }
@@ -275,22 +378,30 @@ export function withOwnedLock(lockDir, fn) {
   if (outer) {
     f.mkdirSync = function mkdirOwned(/** @type {import('node:fs').PathLike} */ p, /** @type {any} */ opts) {
       if (typeof p !== 'string' || !owned.has(p)) return mkdirSync.call(fs, p, opts);
+      const text = newRecord();
+      const pending = writePending(p, text);
       try {
-        mkdirSync.call(fs, p, opts);
-      } catch (err) {
-        if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'EEXIST') throw err;
-        if (takeOver(p)) return undefined;
-        throw err;
+        try {
+          mkdirSync.call(fs, p, opts);
+        } catch (err) {
+          if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'EEXIST') throw err;
+          if (takeOver(p, pending, text)) return undefined;
+          throw err;
+        }
+        // The directory is this process's only once its record is in: a
+        // process taking over an abandoned directory may have put its own.
+        const failed = placeRecord(p, pending, text);
+        if (failed === '') return undefined;
+        if (failed !== 'EEXIST' && failed !== 'ENOENT') {
+          try { rmdirSync.call(fs, p); } catch { /* reporting the record's failure */ }
+          throw Object.assign(new Error(`clipfold: putting the lock's owner record in ${p}: ${failed}`), { code: failed });
+        }
+        throw busy(p);
+      } finally {
+        if (pending) {
+          try { fs.unlinkSync(pending); } catch { /* reported by nothing: a stray pending record is read as dead */ }
+        }
       }
-      // The directory is this process's only once its record is: a process
-      // taking over an ownerless directory may have made one first.
-      const failed = writeRecord(p);
-      if (failed === '') return undefined;
-      if (failed !== 'EEXIST' && failed !== 'ENOENT') {
-        try { rmdirSync.call(fs, p); } catch { /* reporting the record's failure */ }
-        throw Object.assign(new Error(`clipfold: writing the lock's owner record in ${p}: ${failed}`), { code: failed });
-      }
-      throw busy(p);
     };
     f.rmdirSync = function rmdirOwned(/** @type {import('node:fs').PathLike} */ p, /** @type {any} */ opts) {
       if (typeof p !== 'string' || !owned.has(p)) return rmdirSync.call(fs, p, opts);

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync,
+  existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,6 +186,32 @@ describe('a live owner\'s lock', () => {
     assert.throws(() => new SQLiteStore(path, { busyTimeoutMs: 300 }), /held by process \d+ on another-host since then/);
     writeFileSync(join(lockOf(path), OWNER_FILE), JSON.stringify(rec({})));
     new SQLiteStore(path, { busyTimeoutMs: 300 }).close();
+    assert.equal(existsSync(lockOf(path)), false);
+  });
+
+  test('a process killed between its mkdir and its record: the pending record it wrote first says it is gone, and its lock is taken at once', async () => {
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const path = join(tmp, 'pending.db');
+    new SQLiteStore(path).close();
+    const pending = (/** @type {number} */ pid, /** @type {string} */ start) => {
+      const p = `${lockOf(path)}.owner-${pid}-0123456789ab`;
+      writeFileSync(p, JSON.stringify({ ...currentOwner(), pid, start, since: '', nonce: 'n' }));
+      return p;
+    };
+    // A live process's (this one's) pending record, the directory made just
+    // after it: the maker is about to put its record in — wait.
+    const live = pending(process.pid, currentOwner().start);
+    await sleep(5);
+    mkdirSync(lockOf(path));
+    assert.throws(() => new SQLiteStore(path, { busyTimeoutMs: 300 }), /database is locked/);
+    rmSync(live);
+    // A dead process's: taken at once, and its pending record cleaned up.
+    const dead = pending(Number(gone.stdout), '1');
+    const before = (statSync(lockOf(path)).mtimeMs - 500) / 1000; // written just before the directory
+    utimesSync(dead, before, before);
+    const s = new SQLiteStore(path, { busyTimeoutMs: 300 });
+    s.close();
+    assert.equal(existsSync(dead), false);
     assert.equal(existsSync(lockOf(path)), false);
   });
 
