@@ -1,7 +1,8 @@
-// The README's "Use with LangChain.js" and "Use with the AI SDK" examples,
-// extracted and run as they are — `model` defined first as the framework's
-// own fake model (no network) — importing `clipfold`, `clipfold/langchain`
-// and `clipfold/ai-sdk` by name (the package's self-reference).
+// The README's "Counting what the model counts", "Use with LangChain.js" and
+// "Use with the AI SDK" examples, extracted and run as they are — `model`
+// defined first as the framework's own fake model (no network) — importing
+// `clipfold`, `clipfold/langchain` and `clipfold/ai-sdk` by name (the
+// package's self-reference).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -41,6 +42,11 @@ function run(name, prelude, code) {
 }
 
 describe('README examples', () => {
+  test('Counting what the model counts', () => {
+    const out = run('usage.mjs', '', example('Counting what the model counts'));
+    assert.equal(out.trim(), 'true true');
+  });
+
   test('Use with LangChain.js', () => {
     const out = run('langchain.mjs', `import { AIMessage, fakeModel } from 'langchain';
 const model = fakeModel().respond(new AIMessage('We were upgrading Postgres.'));`, example('Use with LangChain.js'));

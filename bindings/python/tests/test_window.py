@@ -343,3 +343,19 @@ def test_pre_model_hook_in_a_tool_loop_with_usage(wasm: str, tmp_path: Path) -> 
     assert first_compacted(plain.requests) is None
     at = first_compacted(counted.requests)
     assert at is not None and at <= 2, at
+
+
+def test_readme_example_runs(wasm: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's "Counting what the model counts" example runs as written."""
+    import re
+
+    from conftest import REPO
+
+    text = (REPO / "bindings" / "python" / "README.md").read_text(encoding="utf-8")
+    sec = text.split("### Counting what the model counts\n", 1)
+    assert len(sec) == 2, "README has no section 'Counting what the model counts'"
+    m = re.search(r"```python\n(.*?)```", sec[1], re.S)
+    assert m, "no python example in it"
+    monkeypatch.setenv("CLIPFOLD_WASM", wasm)
+    exec(compile(m.group(1), "README.md", "exec"), {})  # noqa: S102
+    assert capsys.readouterr().out.strip() == "True True"
