@@ -418,8 +418,16 @@ func MarshalMessage(m *Message) (json.RawMessage, error) {
 // PreparedCommit is a commit checked and ready for a backend to apply.
 type PreparedCommit struct {
 	Insert    Message  // the clip-archive as a stored message (InsertAsMessage)
+	NoInsert  bool     // insert_message is null: no clip-archive to insert
 	RemoveIDs []string // remove_message_ids without repeats
 	DeleteIDs []string // archive_deletes without repeats
+	// Replace are replace_messages (store-owned): each original moves to
+	// recall storage (once: an original already there is kept), and its
+	// row takes the replacement, same position. MoveIDs are RemoveIDs
+	// then the replaced ids: every id that must be active, and whose row
+	// goes to recall.
+	Replace []Replacement
+	MoveIDs []string
 	// SearchText is the commit's search_text by message id, for the ids
 	// it removes (the first entry of an id wins). A removed message
 	// without an entry is indexed by its stored content.
@@ -431,6 +439,33 @@ type PreparedCommit struct {
 	// RecallWrites are the caller-owned commit's removed messages, ids
 	// without repeats (the first wins), with the text to index.
 	RecallWrites []RecallWrite
+}
+
+// Replacement is one message a store-owned commit replaces in place: the
+// row of ID takes NewID, Role, Content and Raw (seq and created_at stay).
+type Replacement struct {
+	ID, NewID, Role, Content string
+	Raw                      json.RawMessage
+}
+
+// AddedID is an id a store-owned commit adds to the conversation, with
+// the field of the commit that names it.
+type AddedID struct{ ID, Field string }
+
+// AddedIDs are the ids a store-owned commit adds to the conversation, which
+// it must hold nowhere yet: the clip-archive's, and each replacement's
+// that is not its message's own id.
+func (p *PreparedCommit) AddedIDs() []AddedID {
+	var out []AddedID
+	if !p.NoInsert {
+		out = append(out, AddedID{p.Insert.ID, "insert_message"})
+	}
+	for i, r := range p.Replace {
+		if r.NewID != r.ID {
+			out = append(out, AddedID{r.NewID, fmt.Sprintf("replace_messages[%d].new_id", i)})
+		}
+	}
+	return out
 }
 
 // RecallWrite is one message a caller-owned commit writes to recall
@@ -451,20 +486,26 @@ func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
 	if c.ConversationID == "" {
 		return PreparedCommit{}, fmt.Errorf("commit %q: conversation_id is empty", c.OperationID)
 	}
-	insert, err := InsertAsMessage(c, now)
-	if err != nil {
-		return PreparedCommit{}, err
+	var insert Message
+	if !c.NoInsert {
+		var err error
+		if insert, err = InsertAsMessage(c, now); err != nil {
+			return PreparedCommit{}, err
+		}
 	}
 	for i, w := range c.ArchiveWrites {
 		if w.Label == "" {
 			return PreparedCommit{}, fmt.Errorf("commit %q: archive_writes[%d]: label is empty", c.OperationID, i)
 		}
 	}
-	p := PreparedCommit{Insert: insert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes),
+	p := PreparedCommit{Insert: insert, NoInsert: c.NoInsert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes),
 		SearchText: make(map[string]string, len(c.SearchText))}
 	if c.HistoryOwner == core.OwnerCaller {
 		if len(p.RemoveIDs) > 0 {
 			return PreparedCommit{}, fmt.Errorf("commit %q: history_owner caller: remove_message_ids must be empty (the store holds no active history of a caller-owned conversation)", c.OperationID)
+		}
+		if len(c.ReplaceMessages) > 0 {
+			return PreparedCommit{}, fmt.Errorf("commit %q: history_owner caller: replace_messages must be empty (the originals are recall_writes)", c.OperationID)
 		}
 		p.CallerOwned = true
 		seen := make(map[string]bool, len(c.RecallWrites))
@@ -488,9 +529,27 @@ func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
 		}
 		return p, nil
 	}
-	removed := make(map[string]bool, len(p.RemoveIDs))
+	removed := make(map[string]bool, len(p.RemoveIDs)+len(c.ReplaceMessages))
 	for _, id := range p.RemoveIDs {
 		removed[id] = true
+	}
+	p.MoveIDs = append([]string(nil), p.RemoveIDs...)
+	for i := range c.ReplaceMessages {
+		r := &c.ReplaceMessages[i]
+		f := fmt.Sprintf("commit %q: replace_messages[%d]", c.OperationID, i)
+		switch {
+		case r.ID == "" || r.NewID == "":
+			return PreparedCommit{}, fmt.Errorf("%s: id and new_id must not be empty", f)
+		case removed[r.ID]:
+			return PreparedCommit{}, fmt.Errorf("%s: %q is removed or replaced twice", f, r.ID)
+		case r.Role == core.RoleInvalid:
+			return PreparedCommit{}, fmt.Errorf("%s (%q): role is not user, assistant, system or tool", f, r.ID)
+		case !json.Valid(r.Raw):
+			return PreparedCommit{}, fmt.Errorf("%s (%q): message is not valid JSON", f, r.ID)
+		}
+		removed[r.ID] = true
+		p.MoveIDs = append(p.MoveIDs, r.ID)
+		p.Replace = append(p.Replace, Replacement{ID: r.ID, NewID: r.NewID, Role: r.Role.String(), Content: r.Content, Raw: json.RawMessage(r.Raw)})
 	}
 	for _, st := range c.SearchText {
 		if _, dup := p.SearchText[st.MessageID]; !dup && removed[st.MessageID] {

@@ -363,12 +363,15 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 			return commitCaller(ctx, tx, c, &p, nowText)
 		}
 		found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE`,
-			c.ConversationID, removeIDs)
+			c.ConversationID, p.MoveIDs)
 		if err != nil {
 			return fmt.Errorf("checking remove_message_ids: %w", err)
 		}
 		if missing := store.Minus(removeIDs, found); len(missing) > 0 {
 			return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
+		}
+		if missing := store.Minus(p.MoveIDs[len(removeIDs):], found); len(missing) > 0 {
+			return store.ConflictError(c.ConversationID, "replace_messages", missing)
 		}
 		found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, deleteIDs)
 		if err != nil {
@@ -377,13 +380,17 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 		if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
 			return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 		}
-		taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = $2
-UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = $2`, c.ConversationID, insert.ID)
-		if err != nil {
-			return fmt.Errorf("checking insert_message.id: %w", err)
-		}
-		if len(taken) > 0 {
-			return fmt.Errorf("insert_message: %w", &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
+		// New ids (the insert's, a replacement's that is not its
+		// message's own) must be the conversation's nowhere yet.
+		for _, r := range p.AddedIDs() {
+			taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = $2
+UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = $2`, c.ConversationID, r.ID)
+			if err != nil {
+				return fmt.Errorf("checking %s: %w", r.Field, err)
+			}
+			if len(taken) > 0 {
+				return fmt.Errorf("%s: %w", r.Field, &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
+			}
 		}
 		// The clip-archive goes before every message that stays; computing
 		// the position before the removal keeps it below the removed too.
@@ -395,19 +402,34 @@ UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = $2`, c.Conversat
 		if minSeq != nil {
 			insertSeq = *minSeq - 1
 		}
-		if len(removeIDs) > 0 {
+		if len(p.MoveIDs) > 0 {
+			// A replacement that kept its id leaving the active history:
+			// its original is in recall already and stays.
 			if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
 SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.created_at, m.raw, $3, $4, st.text FROM messages m
 LEFT JOIN unnest($5::text[], $6::text[]) AS st(id, text) ON st.id = m.id
-WHERE m.conversation_id = $1 AND m.id = ANY($2) ORDER BY m.seq`, c.ConversationID, removeIDs, nowText, c.OperationID, searchIDs, searchTexts); err != nil {
+WHERE m.conversation_id = $1 AND m.id = ANY($2) ORDER BY m.seq
+ON CONFLICT (conversation_id, id) DO NOTHING`, c.ConversationID, p.MoveIDs, nowText, c.OperationID, searchIDs, searchTexts); err != nil {
 				return fmt.Errorf("moving removed messages to recall: %w", err)
 			}
+		}
+		if len(removeIDs) > 0 {
 			if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE conversation_id = $1 AND id = ANY($2)`, c.ConversationID, removeIDs); err != nil {
 				return fmt.Errorf("removing messages: %w", err)
 			}
 		}
+		for _, r := range p.Replace {
+			// Not indexed: its original, in recall, is the hit.
+			if _, err := tx.Exec(ctx, `UPDATE messages SET id = $3, role = $4, content = $5, raw = $6, search_text = '' WHERE conversation_id = $1 AND id = $2`,
+				c.ConversationID, r.ID, r.NewID, r.Role, pgText(r.Content), string(r.Raw)); err != nil {
+				return fmt.Errorf("replacing message %q: %w", r.ID, err)
+			}
+		}
 		if err := writeBlocks(ctx, tx, c, deleteIDs, nowText); err != nil {
 			return err
+		}
+		if p.NoInsert {
+			return nil
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 			insert.ID, insert.ConversationID, insertSeq, insert.Role, pgText(insert.Content), store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {

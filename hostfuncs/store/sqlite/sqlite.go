@@ -356,6 +356,10 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	if err != nil {
 		return fmt.Errorf("commit %q: %w", c.OperationID, err)
 	}
+	moveJSON, err := jsonArray(p.MoveIDs)
+	if err != nil {
+		return fmt.Errorf("commit %q: %w", c.OperationID, err)
+	}
 	searchJSON, err := json.Marshal(p.SearchText)
 	if err != nil {
 		return fmt.Errorf("commit %q: encoding search_text: %w", c.OperationID, err)
@@ -378,12 +382,15 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 		return s.commitCaller(ctx, tx, c, &p, core.FormatTime(now), deleteJSON, fail)
 	}
 	found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-		c.ConversationID, removeJSON)
+		c.ConversationID, moveJSON)
 	if err != nil {
 		return fail("checking remove_message_ids", err)
 	}
 	if missing := store.Minus(removeIDs, found); len(missing) > 0 {
 		return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
+	}
+	if missing := store.Minus(p.MoveIDs[len(removeIDs):], found); len(missing) > 0 {
+		return store.ConflictError(c.ConversationID, "replace_messages", missing)
 	}
 	found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
 	if err != nil {
@@ -392,13 +399,17 @@ func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
 		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
 	}
-	taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id = ?2
-UNION SELECT id FROM recall WHERE conversation_id = ?1 AND id = ?2`, c.ConversationID, insert.ID)
-	if err != nil {
-		return fail("checking insert_message.id", err)
-	}
-	if len(taken) > 0 {
-		return fail("insert_message", &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
+	// New ids (the insert's, a replacement's that is not its message's
+	// own) must be the conversation's nowhere yet.
+	for _, r := range p.AddedIDs() {
+		taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id = ?2
+UNION SELECT id FROM recall WHERE conversation_id = ?1 AND id = ?2`, c.ConversationID, r.ID)
+		if err != nil {
+			return fail("checking "+r.Field, err)
+		}
+		if len(taken) > 0 {
+			return fail(r.Field, &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
+		}
 	}
 
 	// The clip-archive goes before every message that stays; computing the
@@ -413,24 +424,36 @@ UNION SELECT id FROM recall WHERE conversation_id = ?1 AND id = ?2`, c.Conversat
 	}
 
 	nowText := core.FormatTime(now)
-	if len(removeIDs) > 0 {
-		if _, err := tx.ExecContext(ctx, moveToRecallSQL, c.ConversationID, removeJSON, nowText, c.OperationID, string(searchJSON)); err != nil {
+	if len(p.MoveIDs) > 0 {
+		if _, err := tx.ExecContext(ctx, moveToRecallSQL, c.ConversationID, moveJSON, nowText, c.OperationID, string(searchJSON)); err != nil {
 			return fail("moving removed messages to recall", err)
 		}
+	}
+	if len(removeIDs) > 0 {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
 			c.ConversationID, removeJSON); err != nil {
 			return fail("removing messages", err)
 		}
 	}
+	for _, r := range p.Replace {
+		if _, err := tx.ExecContext(ctx, replaceMessageSQL, c.ConversationID, r.ID, r.NewID, r.Role, r.Content, string(r.Raw)); err != nil {
+			return fail(fmt.Sprintf("replacing message %q", r.ID), err)
+		}
+	}
 	if err := writeBlocks(ctx, tx, c, deleteIDs, deleteJSON, nowText, fail); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
-		return fail(fmt.Sprintf("inserting message %q", insert.ID), err)
+	if !p.NoInsert {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
+			return fail(fmt.Sprintf("inserting message %q", insert.ID), err)
+		}
 	}
 	return s.commitTx(tx, fail)
 }
+
+// replaceMessageSQL is step 4 of the commit for a replaced message.
+var replaceMessageSQL = query("replace_message")
 
 // commitTx commits tx and, once it has, tells the vector cache the
 // archive changed.

@@ -49,6 +49,8 @@ func Run(t *testing.T, open Opener) {
 		{"CommitInsertRaw", testCommitInsertRaw},
 		{"CallerOwnedCommit", testCallerOwnedCommit},
 		{"CallerOwnedRefusals", testCallerOwnedRefusals},
+		{"CommitReplaces", testCommitReplaces},
+		{"CommitReplaceRefusals", testCommitReplaceRefusals},
 		{"ListBlocksLiteralPrefix", testListBlocksLiteralPrefix},
 		{"RecallExactRaw", testRecallExactRaw},
 		{"SearchRanking", testSearchRanking},
