@@ -34,6 +34,7 @@ func ExampleExportNames() {
 	}
 	// Output:
 	// buildClipArchive
+	// buildMemoryRead
 	// buildResummarizationRequest
 	// buildSummarizationRequest
 	// chunk

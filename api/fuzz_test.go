@@ -29,6 +29,8 @@ var fuzzSeeds = []string{
 	`{"messages":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","output":{"type":"text","value":"v"}}]}]}`,
 	`{"messages":[{"type":"ai","tool_calls":[{"name":"n","args":{},"id":"i"}]},{"type":"tool","tool_call_id":"i","content":"x"}]}`,
 	`{"messages":[{"role":"user","content":[{"type":"text","text":"x"},{"type":"image_url","image_url":{"url":"u"}}]}],"usage":{"input_tokens":5,"messages":1},"config":{"image_tokens":0,"overhead_tokens":9,"token_estimator":"chars4"}}`,
+	`{"query":"order 4471","hits":[{"kind":"message","id":"m1","text":"{\"order\":4471}\n\n» get_order","in_context":true},{"kind":"batch","id":"b","text":"x","source_message_ids":["m0"]}],"max_tokens":100}`,
+	`{"conversation_id":"c","search_text":true,"history":[{"role":"assistant","tool_calls":[{"id":"t","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"t","content":"ok"}]}`,
 }
 
 func checkErr(t *testing.T, err error) {
@@ -61,7 +63,8 @@ func FuzzExports(f *testing.F) {
 }
 
 var exportNames = []string{"score", "split", "chunk", "estimateTokens", "shouldCompact", "buildSummarizationRequest",
-	"buildResummarizationRequest", "buildClipArchive", "providerRequest", "providerResponse", "extractiveSummary", "version", "searchQuery", "decodeHistory"}
+	"buildResummarizationRequest", "buildClipArchive", "providerRequest", "providerResponse", "extractiveSummary", "version", "searchQuery", "decodeHistory",
+	"buildMemoryRead"}
 
 // FuzzSplitChunkInvariants: every input message appears exactly once
 // across prior_summary / to_compress / to_keep, tool units are never

@@ -34,7 +34,7 @@ func DecodeHistory(conversationID string, history []byte) ([]core.Message, core.
 }
 
 // DecodeHistory is the decodeHistory export: {conversation_id, history,
-// shape?} → {"shape":"…","messages":[{"id","role","content","created_at"}]},
+// shape?, search_text?} → {"shape":"…","messages":[{"id","role","content","created_at"}]},
 // one entry per history message, in order — DecodeHistory (the package
 // function) for hosts in other languages, which must store messages under
 // the ids compress derives and must not derive them a second way. "id" is
@@ -43,7 +43,12 @@ func DecodeHistory(conversationID string, history []byte) ([]core.Message, core.
 // text a store keeps (text parts, tool outputs); "created_at" the
 // message's time in SPEC's format, or null when it has none. "shape" is
 // the shape compress reads the messages as (chat, anthropic, responses,
-// ai_sdk, langchain).
+// ai_sdk, langchain). With "search_text": true each message also has
+// "search_text": what a store's search index holds for it in this list
+// (core.MessageSearchTextAt: its text, tool names, inputs and outputs,
+// then the context lines of its exchange), so that hosts index active and
+// in-context messages as recall indexes removed ones without rendering
+// them themselves.
 func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	root, err := parseInput(in)
 	if err != nil {
@@ -56,6 +61,13 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	if conv.Type != gjson.String || conv.Str == "" {
 		return nil, core.Invalid("conversation_id", "must be a non-empty string")
 	}
+	withText := false
+	if st := root.Get("search_text"); st.Exists() && st.Type != gjson.Null {
+		if st.Type != gjson.True && st.Type != gjson.False {
+			return nil, wrongType("search_text", "true or false", st)
+		}
+		withText = st.Type == gjson.True
+	}
 	msgs, shape, err := e.messages(root, "history", msgRules{})
 	if err != nil {
 		return nil, err
@@ -66,7 +78,11 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	}
 	// Sized so that it never grows: under TinyGo each growth of a large
 	// buffer can cost a collection over every message and id.
-	b := e.outBuffer(64 + len(in) + 96*len(msgs))
+	size := 64 + len(in) + 96*len(msgs)
+	if withText {
+		size += 2*len(in) + 32*len(msgs)
+	}
+	b := e.outBuffer(size)
 	b = append(b, `{"shape":`...)
 	b = core.AppendJSONString(b, shape.Shape.String())
 	b = append(b, `,"messages":[`...)
@@ -86,6 +102,10 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 			b = core.AppendJSONString(b, core.FormatTime(m.CreatedAt))
 		} else {
 			b = append(b, "null"...)
+		}
+		if withText {
+			b = append(b, `,"search_text":`...)
+			b = core.AppendJSONString(b, core.MessageSearchTextAt(msgs, i))
 		}
 		b = append(b, '}')
 	}

@@ -37,4 +37,5 @@ var exports = map[string]Handler{
 	"providerResponse":            (*Env).ProviderResponse,
 	"searchQuery":                 (*Env).SearchQuery,
 	"decodeHistory":               (*Env).DecodeHistory,
+	"buildMemoryRead":             (*Env).BuildMemoryRead,
 }

@@ -138,6 +138,8 @@ func quoteClip(s string) string {
 // configuration keeps them).
 type queryToken struct {
 	folded, lower string
+	// start and end are the word's byte offsets in the tokenized text.
+	start, end int
 }
 
 // queryItem is a word (one token) or a phrase (several).
@@ -231,11 +233,18 @@ func tokenize(s string) []queryToken {
 	var out []queryToken
 	var folded, lower []byte
 	inWord := false
+	start, end := 0, 0
 	flush := func() {
 		if inWord && len(folded) > 0 {
-			out = append(out, queryToken{folded: string(folded), lower: string(lower)})
+			out = append(out, queryToken{folded: string(folded), lower: string(lower), start: start, end: end})
 		}
 		folded, lower, inWord = folded[:0], lower[:0], false
+	}
+	word := func(at, next int) {
+		if !inWord {
+			start, inWord = at, true
+		}
+		end = next
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -243,9 +252,11 @@ func tokenize(s string) []queryToken {
 			i++
 			switch {
 			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-				folded, lower, inWord = append(folded, c), append(lower, c), true
+				word(i-1, i)
+				folded, lower = append(folded, c), append(lower, c)
 			case 'A' <= c && c <= 'Z':
-				folded, lower, inWord = append(folded, c+32), append(lower, c+32), true
+				word(i-1, i)
+				folded, lower = append(folded, c+32), append(lower, c+32)
 			default:
 				flush()
 			}
@@ -257,15 +268,16 @@ func tokenize(s string) []queryToken {
 		case r == utf8.RuneError && w == 1:
 			flush()
 		case isTokenRune(r):
+			word(i-w, i)
 			folded = utf8.AppendRune(folded, foldRune(r))
 			lower = utf8.AppendRune(lower, unicode.ToLower(r))
-			inWord = true
 		case inWord:
 			if f, ok := diacriticFolding(r); ok {
 				if f != 0 {
 					folded = utf8.AppendRune(folded, f)
 				}
 				lower = utf8.AppendRune(lower, r)
+				end = i
 				continue
 			}
 			flush()

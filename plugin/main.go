@@ -207,3 +207,6 @@ func searchQuery() int32 { return run((*api.Env).SearchQuery) }
 
 //go:wasmexport decodeHistory
 func decodeHistory() int32 { return run((*api.Env).DecodeHistory) }
+
+//go:wasmexport buildMemoryRead
+func buildMemoryRead() int32 { return run((*api.Env).BuildMemoryRead) }
