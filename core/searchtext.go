@@ -9,9 +9,12 @@ import "strings"
 // call a result answers ("crontab -l" → its output), and of the reply a
 // statement drew ("I bought the old Volvo" → "You own a car now?"). So
 // MessageSearchTextAt indexes, after the message's own text, short
-// context lines: the call a tool result answers, the user request that
-// opened the turn (for any message but a user's), and the message that
-// follows. This is document expansion. The context starts at the first
+// context lines: the user request that opened the turn (for any message
+// but a user's) and the message that follows. This is document
+// expansion. A tool result's call (its tool's name and arguments) is part
+// of the result's own words, not context: an agent asks for a result by
+// its call ("what did get_order 4471 return?"), and the call is what
+// the result is an answer to, not a neighbour quoting it. The context starts at the first
 // SearchContextSep, each further line starts with "» "; stores index it
 // at half the weight of the message's own words (a neighbour that only
 // quotes the evidence must not outrank it), and the snippet and the
@@ -31,9 +34,9 @@ const searchContextRunes = 500
 const searchContextScan = 64
 
 // MessageSearchTextAt is what a store indexes for hist[k] once it is in
-// recall storage: MessageSearchText, then the context lines described
-// above. System messages give and get no context (instructions,
-// clip-archives).
+// recall storage: MessageSearchText (for a tool result, then its call on
+// a line of its own), then the context lines described above. System
+// messages give and get no context (instructions, clip-archives).
 func MessageSearchTextAt(hist []Message, k int) string {
 	m := &hist[k]
 	own := MessageSearchText(m)
@@ -65,7 +68,14 @@ func MessageSearchTextAt(hist []Message, k int) string {
 		for j := k - 1; j >= lo; j-- {
 			for _, tc := range hist[j].ToolCalls {
 				if tc.ID == m.ToolCallID {
-					quote(tc.Name + " " + tc.Arguments)
+					if call := strings.TrimSpace(tc.Name + " " + tc.Arguments); call != "" {
+						if b.Len() > 0 {
+							b.WriteByte('\n')
+						}
+						// The call message indexes its arguments whole; a
+						// long one (a file written) is not indexed again.
+						b.WriteString(call[:byteOffset(call, searchContextRunes)])
+					}
 					break call
 				}
 			}

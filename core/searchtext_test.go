@@ -23,11 +23,30 @@ func TestMessageSearchTextAt(t *testing.T) {
 		MessageSearchTextAt(hist, 1), "a user message: the message after it")
 	assert.Equal(t, `sql_query {"query":"SELECT COUNT(*) FROM orders"}`+sep+"How many orders did we get in February?\n» | orders | |   1284 |",
 		MessageSearchTextAt(hist, 2), "the turn's request, then the next message, one line each")
-	assert.Equal(t, "| orders |\n|   1284 |"+sep+`sql_query {"query":"SELECT COUNT(*) FROM orders"}`+"\n» How many orders did we get in February?\n» February: 1,284 orders.",
-		MessageSearchTextAt(hist, 3), "a result: its call, the request, the next message")
+	assert.Equal(t, "| orders |\n|   1284 |\n"+`sql_query {"query":"SELECT COUNT(*) FROM orders"}`+sep+"How many orders did we get in February?\n» February: 1,284 orders.",
+		MessageSearchTextAt(hist, 3), "a result: its call among its own words; the request, the next message as context")
 	assert.Equal(t, "February: 1,284 orders."+sep+"How many orders did we get in February?",
 		MessageSearchTextAt(hist, 4), "no context from a system message after it")
 
+	t.Run("a result's call", func(t *testing.T) {
+		h := []Message{
+			{Role: RoleAssistant, HasToolCalls: true, ToolCalls: []ToolCall{{ID: "a", Name: "get_order", Arguments: `{"id":4471}`}, {ID: "b", Name: "get_user", Arguments: `{"id":7}`}}},
+			{Role: RoleTool, ToolCallID: "b", Content: "Ada"},
+			{Role: RoleTool, ToolCallID: "a", Content: ""},
+			{Role: RoleTool, ToolCallID: "zz", Content: "orphan"},
+		}
+		assert.Equal(t, "Ada\n"+`get_user {"id":7}`, MessageSearchTextAt(h, 1), "the call it answers, not the message's first")
+		assert.Equal(t, `get_order {"id":4471}`+sep+"orphan", MessageSearchTextAt(h, 2), "an empty result is found by its call")
+		assert.Equal(t, "orphan", MessageSearchTextAt(h, 3), "a result whose call is not there has none")
+		long := strings.Repeat("é", searchContextRunes)
+		h = []Message{
+			{Role: RoleAssistant, HasToolCalls: true, ToolCalls: []ToolCall{{ID: "w", Name: "write_file", Arguments: long}}},
+			{Role: RoleTool, ToolCallID: "w", Content: "ok"},
+		}
+		got := MessageSearchTextAt(h, 1)
+		assert.Equal(t, "ok\nwrite_file "+strings.Repeat("é", searchContextRunes-len("write_file ")), got, "a long call is cut like a context line")
+		assert.True(t, utf8.ValidString(got))
+	})
 	t.Run("an empty message is its context", func(t *testing.T) {
 		h := []Message{{Role: RoleUser, Content: ""}, {Role: RoleAssistant, Content: "Hello."}}
 		assert.Equal(t, sep+"Hello.", MessageSearchTextAt(h, 0))

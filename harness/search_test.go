@@ -216,12 +216,12 @@ func TestCommitSearchText(t *testing.T) {
 		assert.Equal(t, removed, keys, "one entry per removed message, in the same order")
 		assert.Equal(t, "", st.Get("ca0").String(), "the replaced clip-archive is not to be indexed")
 		assert.True(t, st.Get("ca0").Exists())
-		// Each message's own text, then its exchange after
-		// core.SearchContextSep: the call a result answers, the request
-		// that opened the turn, the message after it.
+		// Each message's own text (a tool result's with its call), then
+		// its exchange after core.SearchContextSep: the request that
+		// opened the turn, the message after it.
 		assert.Equal(t, "Why is the build red?\n\n» run_tests {\"pkg\":\"./orders\"} grep {\"pattern\":\"ErrStock\"}", st.Get("u1").String())
 		assert.Equal(t, "run_tests {\"pkg\":\"./orders\"}\ngrep {\"pattern\":\"ErrStock\"}\n\n» Why is the build red?\n» FAIL orders TestReserve: ErrInsufficientStock", st.Get("a2").String())
-		assert.Equal(t, "FAIL orders TestReserve: ErrInsufficientStock\n\n» run_tests {\"pkg\":\"./orders\"}\n» Why is the build red?\n» orders/service.go:88: return ErrStock", st.Get("t3").String())
+		assert.Equal(t, "FAIL orders TestReserve: ErrInsufficientStock\nrun_tests {\"pkg\":\"./orders\"}\n\n» Why is the build red?\n» orders/service.go:88: return ErrStock", st.Get("t3").String())
 		assert.Equal(t, "Let me look.\nread_file {\"path\":\"orders/service.go\"}\n\n» Why is the build red?\n» package orders", st.Get("a5").String())
 	}
 	assert.Equal(t, commits[0], commits[1], "the native and the .wasm commit are the same bytes")

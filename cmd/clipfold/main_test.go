@@ -804,10 +804,12 @@ func TestPostgres(t *testing.T) {
 	require.Greater(t, gjson.Get(r.stdout, "messages_compressed").Int(), int64(0))
 	hits := gjson.Parse(ok(t, dir, "search", "OPS-101", "--postgres", url, "--conversation", conv, "--json").stdout).Get("hits").Array()
 	require.NotEmpty(t, hits)
-	// A recalled message, by the id derived for it (the file has none).
+	// A recalled message, by the id derived for it (the file has none):
+	// the first message hit recall storage holds (a hit may be a message
+	// still in the context, which it does not).
 	var msgID string
 	for _, h := range hits {
-		if h.Get("kind").String() == "message" {
+		if h.Get("kind").String() == "message" && runCLI(t, dir, nil, "recall", h.Get("id").String(), "--postgres", url).code == 0 {
 			msgID = h.Get("id").String()
 			break
 		}
