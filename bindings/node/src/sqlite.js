@@ -301,6 +301,23 @@ function sqlFiles(override) {
   return s;
 }
 
+/** replace_message.sql by SQL directory. @type {Map<string, string>} */
+const replaceCache = new Map();
+
+/**
+ * queries/replace_message.sql of the SQL directory sqlFiles reads.
+ * @param {string | undefined} override
+ */
+function replaceMessageSQL(override) {
+  const dir = sqlDir(override);
+  let q = replaceCache.get(dir);
+  if (q === undefined) {
+    q = loadQuery(dir, 'replace_message');
+    replaceCache.set(dir, q);
+  }
+  return q;
+}
+
 /** Closes the databases of stores that were dropped without close() (and removes a read-only store's own directory). */
 const finalizer = new FinalizationRegistry((/** @type {{db: {close(): void, isOpen: boolean}, dir: string}} */ h) => {
   try { if (h.db.isOpen) h.db.close(); } catch { /* already gone */ }
@@ -349,6 +366,8 @@ export class SQLiteStore {
   #db;
   /** @type {ReturnType<typeof sqlFiles>} */
   #sql;
+  /** queries/replace_message.sql of the same directory */
+  #replaceSQL;
   /** @type {QueryAnalyzer | null} */
   #analyzer;
   /** @type {QueryAnalyzer | null} */
@@ -386,6 +405,7 @@ export class SQLiteStore {
     this.readOnly = opts.readOnly === true;
     this.#analyzer = opts.queryAnalyzer ?? null;
     this.#sql = sqlFiles(opts.sqlDir);
+    this.#replaceSQL = replaceMessageSQL(opts.sqlDir);
     this.#busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS));
     this.#db = this.readOnly ? this.#connectReadOnly() : this.#connect();
     try {
@@ -1004,7 +1024,11 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * `search_text`) and the insert of the clip-archive before the
    * remaining history — in one transaction, or nothing. The clip-archive
    * is stored as the commit's `insert_raw` (the message as compress
-   * returned it, in the history's shape) when it has one.
+   * returned it, in the history's shape) when it has one; none is stored
+   * when `insert_message` is null (the commit only replaces messages).
+   * Each of `replace_messages` moves to recall (an original recall holds
+   * already stays) and its row takes the replacement, same position
+   * (queries/replace_message.sql).
    *
    * A caller-owned commit (`history_owner: "caller"`, SPEC §4) touches no
    * active history: it writes each of `recall_writes` to recall storage
@@ -1013,9 +1037,9 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * message), deletes and writes the archive blocks; only
    * `archive_deletes` can conflict.
    *
-   * Throws a HostError: `conflict` when an id to remove or delete no
-   * longer exists (another compaction won), `invalid_request` for a
-   * malformed commit.
+   * Throws a HostError: `conflict` when an id to remove, replace or
+   * delete no longer exists (another compaction won), `invalid_request`
+   * for a malformed commit.
    * @param {CommitInput} req
    * @returns {{ok: true}}
    */
@@ -1038,72 +1062,108 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
       if (typeof w.label !== 'string' || w.label === '') bad(`archive_writes[${i}].label: must be a non-empty string`);
       if (w.content !== undefined && typeof w.content !== 'string') bad(`archive_writes[${i}].content: must be a string`);
     });
-    const ins = req.insert_message;
-    if (!ins || typeof ins !== 'object' || Array.isArray(ins)) bad('insert_message: must be a message object');
-    if (typeof ins.id !== 'string' || ins.id === '') bad('insert_message.id: is empty');
-    const insConv = ins.conversation_id || conv;
-    if (insConv !== conv) bad(`insert_message.conversation_id ${JSON.stringify(insConv)} differs from conversation_id ${JSON.stringify(conv)}`);
-    const role = ins.role || 'system';
-    if (!ROLES.has(role)) bad(`insert_message.role: ${JSON.stringify(role)} is not user, assistant, system or tool`);
     const nowText = this.now().toISOString();
+    // insert_message null: the commit summarized nothing and only
+    // replaces messages; the history keeps the clip-archive it has.
+    const noInsert = Object.hasOwn(req, 'insert_message') && req.insert_message === null;
+    let role = 'system';
     let created = '';
-    try { created = normalizeTime(ins.created_at) || nowText; } catch (err) { bad(`insert_message.created_at: ${errText(err)}`); }
-    const content = wf(contentText(ins.content));
-    const insId = wf(ins.id);
-    const insRaw = req.insert_raw;
-    if (insRaw !== undefined && insRaw !== null && (typeof insRaw !== 'object' || Array.isArray(insRaw))) bad('insert_raw: must be a message object');
-    const raw = insRaw ? goJSON(insRaw) : goJSON({ id: insId, conversation_id: conv, role, content, created_at: created });
+    let content = '';
+    let insId = '';
+    let raw = '';
+    if (!noInsert) {
+      const ins = req.insert_message;
+      if (!ins || typeof ins !== 'object' || Array.isArray(ins)) bad('insert_message: must be a message object');
+      if (typeof ins.id !== 'string' || ins.id === '') bad('insert_message.id: is empty');
+      const insConv = ins.conversation_id || conv;
+      if (insConv !== conv) bad(`insert_message.conversation_id ${JSON.stringify(insConv)} differs from conversation_id ${JSON.stringify(conv)}`);
+      role = ins.role || 'system';
+      if (!ROLES.has(role)) bad(`insert_message.role: ${JSON.stringify(role)} is not user, assistant, system or tool`);
+      try { created = normalizeTime(ins.created_at) || nowText; } catch (err) { bad(`insert_message.created_at: ${errText(err)}`); }
+      content = wf(contentText(ins.content));
+      insId = wf(ins.id);
+      const insRaw = req.insert_raw;
+      if (insRaw !== undefined && insRaw !== null && (typeof insRaw !== 'object' || Array.isArray(insRaw))) bad('insert_raw: must be a message object');
+      raw = insRaw ? goJSON(insRaw) : goJSON({ id: insId, conversation_id: conv, role, content, created_at: created });
+    }
     const owner = req.history_owner ?? 'store';
     if (owner !== 'store' && owner !== 'caller') bad(`history_owner: must be "store" or "caller", got ${JSON.stringify(owner)}`);
+    const replaces = req.replace_messages ?? [];
+    if (!Array.isArray(replaces)) bad('replace_messages: must be an array');
     if (owner === 'caller') {
       if (removes.length > 0) {
         bad('history_owner caller: remove_message_ids must be empty (the store holds no active history of a caller-owned conversation)');
       }
+      if (replaces.length > 0) bad('history_owner caller: replace_messages must be empty (the originals are recall_writes)');
       return this.#commitCaller(req, conv, op, writes, unique(deletes.map(wf)), nowText, bad);
     }
     const removeIds = unique(removes.map(wf));
     const deleteIds = unique(deletes.map(wf));
+    /** @type {[string, string, string, string, string][]} id, new id, role, content, raw */
+    const replace = [];
+    const moving = new Set(removeIds);
+    replaces.forEach((r, i) => {
+      const f = `replace_messages[${i}]`;
+      if (!r || typeof r !== 'object' || Array.isArray(r)) bad(`${f}: must be an object`);
+      if (typeof r.id !== 'string' || r.id === '' || typeof r.new_id !== 'string' || r.new_id === '') bad(`${f}: id and new_id must not be empty`);
+      if (moving.has(wf(r.id))) bad(`${f}: ${JSON.stringify(r.id)} is removed or replaced twice`);
+      if (!ROLES.has(r.role)) bad(`${f}.role: ${JSON.stringify(r.role)} is not user, assistant, system or tool`);
+      if (typeof r.content !== 'string') bad(`${f}.content: must be a string`);
+      if (!r.message || typeof r.message !== 'object' || Array.isArray(r.message)) bad(`${f}.message: must be the message object`);
+      moving.add(wf(r.id));
+      replace.push([wf(r.id), wf(r.new_id), r.role, wf(r.content), goJSON(r.message)]);
+    });
+    const moveIds = [...removeIds, ...replace.map((r) => r[0])];
     const st = req.search_text ?? {};
     if (typeof st !== 'object' || Array.isArray(st)) bad('search_text: must be an object of message id to text');
     /** @type {Record<string, string>} */
     const searchText = {};
-    const removing = new Set(removeIds);
     for (const [k, v] of Object.entries(st)) {
       if (typeof v !== 'string') bad(`search_text.${k}: must be a string`);
-      if (removing.has(wf(k))) searchText[wf(k)] = wf(v);
+      if (moving.has(wf(k))) searchText[wf(k)] = wf(v);
     }
     const rj = JSON.stringify(removeIds);
+    const mj = JSON.stringify(moveIds);
     const dj = JSON.stringify(deleteIds);
     const c = wf(conv);
 
     this.#tx(() => {
       const db = this.#db;
-      const found = new Set(db.all('SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]).map((r) => String(r.id)));
-      let missing = removeIds.filter((x) => !found.has(x));
-      if (missing.length > 0) {
-        throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: remove_message_ids no longer in the active history: `
-          + `${JSON.stringify(missing)} (another compaction may have removed them)`);
+      const found = new Set(db.all('SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, mj]).map((r) => String(r.id)));
+      for (const [what, want] of /** @type {[string, string[]][]} */ ([['remove_message_ids', removeIds], ['replace_messages', replace.map((r) => r[0])]])) {
+        const gone = want.filter((x) => !found.has(x));
+        if (gone.length > 0) {
+          throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: ${what} no longer in the active history: `
+            + `${JSON.stringify(gone)} (another compaction may have removed them)`);
+        }
       }
       const foundBlocks = new Set(db.all('SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]).map((r) => String(r.id)));
-      missing = deleteIds.filter((x) => !foundBlocks.has(x));
+      const missing = deleteIds.filter((x) => !foundBlocks.has(x));
       if (missing.length > 0) {
         throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: archive_deletes no longer exist: `
           + `${JSON.stringify(missing)} (another compaction may have deleted them)`);
       }
-      const taken = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1
-UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1`, [insId, c]);
-      if (taken.length > 0) bad(`insert_message: message id ${JSON.stringify(ins.id)} is already stored in this conversation`);
+      // New ids (the clip-archive's, a replacement's that is not its
+      // message's own) must be the conversation's nowhere yet.
+      const added = noInsert ? [] : [[insId, 'insert_message']];
+      replace.forEach((r, i) => { if (r[1] !== r[0]) added.push([r[1], `replace_messages[${i}].new_id`]); });
+      for (const [id, field] of added) {
+        const taken = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1
+UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1`, [id, c]);
+        if (taken.length > 0) bad(`${field}: message id ${JSON.stringify(id)} is already stored in this conversation`);
+      }
       // The clip-archive goes before every message that stays; taking the
       // position before the removal keeps it below the removed ones too.
       const min = db.get('SELECT MIN(seq) AS s FROM messages WHERE conversation_id = ?', [c]);
       const insertSeq = min?.s === null || min?.s === undefined ? 0 : Number(min.s) - 1;
-      if (removeIds.length > 0) {
-        db.run(this.#sql.moveToRecall, [c, rj, nowText, wf(op), JSON.stringify(searchText)]);
-        db.run('DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]);
-      }
+      if (moveIds.length > 0) db.run(this.#sql.moveToRecall, [c, mj, nowText, wf(op), JSON.stringify(searchText)]);
+      if (removeIds.length > 0) db.run('DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]);
+      for (const [id, newId, r, text, json] of replace) db.run(this.#replaceSQL, [c, id, newId, r, text, json]);
       this.#writeBlocks(db, writes, dj, c, wf(op), nowText);
-      db.run('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [insId, c, insertSeq, role, content, created, raw]);
+      if (!noInsert) {
+        db.run('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [insId, c, insertSeq, role, content, created, raw]);
+      }
     });
     return { ok: true };
   }

@@ -76,6 +76,9 @@
  * @property {number} [image_tokens]       tokens counted per image, document, file or audio part (default 1600)
  * @property {number} [overhead_tokens]    tokens sent beside the messages (system prompt, tool schemas), added to every
  *   count without the provider's usage (see overheadTokens)
+ * @property {number|null} [clear_tool_results] keep this many of the most recent tool results whole and clear the
+ *   older ones (one line naming the tool, its arguments and the recall id) before anything is summarized
+ * @property {string[]|null} [clear_exclude_tools] tools whose results are never cleared
  */
 
 /**
@@ -98,13 +101,16 @@
  * @property {number} tokens_estimate_before
  * @property {number} tokens_estimate_after
  * @property {boolean} failed
- * @property {null|'llm_failed'|'llm_timeout'|'breaker_open'|'commit_conflict'|'host_error'|'deadline_exceeded'|'invalid_summary'|'no_gain'} failure_code
+ * @property {null|'llm_failed'|'llm_timeout'|'breaker_open'|'commit_conflict'|'host_error'|'deadline_exceeded'|'invalid_summary'|'no_gain'|'over_window'} failure_code
  * @property {string|null} failure_message
  * @property {string} operation_id
  * @property {number} llm_calls
  * @property {Batch[]} batches            the batches this compaction wrote
  * @property {string[]} warnings
  * @property {number} consecutive_failures
+ * @property {number} tool_results_cleared kept tool results cleared to fit the window (one line naming the tool, its
+ *   arguments and the recall id of the full output; the original in recall storage)
+ * @property {number} messages_truncated   kept messages middle-truncated to fit the window (the original in recall)
  * @property {CommitInput} [commit]        dry_run only: what would have been committed
  * @property {string|null} clip_archive   the text of the clip-archive the history starts with (null: none), for
  *   callers that put it in a system prompt
@@ -163,7 +169,8 @@
  * @property {{label: string, content: string, tier?: string, reason?: string}[]} [archive_writes]
  * @property {string[]} [archive_deletes]
  * @property {string[]} [remove_message_ids]
- * @property {Message} insert_message           the clip-archive, put before the remaining history
+ * @property {Message|null} insert_message      the clip-archive, put before the remaining history; null when the commit
+ *   summarized nothing and only replaces messages
  * @property {Record<string, string>} [search_text] message id → the text to index for it once recalled
  *   (its text, tool names, tool inputs and outputs); "" for a superseded clip-archive
  * @property {Record<string, unknown>} [insert_raw] the clip-archive as compress returns it, in the history's shape:
@@ -171,6 +178,20 @@
  * @property {'store'|'caller'} [history_owner] SPEC §4; default "store"
  * @property {RecallWrite[]} [recall_writes] history_owner "caller": the removed messages, each to be written to
  *   recall storage once (remove_message_ids is then empty)
+ * @property {ReplaceMessage[]} [replace_messages] history_owner "store": kept messages replaced in place
+ */
+
+/**
+ * One kept message a store-owned commit replaces in place (a tool result
+ * cleared, a message truncated): `id` moves to recall storage (an original
+ * recall already holds stays), and its row takes `new_id`, `role`,
+ * `content` and `message`, at the same position and time.
+ * @typedef {object} ReplaceMessage
+ * @property {string} id
+ * @property {string} new_id        `id` itself when the message has its own id, else the replacement's derived id
+ * @property {'user'|'assistant'|'system'|'tool'} role
+ * @property {string} content
+ * @property {Record<string, unknown>} message the replacement's exact JSON
  */
 
 /**
