@@ -366,6 +366,13 @@ type Result struct {
 	Batches             []Batch  `json:"batches"`
 	Warnings            []string `json:"warnings"`
 	ConsecutiveFailures int      `json:"consecutive_failures"`
+	// ToolResultsCleared and MessagesTruncated count the kept messages
+	// this compaction replaced to fit the window (SPEC "Counting tokens
+	// and the window"): tool results cleared to one line naming the tool,
+	// its arguments and the recall id of the full output, messages
+	// middle-truncated; each original is in recall storage.
+	ToolResultsCleared int `json:"tool_results_cleared"`
+	MessagesTruncated  int `json:"messages_truncated"`
 }
 
 // CompressOptions are compress's optional inputs.
