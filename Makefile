@@ -57,8 +57,8 @@ test-go: build check-32bit check-bigendian
 ## the fuzz corpora, storage errors (a file-size limit), read-only archives, redirects, races on one compactor.
 ## All of it also runs in make test.
 CHAOS_GO_RUN := Fault|Breaker|Hostile|Large|Deadline|NoGain|Fuzz|Concurren|Race|AppendNew|ReadOnly|SameIDs|NUL|Redirect|Redact|Conflict|LongConversation
-CHAOS_NODE   := faults storage concurrency conversations nul redirects arguments
-CHAOS_PY     := test_storage or test_concurrency or test_conversations or test_nul or test_redirects or test_arguments or fault
+CHAOS_NODE   := faults storage concurrency conversations nul redirects arguments appendnew lockdir chaos
+CHAOS_PY     := test_storage or test_concurrency or test_conversations or test_nul or test_redirects or test_arguments or fault or test_append_new or test_chaos
 chaos: build
 	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./internal/chaos && \
 		$(GO) test -count=1 -run '$(CHAOS_GO_RUN)' . ./api ./core ./harness ./hostfuncs/... ./cmd/clipfold
