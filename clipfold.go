@@ -435,12 +435,14 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 	}
 	defer release()
 	in := map[string]any{"conversation_id": conversationID}
+	var indexWarning string
 	switch {
 	case opts != nil && opts.CallerOwned:
 		in["history_owner"] = "caller"
 	default:
+		appended := 0
 		if history != nil {
-			if err := c.sync(ctx, conversationID, history); err != nil {
+			if appended, err = c.sync(ctx, conversationID, history); err != nil {
 				return nil, err
 			}
 		}
@@ -452,6 +454,11 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 		active, err := c.store.ActiveMessages(ctx, conversationID)
 		if err != nil {
 			return nil, err
+		}
+		if err := indexActive(ctx, c.store, conversationID, active, appended); err != nil {
+			// The appended messages stay searchable by their content.
+			indexWarning = "search index: the messages just appended are searched by their text alone: " + err.Error()
+			c.warn(indexWarning)
 		}
 		history = make([]json.RawMessage, len(active))
 		ids := make([]string, len(active))
@@ -490,6 +497,9 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 		return nil, err
 	}
 	release() // committed (or not): embedding needs no turn
+	if indexWarning != "" {
+		out.Warnings = append(out.Warnings, indexWarning)
+	}
 	if c.embedder != nil && !out.Failed && out.MessagesCompressed > 0 && (opts == nil || !opts.DryRun) {
 		// After the commit, outside it: a failure loses nothing.
 		if _, err := store.EmbedMissing(ctx, c.store, c.embedder, conversationID); err != nil {
@@ -535,18 +545,67 @@ func DecodeHistory(conversationID string, history []json.RawMessage) ([]store.Me
 // process syncing the same list at the same time appends nothing twice.
 // Message ids are unique within a conversation only: another
 // conversation's message of the same id is another message.
-func (c *Compactor) sync(ctx context.Context, conversationID string, history []json.RawMessage) error {
+func (c *Compactor) sync(ctx context.Context, conversationID string, history []json.RawMessage) (int, error) {
 	msgs, err := DecodeHistory(conversationID, history)
+	if err != nil {
+		return 0, err
+	}
+	appended, err := c.store.AppendNew(ctx, conversationID, msgs)
+	return len(appended), err
+}
+
+// indexActive gives the conversation's active messages what the search
+// index holds for them (store.Store.IndexActive) after appended of them
+// were appended: the plug-in's rendering (core.MessageSearchTextAt) over
+// the stored active history, for the appended messages and the one
+// before them, decoded over the window core.ActiveIndexRange says, and
+// matched to the stored messages by position (SCHEMA.md, "messages").
+func indexActive(ctx context.Context, st store.Store, conversationID string, active []store.Message, appended int) error {
+	if appended <= 0 || len(active) == 0 {
+		return nil
+	}
+	from, index := core.ActiveIndexRange(len(active), appended)
+	raws := make([]json.RawMessage, 0, len(active)-from)
+	for _, m := range active[from:] {
+		raws = append(raws, m.Raw)
+	}
+	msgs, _, err := api.DecodeHistory(conversationID, rawArray(raws))
 	if err != nil {
 		return err
 	}
-	_, err = c.store.AppendNew(ctx, conversationID, msgs)
-	return err
+	texts := make(map[string]string, len(active)-index)
+	for k := index; k < len(active); k++ {
+		texts[active[k].ID] = core.MessageSearchTextAt(msgs, k-from)
+	}
+	return st.IndexActive(ctx, conversationID, texts)
+}
+
+// ContextMessages decodes a caller's messages (any shape) into what a
+// search indexes for them: for store.SearchOptions.InContext, when the
+// caller keeps its messages (CompressOptions.CallerOwned) and the store
+// holds no active history for them. Each has its id (given or derived),
+// role, text, time and SearchText, as the plug-in renders them.
+func ContextMessages(conversationID string, history []json.RawMessage) ([]store.Message, error) {
+	msgs, _, err := api.DecodeHistory(conversationID, rawArray(history))
+	if err != nil {
+		return nil, fmt.Errorf("clipfold: %w", err)
+	}
+	out := make([]store.Message, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		out[i] = store.Message{ID: m.ID, ConversationID: conversationID, Role: m.Role.String(), Content: m.Content,
+			SearchText: core.MessageSearchTextAt(msgs, i)}
+		if m.HasCreatedAt {
+			out[i].CreatedAt = m.CreatedAt
+		}
+	}
+	return out, nil
 }
 
 // Search finds what compaction archived — summaries and the original
-// messages in recall storage — by a question asked in plain words, best
-// hit first. With Options.Embedder (unless opts sets its own) the
+// messages in recall storage — and what is still in the context (hits
+// InContext: the store's active history, or opts.InContext, see
+// ContextMessages) by a question asked in plain words, best hit first. With Options.Embedder (unless opts sets its own) the
 // question is also matched by meaning; when the embeddings provider
 // fails, the search answers lexically and the Logger hears why (unless
 // opts.Warn is set).
@@ -558,6 +617,53 @@ func (c *Compactor) Search(ctx context.Context, query string, opts store.SearchO
 		opts.Warn = func(err error) { c.warn(err.Error()) }
 	}
 	return c.store.Search(ctx, query, opts)
+}
+
+// MemoryRead is the answer of a memory_read tool call (the
+// buildMemoryRead export): Text for the model, within the budget; the
+// ids of the hits shown whole, in part (Passage) and left out.
+type MemoryRead struct {
+	Text    string   `json:"text"`
+	Tokens  int      `json:"tokens"`
+	Whole   []string `json:"whole"`
+	Passage *string  `json:"passage"`
+	LeftOut []string `json:"left_out"`
+}
+
+// MemoryRead answers a memory_read tool call: Search's hits for query,
+// worded for a model within maxTokens (0: 1,000; at least 100) counted as
+// the window is (the Compactor's token_estimator): whole hits first, then
+// the best passage of the next, then what was left out and how to read it.
+func (c *Compactor) MemoryRead(ctx context.Context, query string, opts store.SearchOptions, maxTokens int) (*MemoryRead, error) {
+	hits, err := c.Search(ctx, query, opts)
+	if err != nil {
+		return nil, err
+	}
+	type hitJSON struct {
+		Kind      string   `json:"kind"`
+		ID        string   `json:"id"`
+		Role      string   `json:"role,omitempty"`
+		Start     string   `json:"start_time,omitempty"`
+		End       string   `json:"end_time,omitempty"`
+		Score     float64  `json:"score"`
+		Text      string   `json:"text"`
+		InContext bool     `json:"in_context"`
+		Sources   []string `json:"source_message_ids,omitempty"`
+	}
+	in := make([]hitJSON, 0, len(hits))
+	for _, h := range store.ReadHits(hits) {
+		in = append(in, hitJSON{Kind: h.Kind, ID: h.ID, Role: h.Role, Start: h.Start, End: h.End, Score: h.Score, Text: h.Text,
+			InContext: h.InContext, Sources: h.Sources})
+	}
+	input := map[string]any{"query": query, "hits": in}
+	if maxTokens != 0 {
+		input["max_tokens"] = maxTokens
+	}
+	var out MemoryRead
+	if err := c.call(ctx, "buildMemoryRead", input, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 func rawArray(msgs []json.RawMessage) json.RawMessage {

@@ -716,7 +716,8 @@ func (s *Store) IndexActive(ctx context.Context, conversationID string, texts ma
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `UPDATE messages m SET search_text = j.text
 FROM unnest($2::text[], $3::text[]) AS j(id, text)
-WHERE m.conversation_id = $1 AND m.id = j.id AND m.search_text IS DISTINCT FROM j.text`, conversationID, ids, vals)
+WHERE m.conversation_id = $1 AND m.id = j.id AND (m.search_text IS NULL OR m.search_text <> '')
+	AND m.search_text IS DISTINCT FROM j.text`, conversationID, ids, vals)
 		return err
 	})
 	if err != nil {

@@ -165,3 +165,35 @@ func testSearchInContext(t *testing.T, open Opener) {
 	}
 	assert.Equal(t, before, dump(t, s))
 }
+
+// testSearchReplacedStaysOne: a message replaced in place (a cleared
+// tool result) is one hit, its recalled original, whether the
+// replacement kept its id or took a new one — also after IndexActive
+// gives the replacement a search text (a host re-indexing the messages
+// around an append).
+func testSearchReplacedStaysOne(t *testing.T, open Opener) {
+	ctx := context.Background()
+	for _, tc := range []struct{ name, newID string }{{"own id kept", "t1"}, {"a new id", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			toolMessages(t, s, "c1")
+			r := replaceT1(tc.newID)
+			require.NoError(t, s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op1", NoInsert: true,
+				ReplaceMessages: []core.ReplaceMessage{r},
+				SearchText:      []core.SearchText{{MessageID: "t1", Text: "the deployment log: kestrel-cluster rollout stalled at 73 percent"}}}))
+			require.NoError(t, s.IndexActive(ctx, "c1", map[string]string{r.NewID: clearedT1 + core.SearchContextSep + "read the deployment log please"}))
+			for _, q := range []string{"kestrel rollout", "read_log deployment log recall storage"} {
+				hits, err := s.Search(ctx, q, store.SearchOptions{ConversationID: "c1"})
+				require.NoError(t, err)
+				var withT1 []string
+				for _, h := range hits {
+					if h.ID == "t1" || h.ID == r.NewID {
+						withT1 = append(withT1, h.ID)
+						assert.False(t, h.InContext, "query %q: the recalled original, not the replacement", q)
+					}
+				}
+				assert.LessOrEqual(t, len(withT1), 1, "query %q: one hit for the message: %v", q, hitIDs(hits))
+			}
+		})
+	}
+}

@@ -63,6 +63,7 @@ func Run(t *testing.T, open Opener) {
 		{"SearchFoldsRepeats", testSearchFoldsRepeats},
 		{"SearchActiveHistory", testSearchActiveHistory},
 		{"SearchInContext", testSearchInContext},
+		{"SearchReplacedStaysOne", testSearchReplacedStaysOne},
 		{"ReadByID", testReadByID},
 		{"ConcurrentCommits", testConcurrentCommits},
 		{"SameIDsInTwoConversations", testSameIDsInTwoConversations},
