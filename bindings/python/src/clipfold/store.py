@@ -557,15 +557,20 @@ class SQLiteStore:
         Store-owned (``history_owner`` "store" or absent): the removed
         messages move from the active history to recall and the
         clip-archive is inserted before what stays, its JSON the commit's
-        ``insert_raw`` (the clip-archive in the history's shape) when given.
+        ``insert_raw`` (the clip-archive in the history's shape) when given
+        (none when ``insert_message`` is null: the commit only replaces
+        messages). Each of ``replace_messages`` moves to recall (an
+        original recall already holds stays) and its row takes the
+        replacement, same position (queries/replace_message.sql).
         Caller-owned (``history_owner`` "caller"): the active history is not
         touched; each of ``recall_writes`` is written to recall once (an id
         recall already holds for this conversation is left as it is:
         queries/write_recall.sql; another conversation's message of the
         same id is another message), and the clip-archive is not stored.
 
-        Raises ConflictError when an id to remove (store-owned) or a block
-        to delete no longer exists, StoreError for a malformed commit."""
+        Raises ConflictError when an id to remove or replace (store-owned)
+        or a block to delete no longer exists, StoreError for a malformed
+        commit."""
         conv = c.get("conversation_id") or ""
         op = c.get("operation_id") or ""
         if not conv:
@@ -573,39 +578,46 @@ class SQLiteStore:
         owner = c.get("history_owner") or "store"
         if owner not in ("store", "caller"):
             raise StoreError('commit %r: history_owner must be "store" or "caller", got %r' % (op, owner))
-        ins: Dict[str, Any] = dict(c.get("insert_message") or {})
-        ins_id = ins.get("id")
-        if not isinstance(ins_id, str) or not ins_id:
-            raise StoreError("commit %r: insert_message.id is empty" % op)
-        ins_conv = ins.get("conversation_id") or conv
-        if ins_conv != conv:
-            raise StoreError("commit %r: insert_message.conversation_id %r differs from conversation_id %r"
-                             % (op, ins_conv, conv))
-        role = ins.get("role") or "system"
-        if role not in ROLES:
-            raise StoreError("commit %r: insert_message.role %r is not valid" % (op, role))
         now_t = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
         now_text = format_time(now_t)
-        try:
-            created = normalize_time(ins.get("created_at")) or now_text
-        except ValueError as e:
-            raise StoreError("commit %r: insert_message.created_at: %s" % (op, e)) from None
-        content = content_text(ins.get("content"))
-        insert_raw = c.get("insert_raw")
-        if insert_raw is not None:
-            if not isinstance(insert_raw, Mapping):
-                raise StoreError("commit %r: insert_raw is not a JSON object" % op)
-            # The clip-archive as compress returned it, in the history's
-            # shape: the active history gives back what the caller got.
-            raw = raw_json(insert_raw)
-        else:
-            raw = marshal_message(ins_id, conv, role, content, created)
+        # insert_message null: the commit summarized nothing and only
+        # replaces messages; the history keeps the clip-archive it has.
+        no_insert = "insert_message" in c and c.get("insert_message") is None
+        ins_id, role, created, content, raw = "", "system", "", "", ""
+        if not no_insert:
+            ins: Dict[str, Any] = dict(c.get("insert_message") or {})
+            ins_id = ins.get("id") or ""
+            if not isinstance(ins_id, str) or not ins_id:
+                raise StoreError("commit %r: insert_message.id is empty" % op)
+            ins_conv = ins.get("conversation_id") or conv
+            if ins_conv != conv:
+                raise StoreError("commit %r: insert_message.conversation_id %r differs from conversation_id %r"
+                                 % (op, ins_conv, conv))
+            role = ins.get("role") or "system"
+            if role not in ROLES:
+                raise StoreError("commit %r: insert_message.role %r is not valid" % (op, role))
+            try:
+                created = normalize_time(ins.get("created_at")) or now_text
+            except ValueError as e:
+                raise StoreError("commit %r: insert_message.created_at: %s" % (op, e)) from None
+            content = content_text(ins.get("content"))
+            insert_raw = c.get("insert_raw")
+            if insert_raw is not None:
+                if not isinstance(insert_raw, Mapping):
+                    raise StoreError("commit %r: insert_raw is not a JSON object" % op)
+                # The clip-archive as compress returned it, in the history's
+                # shape: the active history gives back what the caller got.
+                raw = raw_json(insert_raw)
+            else:
+                raw = marshal_message(ins_id, conv, role, content, created)
         remove_ids = _unique(c.get("remove_message_ids") or [])
         delete_ids = _unique(c.get("archive_deletes") or [])
+        replace = _replace_rows(c.get("replace_messages") or [], set(remove_ids), conv, op)
+        move_ids = remove_ids + [r[1] for r in replace]
         search_text = c.get("search_text") or {}
         if not isinstance(search_text, Mapping):
             raise StoreError("commit %r: search_text must be an object of message id to text" % op)
-        removed = set(remove_ids)
+        removed = set(move_ids)
         for k, v in search_text.items():
             if not isinstance(v, str):
                 raise StoreError("commit %r: search_text.%s must be a string" % (op, k))
@@ -619,8 +631,11 @@ class SQLiteStore:
             if remove_ids:
                 raise StoreError("commit %r: history_owner caller: remove_message_ids must be empty (the store "
                                  "holds no active history of a caller-owned conversation)" % op)
+            if replace:
+                raise StoreError("commit %r: history_owner caller: replace_messages must be empty (the originals "
+                                 "are recall_writes)" % op)
             recall_rows = _recall_rows(c.get("recall_writes") or [], conv, op, now_text)
-        rj, dj = json.dumps(remove_ids), json.dumps(delete_ids)
+        rj, dj, mj = json.dumps(remove_ids), json.dumps(delete_ids), json.dumps(move_ids)
 
         with self._tx() as db:
             if owner == "caller":
@@ -630,27 +645,35 @@ class SQLiteStore:
                 _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
                 return
             found = {r[0] for r in db.execute(
-                "SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))", (conv, rj))}
-            missing = [x for x in remove_ids if x not in found]
-            if missing:
-                raise ConflictError("conflict: conversation %r: remove_message_ids no longer exist: %s"
-                                    % (conv, json.dumps(missing)))
+                "SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))", (conv, mj))}
+            for what, want in (("remove_message_ids", remove_ids), ("replace_messages", [r[1] for r in replace])):
+                missing = [x for x in want if x not in found]
+                if missing:
+                    raise ConflictError("conflict: conversation %r: %s no longer exist: %s"
+                                        % (conv, what, json.dumps(missing)))
             self._check_deletes(db, conv, delete_ids, dj)
-            taken = [r[0] for r in db.execute(
-                "SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1 "
-                "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1", (ins_id, conv))]
-            if taken:
-                raise DuplicateIDError(taken, "commit %r to %r: insert_message: " % (op, conv))
+            added = ([] if no_insert else [(ins_id, "insert_message")]) + [
+                (r[2], "replace_messages[%d].new_id" % i) for i, r in enumerate(replace) if r[2] != r[1]]
+            for new_id, field in added:
+                taken = [r[0] for r in db.execute(
+                    "SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1 "
+                    "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1", (new_id, conv))]
+                if taken:
+                    raise DuplicateIDError(taken, "commit %r to %r: %s: " % (op, conv, field))
             (min_seq,) = db.execute("SELECT MIN(seq) FROM messages WHERE conversation_id = ?", (conv,)).fetchone()
             insert_seq = 0 if min_seq is None else min_seq - 1
-            if remove_ids:
-                db.execute(_query("move_to_recall"), (conv, rj, now_text, op, stj))
+            if move_ids:
+                db.execute(_query("move_to_recall"), (conv, mj, now_text, op, stj))
                 _rewrite_nul_texts(db, conv, {k: v for k, v in search_text.items() if k in removed})
+            if remove_ids:
                 db.execute("DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                            (conv, rj))
+            if replace:
+                db.executemany(_query("replace_message"), replace)
             _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
-            db.execute("INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (ins_id, conv, insert_seq, role, content, created, raw))
+            if not no_insert:
+                db.execute("INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)", (ins_id, conv, insert_seq, role, content, created, raw))
 
     @staticmethod
     def _check_deletes(db: sqlite3.Connection, conv: str, delete_ids: List[str], dj: str) -> None:
@@ -885,6 +908,35 @@ def _recall_rows(writes: Sequence[Any], conv: str, op: str,
         seen.add(wid)
         rows.append((wid, conv, str(role), str(w.get("content") or ""), created, raw_json(msg), now_text, op,
                      str(w.get("search_text") or "")))
+    return rows
+
+
+def _replace_rows(entries: Sequence[Any], removed: Set[str], conv: str,
+                  op: str) -> List[Tuple[str, str, str, str, str, str]]:
+    """replace_message.sql's parameters for a store-owned commit's
+    replace_messages: (conversation, id, new id, role, content, raw)."""
+    rows = []
+    seen = set(removed)
+    for i, r in enumerate(entries):
+        f = "commit %r: replace_messages[%d]" % (op, i)
+        if not isinstance(r, Mapping):
+            raise StoreError("%s is not an object" % f)
+        rid, new_id = r.get("id"), r.get("new_id")
+        if not isinstance(rid, str) or not rid or not isinstance(new_id, str) or not new_id:
+            raise StoreError("%s: id and new_id must not be empty" % f)
+        if rid in seen:
+            raise StoreError("%s: %r is removed or replaced twice" % (f, rid))
+        seen.add(rid)
+        role = r.get("role")
+        if role not in ROLES:
+            raise StoreError("%s (%r): role is not user, assistant, system or tool" % (f, rid))
+        msg = r.get("message")
+        if not isinstance(msg, Mapping):
+            raise StoreError("%s (%r): message is not valid JSON object" % (f, rid))
+        content = r.get("content")
+        if not isinstance(content, str):
+            raise StoreError("%s (%r): content must be a string" % (f, rid))
+        rows.append((conv, rid, new_id, str(role), content, raw_json(msg)))
     return rows
 
 

@@ -128,11 +128,26 @@ class CommitRequest(TypedDict, total=False):
     archive_writes: List[ArchiveWrite]
     archive_deletes: List[str]
     remove_message_ids: List[str]
-    insert_message: Message
+    #: None when the commit summarized nothing and only replaces messages
+    insert_message: Optional[Message]
     search_text: Dict[str, str]
     insert_raw: Dict[str, Any]
     history_owner: str
     recall_writes: List["RecallWrite"]
+    replace_messages: List["ReplaceMessage"]
+
+
+class ReplaceMessage(TypedDict, total=False):
+    """One kept message a store-owned commit replaces in place (a tool
+    result cleared, a message truncated): ``id`` moves to recall storage
+    (an original recall already holds stays), and its row takes ``new_id``,
+    ``role``, ``content`` and ``message``, at the same position and time."""
+
+    id: str
+    new_id: str
+    role: Role
+    content: str
+    message: Dict[str, Any]
 
 
 class RecallWrite(TypedDict, total=False):
@@ -227,6 +242,11 @@ class CompactionResult(TypedDict):
     batches: List[Batch]
     warnings: List[str]
     consecutive_failures: int
+    #: kept messages replaced to fit the window: tool results cleared to one
+    #: line naming the tool, its arguments and the recall id of the full
+    #: output, messages middle-truncated (each original in recall storage)
+    tool_results_cleared: int
+    messages_truncated: int
     commit: NotRequired[CommitRequest]
 
 
@@ -240,6 +260,6 @@ Config = Dict[str, Any]
 __all__ = [
     "Role", "ContentPart", "Content", "Message", "Batch", "ModelMessage", "ModelRequest", "Usage",
     "ModelResponse", "HostError", "ErrorResponse", "SplitResult", "ShouldCompactResult", "ContextUsage",
-    "VersionInfo", "ArchiveWrite", "CommitRequest", "RecallWrite", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
+    "VersionInfo", "ArchiveWrite", "CommitRequest", "RecallWrite", "ReplaceMessage", "Block", "CompactionResult", "ProviderWireRequest", "Config", "SearchQuery",
     "SearchHit", "BatchMeta", "StoredBlock",
 ]
