@@ -554,6 +554,22 @@ func (c *Compactor) sync(ctx context.Context, conversationID string, history []j
 	return len(appended), err
 }
 
+// IndexActive gives the conversation's active messages what the search
+// index holds for them after appended of them were appended to st (as
+// Compress does after its sync): for hosts that append to a store
+// themselves (store.Store.AppendNew), such as the command. See
+// indexActive.
+func IndexActive(ctx context.Context, st store.Store, conversationID string, appended int) error {
+	if appended <= 0 {
+		return nil
+	}
+	active, err := st.ActiveMessages(ctx, conversationID)
+	if err != nil {
+		return err
+	}
+	return indexActive(ctx, st, conversationID, active, appended)
+}
+
 // indexActive gives the conversation's active messages what the search
 // index holds for them (store.Store.IndexActive) after appended of them
 // were appended: the plug-in's rendering (core.MessageSearchTextAt) over

@@ -21,7 +21,7 @@ const DefaultMemoryReadTokens = 1000
 
 // MinMemoryReadTokens is the smallest budget: room for one hit's header, a
 // short passage and the note saying what was left out.
-const MinMemoryReadTokens = 100
+const MinMemoryReadTokens = 150
 
 // memoryReadMaxListed bounds the ids the left-out note names; the rest
 // are counted.
@@ -139,13 +139,9 @@ func (r *memoryReader) header(i int, h *ReadHit, passage bool) string {
 		b.WriteString(" · in your context")
 	}
 	b.WriteString(" · score ")
-	b.WriteString(strconv.FormatFloat(h.Score, 'f', 3, 64))
+	b.WriteString(strconv.FormatFloat(h.Score, 'g', 3, 64))
 	if passage {
-		if h.InContext {
-			b.WriteString(" · a passage (the whole message is in your context)")
-		} else {
-			b.WriteString(` · a passage; the whole: memory_read id="` + h.ID + `"`)
-		}
+		b.WriteString(" · a passage")
 	}
 	return b.String()
 }
@@ -158,45 +154,55 @@ func joinIDs(ids []string, max int) string {
 	return strings.Join(ids[:max], ", ") + " and " + strconv.Itoa(len(ids)-max) + " more"
 }
 
-// note says what was left out and how to read it; "" when nothing was.
-func (r *memoryReader) note(from int) string {
-	if from >= len(r.hits) {
+// note says what was left out, from hit from on, and how to read a hit
+// whole (when one was cut, passage); "" when nothing needs saying. It
+// names at most memoryReadMaxListed hits, fewer when naming them would
+// take more than a quarter of the budget, then counts the rest.
+func (r *memoryReader) note(from int, passage *ReadHit) string {
+	left := r.hits[min(from, len(r.hits)):]
+	if len(left) == 0 && passage == nil {
 		return ""
 	}
-	left := r.hits[from:]
-	var b strings.Builder
-	b.WriteString("Left out (over the ")
-	b.WriteString(strconv.Itoa(r.budget))
-	b.WriteString("-token budget): ")
-	inContext := 0
+	readable := passage != nil && !passage.InContext
 	for i := range left {
-		if i == memoryReadMaxListed {
-			b.WriteString(", and ")
-			b.WriteString(strconv.Itoa(len(left) - i))
-			b.WriteString(" more")
-			break
-		}
+		readable = readable || !left[i].InContext
+	}
+	tail := ""
+	switch {
+	case readable:
+		tail = ` Read one whole: memory_read id="…".`
+	case len(left) > 0:
+		tail = " They are in your context already."
+	}
+	if len(left) == 0 {
+		return strings.TrimSpace(tail)
+	}
+	head := "Left out (over the " + strconv.Itoa(r.budget) + "-token budget): "
+	var names strings.Builder
+	for i := range left {
+		var one strings.Builder
 		if i > 0 {
-			b.WriteString(", ")
+			one.WriteString(", ")
 		}
 		if left[i].Kind == "batch" {
-			b.WriteString("summary ")
+			one.WriteString("summary ")
 		} else {
-			b.WriteString("message ")
+			one.WriteString("message ")
 		}
-		b.WriteString(left[i].ID)
+		one.WriteString(left[i].ID)
 		if left[i].InContext {
-			b.WriteString(" (in your context)")
-			inContext++
+			one.WriteString(" (in your context)")
 		}
+		more := ""
+		if rest := len(left) - i - 1; rest > 0 {
+			more = " and " + strconv.Itoa(rest) + " more"
+		}
+		if i == memoryReadMaxListed || (i > 0 && r.tokens(head+names.String()+one.String()+more+"."+tail) > r.budget/4) {
+			return head + names.String() + " and " + strconv.Itoa(len(left)-i) + " more." + tail
+		}
+		names.WriteString(one.String())
 	}
-	b.WriteString(". ")
-	if inContext < len(left) {
-		b.WriteString(`Read one in full with memory_read id="…"; ask a narrower question for fewer hits.`)
-	} else {
-		b.WriteString("They are in your context already.")
-	}
-	return b.String()
+	return head + names.String() + "." + tail
 }
 
 // join assembles the answer from its parts, the empty ones left out.
@@ -228,7 +234,7 @@ func (r *memoryReader) build() MemoryRead {
 	for ; n < len(r.hits); n++ {
 		h := &r.hits[n]
 		block := r.header(n, h, false) + "\n" + r.body(h)
-		try := join(append(parts[:len(parts):len(parts)], block, r.note(n+1)))
+		try := join(append(parts[:len(parts):len(parts)], block, r.note(n+1, nil)))
 		if r.tokens(try) > r.budget {
 			break
 		}
@@ -236,17 +242,19 @@ func (r *memoryReader) build() MemoryRead {
 		out.Whole = append(out.Whole, h.ID)
 	}
 	next := n
+	var cut *ReadHit
 	if n < len(r.hits) {
 		if block, ok := r.passageBlock(parts, n); ok {
 			parts = append(parts, block)
 			out.Passage = r.hits[n].ID
+			cut = &r.hits[n]
 			next = n + 1
 		}
 	}
 	for i := next; i < len(r.hits); i++ {
 		out.LeftOut = append(out.LeftOut, r.hits[i].ID)
 	}
-	if note := r.note(next); note != "" {
+	if note := r.note(next, cut); note != "" {
 		parts = append(parts, note)
 	}
 	out.Text = join(parts)
@@ -281,13 +289,13 @@ func (r *memoryReader) passageBlock(parts []string, n int) (string, bool) {
 	h := &r.hits[n]
 	head := r.header(n, h, true) + "\n"
 	body := r.body(h)
-	fixed := join(append(parts[:len(parts):len(parts)], head, r.note(n+1)))
+	fixed := join(append(parts[:len(parts):len(parts)], head, r.note(n+1, h)))
 	room := r.budget - r.tokens(fixed) - 2 // the ellipses
 	if room < minPassageTokens || body == "" {
 		return "", false
 	}
 	fits := func(p string) bool {
-		return r.tokens(join(append(parts[:len(parts):len(parts)], head+p, r.note(n+1)))) <= r.budget
+		return r.tokens(join(append(parts[:len(parts):len(parts)], head+p, r.note(n+1, h)))) <= r.budget
 	}
 	p := r.passage(body, room, fits)
 	if p == "" {

@@ -68,11 +68,11 @@ func TestBuildMemoryReadFitsTheBudget(t *testing.T) {
 	assert.Equal(t, []string{"m8", "m9"}, r.LeftOut)
 	assert.Greater(t, TextTokens(hits[2].Text, &c), 1000, "the output alone is over the budget")
 	assert.Contains(t, r.Text, "Pelican Post", "the passage holds the query's words")
-	assert.Contains(t, r.Text, `the whole: memory_read id="m7"`)
+	assert.Contains(t, r.Text, "[3] message m7 · tool · score 2 · a passage")
 	assert.Contains(t, r.Text, "summarizes m0, m1")
 	assert.NotContains(t, r.Text, "get_order", "a message's context lines are not shown")
 	assert.Contains(t, r.Text, "Left out (over the 1000-token budget): message m8 (in your context), message m9.")
-	assert.Contains(t, r.Text, `memory_read id="…"`)
+	assert.Contains(t, r.Text, `Read one whole: memory_read id="…".`)
 	assert.Greater(t, r.Tokens, 700, "the budget is used: %d", r.Tokens)
 
 	// Everything fits: no note, nothing cut.
@@ -90,12 +90,13 @@ func TestBuildMemoryReadFitsTheBudget(t *testing.T) {
 	assert.Contains(t, r.Text, "PP-88213")
 	assert.True(t, strings.Contains(r.Text, "…"), r.Text)
 
-	// In context: the passage says so instead of pointing to the id.
+	// In context: the passage says so, and there is nothing to read by id.
 	long := hits[3]
 	long.Text = toolOutput(100, fact)
 	r, err = BuildMemoryRead("pelican", []ReadHit{long}, 200, &c)
 	require.NoError(t, err)
-	assert.Contains(t, r.Text, "the whole message is in your context")
+	assert.Contains(t, r.Text, "in your context · score 1 · a passage")
+	assert.NotContains(t, r.Text, "memory_read id=")
 
 	// Nothing found.
 	r, err = BuildMemoryRead("zeppelin", nil, 0, &c)

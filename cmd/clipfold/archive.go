@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/internal/redact"
@@ -221,8 +222,8 @@ func appendNew(ctx context.Context, st store.Store, c *conversation, dryRun bool
 
 // appendFresh appends the messages of msgs the conversation holds nowhere
 // yet, in one store transaction (store.AppendNew: another process storing
-// the same messages at the same time stores none of them twice), and
-// returns them. Ids are unique within a conversation only: another
+// the same messages at the same time stores none of them twice), indexes
+// them for search (clipfold.IndexActive), and returns them. Ids are unique within a conversation only: another
 // conversation's message of the same id is another message.
 func appendFresh(ctx context.Context, st store.Store, conv string, msgs []convMessage) ([]convMessage, error) {
 	sm := make([]store.Message, len(msgs))
@@ -232,6 +233,11 @@ func appendFresh(ctx context.Context, st store.Store, conv string, msgs []convMe
 	added, err := st.AppendNew(ctx, conv, sm)
 	if err != nil {
 		return nil, fmt.Errorf("storing the messages: %w", err)
+	}
+	// Searchable while active as the plug-in renders them (tool calls by
+	// name and arguments, a result with its call), as after compaction.
+	if err := clipfold.IndexActive(ctx, st, conv, len(added)); err != nil {
+		return nil, fmt.Errorf("indexing the stored messages for search: %w", err)
 	}
 	ids := make(map[string]bool, len(added))
 	for _, m := range added {

@@ -21,17 +21,24 @@ import (
 var searchCmd = &command{
 	name:    "search",
 	args:    "QUERY [flags]",
-	summary: "ranked search over archived summaries and compacted messages",
+	summary: "ranked search over archived summaries, compacted messages and the active history",
 	help: `Searches what compaction archived — batch summaries and the original messages
-it moved to recall storage, tool calls and tool output included — and ranks
-both in one list, best first (BM25 on SQLite, ts_rank_cd on PostgreSQL).
+it moved to recall storage — and the messages still in the active history,
+tool calls and tool output included, and ranks them in one list, best first
+(BM25 on SQLite, ts_rank_cd on PostgreSQL).
 Ask as you would ask a person: any word of QUERY may match, common words
 ("what", "did", "the") are skipped, words match their inflections
 ("deploys" finds "deployed"), "quoted words" must appear together, and no
 character is search syntax. Each hit shows its kind, id, the time it
 covers and its score; a batch also shows the ids of the messages it
-summarizes. Print any hit in full with 'clipfold recall ID'. Messages still
-in the active history are not searched: see 'clipfold show'.
+summarizes; a message still in the active history says "in context" (print
+those with 'clipfold show'). Print any other hit in full with 'clipfold
+recall ID'.
+
+--max-tokens N prints what an agent's memory_read tool gets: the hits in
+full, best first, within N tokens (at least 150; counted as the context
+window is): whole hits while they fit, then the passage of the next that
+holds the most words of QUERY, then the hits left out and how to read them.
 
 With an embeddings provider (--embeddings-provider openai|ollama and
 --embeddings-model, or an [embeddings] section in --config), QUERY is also
@@ -45,6 +52,7 @@ Examples:
   clipfold search "why did the checkout deploy fail?"
   clipfold search '"connection leak" INC-4471' --conversation conv-checkout-inc-4471 --limit 5
   clipfold search refund --json
+  clipfold search "what did get_order 4471 return?" --max-tokens 1000
   clipfold search "when is the car repaired?" --embeddings-provider ollama --embeddings-model nomic-embed-text`,
 }
 
@@ -111,6 +119,7 @@ func runSearch(e *env, args []string) error {
 	conv := fs.String("conversation", "", "only hits of this conversation `id`")
 	limit := fs.Int("limit", 10, "at most `N` hits")
 	jsonOut := fs.Bool("json", false, "print the hits as JSON, each with its full text")
+	maxTokens := fs.Int("max-tokens", 0, "print the hits as memory_read answers: in full, within `N` tokens (at least 150)")
 	pos, err := parse(e, searchCmd, fs, args, 1, -1)
 	if err != nil {
 		return err
@@ -121,6 +130,9 @@ func runSearch(e *env, args []string) error {
 	}
 	if *limit < 1 || *limit > store.MaxSearchLimit {
 		return usagef("--limit: must be an integer in [1, %d], got %d", store.MaxSearchLimit, *limit)
+	}
+	if *maxTokens != 0 && *maxTokens < core.MinMemoryReadTokens {
+		return usagef("--max-tokens: must be at least %d (a hit's header, a passage and what was left out), got %d", core.MinMemoryReadTokens, *maxTokens)
 	}
 	warn := warner(e)
 	s, err := cf.resolve(warn)
@@ -145,6 +157,22 @@ func runSearch(e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("searching %s: %w", a.describe(), err)
 	}
+	if *maxTokens > 0 {
+		r, err := core.BuildMemoryRead(query, store.ReadHits(hits), *maxTokens, &s.cfg)
+		if err != nil {
+			return err
+		}
+		if *jsonOut {
+			var passage any
+			if r.Passage != "" {
+				passage = r.Passage
+			}
+			return printJSON(e.stdout, map[string]any{"query": query, "max_tokens": *maxTokens, "text": r.Text, "tokens": r.Tokens,
+				"whole": nonNil(r.Whole), "passage": passage, "left_out": nonNil(r.LeftOut)})
+		}
+		fmt.Fprintln(e.stdout, r.Text)
+		return nil
+	}
 	if *jsonOut {
 		return printJSON(e.stdout, searchJSON(query, hits))
 	}
@@ -154,7 +182,7 @@ func runSearch(e *env, args []string) error {
 			where += " (conversation " + *conv + ")"
 		}
 		fmt.Fprintf(e.stdout, "No match for %q in %s.\n", query, where)
-		fmt.Fprintln(e.stdout, "Only compacted content is searched: summaries and the messages they replaced.")
+		fmt.Fprintln(e.stdout, "Searched: summaries, the messages compaction replaced, and the active history.")
 		return nil
 	}
 	for i, h := range hits {
@@ -170,6 +198,9 @@ func runSearch(e *env, args []string) error {
 			}
 		} else {
 			fmt.Fprintf(e.stdout, " · %s", h.Role)
+			if h.InContext {
+				fmt.Fprint(e.stdout, " · in context")
+			}
 		}
 		if h.ConversationID != "" {
 			fmt.Fprintf(e.stdout, " · conversation %s", h.ConversationID)
@@ -189,7 +220,28 @@ func runSearch(e *env, args []string) error {
 		recallArgs = "ID --conversation CONVERSATION_ID"
 	}
 	fmt.Fprintf(e.stdout, "\n%d hit(s)%s. Print one in full: clipfold recall %s%s\n", len(hits), in, recallArgs, prefixSpace(a.flagArg))
+	if inContext(hits) {
+		fmt.Fprintf(e.stdout, "Hits in context are in the active history: clipfold show CONVERSATION_ID%s\n", prefixSpace(a.flagArg))
+	}
 	return nil
+}
+
+// inContext says whether a hit is still in the active history.
+func inContext(hits []store.Hit) bool {
+	for _, h := range hits {
+		if h.InContext {
+			return true
+		}
+	}
+	return false
+}
+
+// nonNil is ss, or an empty list for nil (JSON [] rather than null).
+func nonNil(ss []string) []string {
+	if ss == nil {
+		return []string{}
+	}
+	return ss
 }
 
 // sharedIDs says whether two message hits have the same id (from two
@@ -255,6 +307,7 @@ type hitJSON struct {
 	Label          string    `json:"label,omitempty"`
 	CreatedAt      string    `json:"created_at,omitempty"`
 	OperationID    string    `json:"operation_id,omitempty"`
+	InContext      bool      `json:"in_context"`
 	Batch          *batchRef `json:"batch,omitempty"`
 }
 
@@ -288,7 +341,7 @@ func searchJSON(query string, hits []store.Hit) any {
 		out[i] = hitJSON{Kind: string(h.Kind), ID: h.ID, ConversationID: h.ConversationID, StartTime: optTime(h.Start),
 			EndTime: optTime(h.End), Score: h.Score, LexicalRank: h.LexicalRank, VectorRank: h.VectorRank,
 			Similarity: h.Similarity, Snippet: h.Snippet, Text: h.Text, Role: h.Role, Label: h.Label,
-			CreatedAt: optTime(h.CreatedAt), OperationID: h.OperationID, Batch: newBatchRef(h.Batch)}
+			CreatedAt: optTime(h.CreatedAt), OperationID: h.OperationID, InContext: h.InContext, Batch: newBatchRef(h.Batch)}
 	}
 	return map[string]any{"query": query, "hits": out}
 }

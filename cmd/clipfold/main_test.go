@@ -11,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -266,6 +268,52 @@ func TestCompactGolden(t *testing.T) {
 	}
 }
 
+// TestSearchInContextAndBudget: after a compaction, a message kept in the
+// active history is a search hit marked in context (its tool call found
+// by name and arguments), and --max-tokens prints memory_read's answer
+// within the budget, counted as the window is.
+func TestSearchInContextAndBudget(t *testing.T) {
+	dir := t.TempDir()
+	ok(t, dir, "compact", conversationFile(t, "debugging-session"))
+	hist := gjson.Parse(ok(t, dir, "show", "conv-checkout-inc-4471", "--json").stdout).Array()
+	require.Greater(t, len(hist), 3)
+	var call gjson.Result
+	for _, m := range hist[1:] {
+		if tc := m.Get("tool_calls.0.function"); tc.Exists() {
+			call = tc
+			break
+		}
+	}
+	require.True(t, call.Exists(), "a tool call kept in the active history")
+	q := call.Get("name").String() + " " + call.Get("arguments").String()
+	js := gjson.Parse(ok(t, dir, "search", q, "--conversation", "conv-checkout-inc-4471", "--json").stdout).Get("hits").Array()
+	require.NotEmpty(t, js)
+	found := false
+	for _, h := range js {
+		found = found || h.Get("in_context").Bool() && strings.Contains(h.Get("text").String(), call.Get("name").String())
+	}
+	require.True(t, found, "the kept call is found, in context: %s", q)
+	text := ok(t, dir, "search", q, "--conversation", "conv-checkout-inc-4471").stdout
+	require.Contains(t, text, " · in context")
+	require.Contains(t, text, "Hits in context are in the active history: clipfold show CONVERSATION_ID")
+
+	c := core.DefaultConfig()
+	for _, n := range []string{"150", "300", "1000"} {
+		out := ok(t, dir, "search", "checkout error rollback deploy", "--max-tokens", n, "--limit", "50").stdout
+		budget, _ := strconv.Atoi(n)
+		require.LessOrEqual(t, core.TextTokens(strings.TrimSuffix(out, "\n"), &c), budget, out)
+		require.Contains(t, out, "[1] ")
+		require.Contains(t, out, "Left out (over the "+n+"-token budget)")
+	}
+	r := gjson.Parse(ok(t, dir, "search", "checkout error rollback deploy", "--max-tokens", "300", "--json").stdout)
+	require.LessOrEqual(t, r.Get("tokens").Int(), int64(300))
+	require.Equal(t, int64(300), r.Get("max_tokens").Int())
+	require.True(t, r.Get("whole").IsArray() && r.Get("left_out").IsArray(), r.Raw)
+	bad := runCLI(t, dir, nil, "search", "checkout", "--max-tokens", "50")
+	require.Equal(t, 2, bad.code)
+	require.Contains(t, bad.stderr, "--max-tokens: must be at least 150")
+}
+
 // TestRoundTrip: compact a bundled conversation, then show, search (a
 // planted early fact) and recall the original message.
 func TestRoundTrip(t *testing.T) {
@@ -296,7 +344,17 @@ func TestRoundTrip(t *testing.T) {
 	b, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".facts.json")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &facts))
-	found := 0
+	found, inContext := 0, 0
+	active := map[string]string{}
+	for _, m := range gjson.Parse(ok(t, dir, "show", "conv-support-cust-208841", "--json").stdout).Array() {
+		active[m.Get("id").String()] = m.Get("content").String()
+	}
+	content := func(id string) string {
+		if c, ok := active[id]; ok {
+			return c
+		}
+		return gjson.Get(ok(t, dir, "recall", id).stdout, "content").String()
+	}
 	for _, f := range facts {
 		hits := gjson.Parse(ok(t, dir, "search", f.Query, "--conversation", "conv-support-cust-208841", "--json").stdout).Get("hits").Array()
 		for _, h := range hits {
@@ -313,12 +371,18 @@ func TestRoundTrip(t *testing.T) {
 			if id == "" {
 				continue
 			}
-			rec := ok(t, dir, "recall", id).stdout
-			require.True(t, json.Valid([]byte(rec)), rec)
-			require.Equal(t, id, gjson.Get(rec, "id").String())
+			if h.Get("in_context").Bool() {
+				// Still in the active history: not in recall, shown by show.
+				require.Contains(t, active, id, "an in-context hit is in the active history")
+				inContext++
+			} else {
+				rec := ok(t, dir, "recall", id).stdout
+				require.True(t, json.Valid([]byte(rec)), rec)
+				require.Equal(t, id, gjson.Get(rec, "id").String())
+			}
 			joined := ""
 			for _, mid := range f.MessageIDs {
-				joined += gjson.Get(ok(t, dir, "recall", mid).stdout, "content").String() + "\n"
+				joined += content(mid) + "\n"
 			}
 			for _, lit := range f.MustContain {
 				require.Contains(t, joined, lit)
@@ -328,6 +392,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, found, 3, "at least 3 of %d planted facts must be found by search and recalled", len(facts))
+	t.Logf("%d of %d facts found, %d of them still in context", found, len(facts), inContext)
 
 	// The human search output names each hit's kind, id, time and score,
 	// and a batch's sources (for the first fact whose words a batch
