@@ -137,7 +137,7 @@ func mustJSON(v any) json.RawMessage {
 // the history is due (and not without it), caller- and store-owned.
 func TestCompressHonoursUsage(t *testing.T) {
 	ctx := context.Background()
-	cfg := map[string]any{"model_max_tokens": 2000, "context_budget": 0.8, "keep_recent": 4, "token_estimator": "conservative"}
+	cfg := map[string]any{"model_max_tokens": 1500, "context_budget": 0.8, "keep_recent": 4, "token_estimator": "conservative"}
 	var h []json.RawMessage
 	for i := 0; i < 10; i++ {
 		h = append(h, frameworkTurn(i)...)
@@ -146,21 +146,26 @@ func TestCompressHonoursUsage(t *testing.T) {
 		t.Run(fmt.Sprintf("caller_owned=%v", callerOwned), func(t *testing.T) {
 			c := openBuilt(t, cfg)
 			est := estimate(t, c, h)
-			require.Less(t, est, 1600, "the estimate alone is not due")
+			require.Less(t, est, 1200, "the estimate alone is not due")
 			r, err := c.Compress(ctx, "plain", h, &clipfold.CompressOptions{CallerOwned: callerOwned, OnlyIfDue: true})
 			require.NoError(t, err)
 			require.False(t, r.Failed, r.FailureMessage)
 			require.Zero(t, r.MessagesCompressed, "not due without usage")
 			require.Equal(t, est, r.TokensBefore)
 
-			// The last request held all but the last turn and counted 1,700.
-			u := &clipfold.Usage{InputTokens: 1700, Messages: len(h) - 4}
+			// The last request held all but the last turn, and the provider
+			// counted 300 tokens more than their estimate (a system prompt,
+			// say): over the 1,200-token budget.
+			n := estimate(t, c, h[:len(h)-4]) + 300
+			rest := estimate(t, c, h[len(h)-4:])
+			require.Greater(t, n+rest, 1200)
+			u := &clipfold.Usage{InputTokens: n, Messages: len(h) - 4}
 			r, err = c.Compress(ctx, "usage", h, &clipfold.CompressOptions{CallerOwned: callerOwned, OnlyIfDue: true, Usage: u})
 			require.NoError(t, err)
 			require.False(t, r.Failed, r.FailureMessage)
-			require.Equal(t, 1700+estimate(t, c, h[len(h)-4:]), r.TokensBefore)
+			require.Equal(t, n+rest, r.TokensBefore)
 			require.Greater(t, r.MessagesCompressed, 0, "due by the provider's count")
-			require.Less(t, r.TokensAfter, r.TokensBefore)
+			require.LessOrEqual(t, r.TokensAfter, 1200)
 		})
 	}
 }

@@ -42,7 +42,7 @@
  * @module
  */
 import { countTokensApproximately, createMiddleware, tool } from 'langchain';
-import { AIMessage, HumanMessage, RemoveMessage, SystemMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Command, REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
 import { z } from 'zod';
@@ -115,6 +115,24 @@ export function messageDict(m, i = 0) {
   }
   if (typeof a.tool_call_id === 'string') d.tool_call_id = a.tool_call_id;
   return d;
+}
+
+/**
+ * A LangChain message made from the plug-in's dict of one (messageDict's
+ * fields): a message compress changed to fit the window (a tool result
+ * cleared, a message truncated) comes back as a new message of its type,
+ * under its own id.
+ * @param {Record<string, any>} d
+ * @returns {BaseMessage}
+ */
+export function messageFromDict(d) {
+  const fields = { content: d.content, id: d.id, name: d.name };
+  switch (d.type) {
+    case 'human': return new HumanMessage(fields);
+    case 'ai': return new AIMessage({ ...fields, tool_calls: (d.tool_calls ?? []).map((/** @type {any} */ c) => ({ ...c, type: 'tool_call' })) });
+    case 'tool': return new ToolMessage({ ...fields, tool_call_id: d.tool_call_id });
+    default: return new SystemMessage(fields);
+  }
 }
 
 /** @param {BaseMessage} m */
@@ -272,9 +290,12 @@ export function clipfoldMiddleware(o) {
     });
     if (r.failed || r.messages_compressed > 0) onCompact?.(r);
     if (r.failed || r.messages_compressed === 0) return undefined;
-    return r.history.map((d) => byDict.get(d) ?? new SystemMessage({
-      content: /** @type {any} */ (d).content, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE },
-    }));
+    // The kept messages are the state's very objects; the clip-archive a
+    // SystemMessage; a message compress changed to fit (a tool result
+    // cleared) a new message of its type under its id.
+    return r.history.map((d, i) => byDict.get(d) ?? (i === 0 && r.clip_archive !== null && /** @type {any} */ (d).content === r.clip_archive
+      ? new SystemMessage({ content: r.clip_archive, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE } })
+      : messageFromDict(/** @type {any} */ (d))));
   };
 
   /**
