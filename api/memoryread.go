@@ -8,10 +8,11 @@ import (
 )
 
 // BuildMemoryRead is the buildMemoryRead export: {query, hits,
-// max_tokens?, config?} → {"text","tokens","whole":[…],"passage":id|null,
-// "left_out":[…]}, memory_read's answer for a model within max_tokens
-// (default core.DefaultMemoryReadTokens) as core.BuildMemoryRead words
-// it. hits are a search's hits, best first, as the stores give them:
+// max_tokens?, by_id?, config?} → {"text","tokens","whole":[…],
+// "passage":id|null,"left_out":[…]}, memory_read's answer for a model
+// within max_tokens (default core.DefaultMemoryReadTokens) as
+// core.BuildMemoryRead words it (by_id true: records the agent asked for
+// by id, core.BuildMemoryReadByID). hits are a search's hits, best first, as the stores give them:
 // kind ("message" or "batch"), id, text, and optionally role, score,
 // start_time, end_time (else created_at), in_context and a batch's
 // source_message_ids; other fields are ignored.
@@ -35,11 +36,22 @@ func (e *Env) BuildMemoryRead(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	byID := false
+	if b := root.Get("by_id"); b.Exists() && b.Type != gjson.Null {
+		if b.Type != gjson.True && b.Type != gjson.False {
+			return nil, wrongType("by_id", "true or false", b)
+		}
+		byID = b.Type == gjson.True
+	}
 	hits, err := decodeReadHits(root.Get("hits"))
 	if err != nil {
 		return nil, err
 	}
-	r, err := core.BuildMemoryRead(q.Str, hits, maxTokens, &cfg)
+	build := core.BuildMemoryRead
+	if byID {
+		build = core.BuildMemoryReadByID
+	}
+	r, err := build(q.Str, hits, maxTokens, &cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -87,9 +87,22 @@ func TestBuildMemoryReadExport(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"text":"Nothing matches \"x\".","tokens":5,"whole":[],"passage":null,"left_out":[]}`, string(out))
 
+	// A record read by id, over the budget: its passage, and how to see another part.
+	in, err = json.Marshal(map[string]any{"query": "", "by_id": true, "max_tokens": 200,
+		"hits": []map[string]any{{"kind": "message", "id": "m9", "text": long}}})
+	require.NoError(t, err)
+	out, err = DefaultEnv().BuildMemoryRead(in)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(out, &got))
+	assert.LessOrEqual(t, core.TextTokens(got.Text, &c), 200)
+	assert.True(t, strings.HasPrefix(got.Text, "[1] message m9 · score 0 · a passage\n{\"sku\""), got.Text)
+	assert.Contains(t, got.Text, "ask again with this id and a query")
+	assert.NotContains(t, got.Text, `memory_read id="…"`)
+
 	for in, field := range map[string]string{
 		`{"hits":[]}`:                                                                         "query",
 		`{"query":"x"}`:                                                                       "hits",
+		`{"query":"x","hits":[],"by_id":"yes"}`:                                               "by_id",
 		`{"query":"x","hits":{}}`:                                                             "hits",
 		`{"query":"x","hits":[],"max_tokens":50}`:                                             "max_tokens",
 		`{"query":"x","hits":[],"max_tokens":1.5}`:                                            "max_tokens",

@@ -66,6 +66,19 @@ type MemoryRead struct {
 // query within maxTokens (DefaultMemoryReadTokens when <= 0; at least
 // MinMemoryReadTokens), counted under c's token_estimator.
 func BuildMemoryRead(query string, hits []ReadHit, maxTokens int, c *Config) (MemoryRead, error) {
+	return buildMemoryRead(query, hits, maxTokens, c, false)
+}
+
+// BuildMemoryReadByID is BuildMemoryRead for records the agent asked for
+// by id (memory_read with an id): a record over the budget is shown as
+// its passage holding the most words of query (its beginning without
+// one), and the closing line says to ask again with the id and a query
+// for another part, not to read it by id.
+func BuildMemoryReadByID(query string, records []ReadHit, maxTokens int, c *Config) (MemoryRead, error) {
+	return buildMemoryRead(query, records, maxTokens, c, true)
+}
+
+func buildMemoryRead(query string, hits []ReadHit, maxTokens int, c *Config, byID bool) (MemoryRead, error) {
 	if maxTokens <= 0 {
 		maxTokens = DefaultMemoryReadTokens
 	}
@@ -79,7 +92,7 @@ func BuildMemoryRead(query string, hits []ReadHit, maxTokens int, c *Config) (Me
 			terms[t] = true
 		}
 	}
-	r := memoryReader{query: query, hits: hits, budget: maxTokens, cfg: c, terms: terms}
+	r := memoryReader{query: query, hits: hits, budget: maxTokens, cfg: c, terms: terms, byID: byID}
 	return r.build(), nil
 }
 
@@ -89,6 +102,7 @@ type memoryReader struct {
 	budget int
 	cfg    *Config
 	terms  map[string]bool
+	byID   bool // records read by id: see BuildMemoryReadByID
 }
 
 func (r *memoryReader) tokens(s string) int { return TextTokens(s, r.cfg) }
@@ -169,6 +183,8 @@ func (r *memoryReader) note(from int, passage *ReadHit) string {
 	}
 	tail := ""
 	switch {
+	case r.byID && passage != nil:
+		tail = ` Only a part fits the budget: ask again with this id and a query (what to look for) for another part.`
 	case readable:
 		tail = ` Read one whole: memory_read id="…".`
 	case len(left) > 0:
@@ -306,8 +322,8 @@ func (r *memoryReader) passageBlock(parts []string, n int) (string, bool) {
 
 // passage returns the part of body around its densest run of query
 // words that fits: at most room tokens by a first estimate, then cut
-// until fits says it does. It starts and ends at word boundaries, with
-// "…" where it cuts the body.
+// until fits says it does, re-centred on the best run at each width. It
+// starts and ends at word boundaries, with "…" where it cuts the body.
 func (r *memoryReader) passage(body string, room int, fits func(string) bool) string {
 	total := r.tokens(body)
 	if total <= 0 {
@@ -319,8 +335,9 @@ func (r *memoryReader) passage(body string, room int, fits func(string) bool) st
 		width = len(body)
 	}
 	words := tokenize(body)
-	start := r.bestStart(body, words, width)
+	matches := r.matches(words)
 	for width > 0 {
+		start := bestStart(len(body), matches, width)
 		lo, hi := snap(body, words, start, start+width)
 		p := body[lo:hi]
 		if lo > 0 {
@@ -340,34 +357,62 @@ func (r *memoryReader) passage(body string, room int, fits func(string) bool) st
 	return ""
 }
 
-// bestStart is the byte offset of a window of width bytes holding the
-// most query words (the earliest of equals), moved back a little so the
-// first match is not at the very edge; 0 without matches.
-func (r *memoryReader) bestStart(body string, words []queryToken, width int) int {
-	var hits []int
-	for _, w := range words {
-		if r.terms[PorterStem(w.folded)] {
-			hits = append(hits, w.start)
+// match is a query word's place in a body and its weight: a word the body
+// says often (a key of every JSON row) counts less than a rare one (the
+// asked-for id), 1 / its occurrences.
+type match struct {
+	at     int
+	weight float64
+}
+
+// matches are the query words of words, weighted.
+func (r *memoryReader) matches(words []queryToken) []match {
+	var out []match
+	count := map[string]int{}
+	stems := make([]string, len(words))
+	for i, w := range words {
+		if s := PorterStem(w.folded); r.terms[s] {
+			stems[i] = s
+			count[s]++
 		}
 	}
-	if len(hits) == 0 || width >= len(body) {
+	for i, w := range words {
+		if stems[i] != "" {
+			out = append(out, match{at: w.start, weight: 1 / float64(count[stems[i]])})
+		}
+	}
+	return out
+}
+
+// bestStart is the byte offset of a window of width bytes over a body of
+// n bytes holding the most weight of matches (the earliest of equals),
+// centred on the weighted middle of the matches it holds, so the rare
+// words sit inside it, not at an edge; 0 without matches.
+func bestStart(n int, matches []match, width int) int {
+	if len(matches) == 0 || width >= n {
 		return 0
 	}
-	best, bestN, j := 0, 0, 0
-	for i := range hits {
-		for j < len(hits) && hits[j] < hits[i]+width {
+	bestI, bestJ, bestW, sum, j := 0, 0, 0.0, 0.0, 0
+	for i := range matches {
+		for j < len(matches) && matches[j].at < matches[i].at+width {
+			sum += matches[j].weight
 			j++
 		}
-		if j-i > bestN {
-			best, bestN = hits[i], j-i
+		if sum > bestW+1e-12 {
+			bestI, bestJ, bestW = i, j, sum
 		}
+		sum -= matches[i].weight
 	}
-	start := best - width/8
+	var mid float64
+	for _, m := range matches[bestI:bestJ] {
+		mid += float64(m.at) * m.weight
+	}
+	start := int(mid/bestW) - width/2
+	if start+width > n {
+		start = n - width
+	}
 	if start < 0 {
 		start = 0
-	}
-	if start+width > len(body) {
-		start = max(0, len(body)-width)
 	}
 	return start
 }

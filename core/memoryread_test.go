@@ -109,6 +109,28 @@ func TestBuildMemoryReadFitsTheBudget(t *testing.T) {
 	assert.Contains(t, err.Error(), "max_tokens")
 }
 
+// TestMemoryReadPassageWeighsRareWords: a query word every row of a tool
+// output says ("row") does not pull the passage away from the row the
+// rare words (the id, the carrier) are in, however small the budget.
+func TestMemoryReadPassageWeighsRareWords(t *testing.T) {
+	c := DefaultConfig()
+	var b strings.Builder
+	for i := 0; i < 900; i++ {
+		fmt.Fprintf(&b, `{"row":%d,"v":"filler"},`, i)
+	}
+	b.WriteString(`{"row":4471,"v":"Pelican Post"},`)
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&b, `{"row":%d,"v":"filler"},`, 1000+i)
+	}
+	hits := []ReadHit{{Kind: "message", ID: "t1", Text: b.String()}}
+	for _, budget := range []int{150, 200, 400} {
+		r, err := BuildMemoryRead("row 4471 Pelican", hits, budget, &c)
+		require.NoError(t, err)
+		checkRead(t, hits, budget, &c, r)
+		assert.Contains(t, r.Text, `{"row":4471,"v":"Pelican Post"}`, "budget %d: %s", budget, r.Text)
+	}
+}
+
 func TestBuildMemoryReadCountsWithTheConfiguredEstimator(t *testing.T) {
 	chars4 := DefaultConfig()
 	chars4.TokenEstimator = EstimatorChars4

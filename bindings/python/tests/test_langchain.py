@@ -274,12 +274,60 @@ def test_memory_read_tool_reads_by_id(wasm: str) -> None:
         assert isinstance(r["history"][0], SystemMessage) and r["history"][-1] is msgs[-1]
         t = memory_read_tool(c, conversation_id="conv")
         found = t.invoke({"query": "when is the deploy window?"})
-        assert "Tuesday 14:00 UTC" in found and "[message h1" in found
+        assert "Tuesday 14:00 UTC" in found and "] message h1 · " in found
         assert "Tuesday 14:00" in t.invoke({"id": "h1"})
         assert "no recalled message" in t.invoke({"id": "nope"})
-        assert "Nothing in the archive matches." == t.invoke({"query": "zebra quantum"})
+        assert t.invoke({"query": "zebra quantum"}) == 'Nothing matches "zebra quantum".'
         assert memory_read_tool(c, conversation_id="other").invoke({"query": "deploy window"}) == \
-            "Nothing in the archive matches."
+            'Nothing matches "deploy window".'
+
+
+def test_memory_read_fits_its_budget(wasm: str) -> None:
+    """A tool output of thousands of tokens compacted away: memory_read's
+    answer (a search, or a read by id) stays within max_tokens, counted by
+    the plug-in's estimateTokens, with the passage holding the asked-for
+    order and how to see the rest."""
+    rows = ",".join('{"order":%d,"status":"delivered","note":"nothing unusual"}' % (1000 + i) if i != 150 else
+                    '{"order":4471,"status":"lost in transit","carrier":"Pelican Post"}' for i in range(300))
+    with Compactor(wasm, config={"keep_recent": 2, "max_summary_tokens": 40}) as c:
+        msgs: List[BaseMessage] = [
+            HumanMessage("list my orders", id="u1"),
+            AIMessage("", id="a1", tool_calls=[{"name": "list_orders", "args": {"customer": 77}, "id": "c1", "type": "tool_call"}]),
+            ToolMessage("[" + rows + "]", tool_call_id="c1", id="t1"),
+        ] + [HumanMessage("filler question %d about something else entirely. " % i * 5, id="h%d" % i) for i in range(8)]
+        assert c.estimate_tokens(str(msgs[2].content)) > 3000
+        r = c.compress("conv", msgs, caller_owned=True)
+        assert not r["failed"] and r["messages_compressed"] > 0
+        for budget in (300, 1000):
+            t = memory_read_tool(c, conversation_id="conv", max_tokens=budget)
+            for args in ({"query": "what happened to order 4471 with Pelican Post?"}, {"id": "t1", "query": "Pelican Post"}):
+                out = t.invoke(args)
+                assert c.estimate_tokens(out) <= budget, (budget, args, out)
+                assert "Pelican Post" in out and "a passage" in out, out
+            assert "ask again with this id and a query" in t.invoke({"id": "t1", "query": "Pelican Post"})
+        assert c.estimate_tokens(memory_read_tool(c, conversation_id="conv").invoke({"id": "t1"})) <= 1000
+
+
+def test_memory_read_finds_what_is_in_the_agents_context(wasm: str) -> None:
+    """In an agent, memory_read also searches the messages of the state
+    (caller-owned: the store never holds them): a tool result still in the
+    context is a hit "in your context"."""
+    with Compactor(wasm) as compactor:
+        model = ScriptedChatModel(responses=[
+            AIMessage(content="", tool_calls=[{"name": "lookup_notes", "args": {"module": 3}, "id": "call_3", "type": "tool_call"}]),
+            AIMessage(content="", tool_calls=[{"name": "memory_read", "args": {"query": "retry budget of module 3"},
+                                               "id": "call_mr", "type": "tool_call"}]),
+            AIMessage(content="Thirteen attempts."),
+        ])
+        mw = ClipfoldMiddleware(compactor=compactor)
+        agent = create_agent(model, tools=[lookup_notes, memory_read_tool(compactor)], middleware=[mw],
+                             checkpointer=InMemorySaver())
+        out = agent.invoke({"messages": [{"role": "user", "content": "What is module 3's retry budget?"}]},
+                           {"configurable": {"thread_id": "ctx-1"}})
+        answer = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "call_mr"]
+        assert answer and "in your context" in str(answer[0].content), answer
+        assert "retry budget is 13 attempts" in str(answer[0].content)
+        assert compactor.store.search("retry budget", "ctx-1") == [], "the store holds none of it"
 
 
 def test_middleware_validates_like_summarization_middleware() -> None:

@@ -332,3 +332,35 @@ def test_in_context_messages_are_ranked_for_one_search(store: SQLiteStore, tmp_p
     with pytest.raises(clipfold.StoreError, match="read-only"):
         ro.search("quokka", "c1", in_context=ctx)
     ro.close()
+
+
+def test_compactor_indexes_the_active_history_and_reads_within_a_budget(pure: Compactor, wasm: str) -> None:
+    """Through the plug-in: a store-owned compress syncs, then gives the
+    appended messages the plug-in's search text (a call found by its name
+    and arguments, in context); a caller-owned list is searched through
+    ``in_context``; memory_read answers within its budget."""
+    with Compactor(wasm) as c:
+        turn = [{"role": "user", "content": "where is order 4471?"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "t1", "type": "function", "function": {"name": "get_order", "arguments": '{"order":4471}'}}]},
+                {"role": "tool", "tool_call_id": "t1", "content": '{"status":"lost","carrier":"Pelican Post"}'}]
+        r = c.compress("c1", turn, only_if_due=True)
+        assert r["messages_compressed"] == 0
+        hits = c.search('get_order {"order":4471}', "c1")
+        assert hits and all(h["in_context"] for h in hits)
+        assert any(h["text"].startswith('get_order {"order":4471}') for h in hits), hits
+        # The same list caller-owned: nothing stored, found through in_context.
+        assert c.search("get_order", "c2") == []
+        hits = c.search("get_order", "c2", in_context=turn)
+        assert hits and all(h["in_context"] for h in hits)
+        with pytest.raises(clipfold.ClipfoldError, match="conversation_id"):
+            c.search("get_order", "", in_context=turn)
+        # memory_read within its budget.
+        long = [{"role": "tool", "tool_call_id": "t1", "content": "[" + ",".join('{"row":%d,"v":"filler"}' % i for i in range(900))
+                 + ',{"row":4471,"v":"Pelican Post"}]'}]
+        out = c.memory_read("row 4471 Pelican", "c3", in_context=turn[:2] + long, max_tokens=200)
+        assert c.estimate_tokens(out["text"]) <= 200 and out["tokens"] <= 200
+        assert "Pelican Post" in out["text"], out
+        assert out["passage"] is not None or out["whole"], out
+        with pytest.raises(clipfold.ClipfoldError, match="max_tokens"):
+            c.memory_read("x", "c3", max_tokens=20)

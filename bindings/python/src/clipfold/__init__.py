@@ -10,13 +10,15 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .compactor import DEFAULT_TARGET_SHARE, Compactor, QueryAnalyzerPlugin, find_wasm, normalize_messages
+from .compactor import (DEFAULT_MEMORY_READ_TOKENS, DEFAULT_TARGET_SHARE, Compactor, QueryAnalyzerPlugin, find_wasm,
+                        normalize_messages)
 from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
 from . import wire
 from .store import AmbiguousIDError, ConflictError, DuplicateIDError, NotFoundError, SQLiteStore, StoreError
-from .types import (Batch, Block, CommitRequest, CompactionResult, Config, ContextUsage, Message, ModelRequest,
-                    ModelResponse, SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock, VersionInfo)
+from .types import (Batch, Block, CommitRequest, CompactionResult, Config, ContextUsage, MemoryRead, Message,
+                    ModelRequest, ModelResponse, SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock,
+                    VersionInfo)
 
 __version__ = "0.1.0"
 
@@ -36,10 +38,11 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "wire", "AsyncCompactor", "Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",
+    "wire", "AsyncCompactor", "Compactor", "DEFAULT_MEMORY_READ_TOKENS", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "find_wasm", "normalize_messages",
     "ClipfoldError",
     "Anthropic", "Extractive", "OpenAICompatible", "AmbiguousIDError", "ConflictError", "DuplicateIDError",
     "NotFoundError", "SQLiteStore", "StoreError",
-    "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "ContextUsage", "Message", "ModelRequest",
+    "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "ContextUsage", "MemoryRead", "Message",
+    "ModelRequest",
     "ModelResponse", "SearchHit", "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",
 ]

@@ -37,8 +37,8 @@ from .compactor import DEFAULT_TARGET_SHARE, Compactor, MessageLike, _worker
 from .errors import ClipfoldError
 from .llm import LLMCallable
 from .store import SQLiteStore
-from .types import (Batch, CompactionResult, Config, ContextUsage, Message, ModelRequest, ModelResponse, SearchHit,
-                    SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
+from .types import (Batch, CompactionResult, Config, ContextUsage, MemoryRead, Message, ModelRequest, ModelResponse,
+                    SearchHit, SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 T = TypeVar("T")
 A = TypeVar("A", bound="AsyncCompactor")
@@ -246,10 +246,25 @@ class AsyncCompactor:
         compaction is under way)."""
         return await self._run_aside(self._c.search_query, query, language)
 
-    async def search(self, query: str, conversation_id: str = "", limit: int = 20) -> List[SearchHit]:
-        """Ranked search of the store, the query asked in plain language
-        (see :meth:`Compactor.search`)."""
-        return await self._run_aside(self._c.search, query, conversation_id, limit)
+    async def search(self, query: str, conversation_id: str = "", limit: int = 20,
+                     in_context: Optional[Sequence[MessageLike]] = None, shape: Optional[str] = None) -> List[SearchHit]:
+        """Ranked search of the store, the query asked in plain language,
+        the caller's in-context messages ranked with it (see
+        :meth:`Compactor.search`)."""
+        return await self._run_aside(self._c.search, query, conversation_id, limit, in_context, shape)
+
+    async def build_memory_read(self, query: str, hits: Sequence[Mapping[str, Any]],
+                                max_tokens: Optional[int] = None, by_id: bool = False) -> MemoryRead:
+        """The buildMemoryRead export (see :meth:`Compactor.build_memory_read`)."""
+        return await self._run_aside(self._c.build_memory_read, query, hits, max_tokens, by_id)
+
+    async def memory_read(self, query: str = "", conversation_id: str = "", limit: int = 20,
+                          max_tokens: Optional[int] = None, in_context: Optional[Sequence[MessageLike]] = None,
+                          shape: Optional[str] = None, id: Optional[str] = None) -> MemoryRead:
+        """A memory_read tool call's answer within ``max_tokens`` (see
+        :meth:`Compactor.memory_read`)."""
+        return await self._run_aside(self._c.memory_read, query, conversation_id, limit, max_tokens, in_context, shape,
+                                     id)
 
     async def read(self, record_id: str, conversation_id: str = "") -> Dict[str, Any]:
         """Any search hit in full: a removed message as it was (the

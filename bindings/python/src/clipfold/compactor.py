@@ -19,8 +19,8 @@ from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from ._messages import Prepared, message_dict, same_messages
 from .store import SQLiteStore, format_time, raw_json
-from .types import (Batch, CompactionResult, Config, ContextUsage, Message, ModelRequest, ModelResponse, SearchHit,
-                    SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
+from .types import (Batch, CompactionResult, Config, ContextUsage, MemoryRead, Message, ModelRequest, ModelResponse,
+                    SearchHit, SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 MessageLike = Any
 """A message: a dict in any shape of SPEC §2, or a LangChain message object."""
@@ -90,6 +90,12 @@ def export_caller(wasm_path: Union[str, "os.PathLike[str]"]) -> _ExportCaller:
 
 
 DEFAULT_TARGET_SHARE = 0.8
+DEFAULT_MEMORY_READ_TOKENS = 1000
+"""memory_read's budget when none is given (the buildMemoryRead export's)."""
+ACTIVE_INDEX_WINDOW = 65
+"""How many messages before the appended ones the active history is
+re-indexed over (SCHEMA.md, "messages"; core.ActiveIndexWindow): a
+message's search text looks back 64 messages."""
 """The default target of :meth:`Compactor.compact_if_due`, a share of should_compact's limit."""
 
 
@@ -418,12 +424,77 @@ class Compactor:
         a compress is under way."""
         return cast(SearchQuery, json.loads(self._aux("searchQuery", _search_query_input(query, language))))
 
-    def search(self, query: str, conversation_id: str = "", limit: int = 20) -> List[SearchHit]:
+    def search(self, query: str, conversation_id: str = "", limit: int = 20,
+               in_context: Optional[Sequence[Any]] = None, shape: Optional[str] = None) -> List[SearchHit]:
         """Ranked search of this Compactor's store (see SQLiteStore.search),
-        the query analysed by this plug-in."""
+        the query analysed by this plug-in: what compaction archived and
+        what is still in the context (hits with ``in_context`` True).
+
+        ``in_context``: the messages in the model's context when the caller
+        keeps them (caller-owned; any shape, LangChain objects too, as for
+        :meth:`compress`): decoded by the plug-in with what the index holds
+        for each and ranked with the store's documents for this search only
+        (``conversation_id`` required). A store-owned conversation's active
+        history is searched without it."""
         _check.string(conversation_id, "conversation_id")
         _check.whole_number(limit, "limit")
-        return self.store.search_fts5(self.search_query(query)["fts5"], conversation_id, limit)
+        rows = self._context_rows(conversation_id, in_context, shape) if in_context is not None else None
+        return self.store.search_fts5(self.search_query(query)["fts5"], conversation_id, limit, rows)
+
+    def _context_rows(self, conversation_id: str, messages: Sequence[Any], shape: Optional[str]) -> List[Dict[str, Any]]:
+        """The caller's in-context messages as the store's search indexes
+        them: the decodeHistory export with search_text."""
+        if not conversation_id:
+            raise _check.invalid("conversation_id", "a search with in_context messages needs the conversation they "
+                                                    "are the context of")
+        return list(self._decode(conversation_id, Prepared(messages, "in_context"), shape, search_text=True)["messages"])
+
+    def build_memory_read(self, query: str, hits: Sequence[Mapping[str, Any]],
+                          max_tokens: Optional[int] = None, by_id: bool = False) -> MemoryRead:
+        """The buildMemoryRead export: ``hits`` (a search's, best first) as
+        the answer of a memory_read tool call, within ``max_tokens``
+        (default 1,000; at least 150) counted as the window is: ``{"text",
+        "tokens", "whole", "passage", "left_out"}`` — whole hits first,
+        then the best passage of the next, then what was left out and how to
+        read it. ``by_id``: records the agent asked for by id (one over the
+        budget is shown as its passage about ``query``)."""
+        _check.string(query, "query")
+        payload: Dict[str, Any] = {"query": query, "hits": list(hits)}
+        if max_tokens is not None:
+            payload["max_tokens"] = _check.whole_number(max_tokens, "max_tokens")
+        if _check.boolean(by_id, "by_id"):
+            payload["by_id"] = True
+        cfg = self._config(None)
+        if cfg is not None:
+            payload["config"] = cfg
+        return cast(MemoryRead, json.loads(self._aux("buildMemoryRead", _dumps(payload).encode("utf-8"))))
+
+    def memory_read(self, query: str = "", conversation_id: str = "", limit: int = 20, max_tokens: Optional[int] = None,
+                    in_context: Optional[Sequence[Any]] = None, shape: Optional[str] = None,
+                    id: Optional[str] = None) -> MemoryRead:
+        """What a memory_read tool call returns, within ``max_tokens``
+        (default 1,000), as :meth:`build_memory_read` words it: the hits of
+        :meth:`search` for ``query``; or, given an ``id``, that recalled
+        message (its JSON as given) or archived summary (NotFoundError when
+        neither exists), its passage about ``query`` when it is over the
+        budget."""
+        if id:
+            rec = self.store.read(_check.string(id, "id"), conversation_id)
+            hit: Dict[str, Any]
+            if rec["kind"] == "message":
+                m = rec["message"]
+                hit = {"kind": "message", "id": id, "role": str(m.get("role") or ""),
+                       "created_at": m.get("created_at") if isinstance(m.get("created_at"), str) else None,
+                       "text": json.dumps(m, ensure_ascii=False)}
+            else:
+                b, meta = rec["block"], rec["block"].get("batch")
+                hit = {"kind": "batch", "id": b["id"], "created_at": b["created_at"],
+                       "text": meta["summary"] if meta else b["content"]}
+                if meta:
+                    hit.update(start_time=meta["start_time"], end_time=meta["end_time"],
+                               source_message_ids=meta["source_message_ids"])
+            return self.build_memory_read(query, [hit], max_tokens, by_id=True)
+        return self.build_memory_read(query, self.search(query, conversation_id, limit, in_context, shape), max_tokens)
 
     # ------------------------------------------------------------ compress
     def _compress_config(self, config: Optional[Config]) -> Optional[Config]:
@@ -531,9 +602,9 @@ class Compactor:
             sent = prepared.raws
             parts += [',"history_owner":"caller","history":', prepared.array()]
         else:
-            if prepared is not None:
-                self._sync(conversation_id, prepared, shape)
+            appended = self._sync(conversation_id, prepared, shape) if prepared is not None else 0
             rows = self.store.active_rows(conversation_id)
+            self._index_active(conversation_id, rows, appended, shape)
             sent = [r[1] for r in rows]
             parts += [',"history":[', ",".join(sent), '],"history_ids":', _dumps([r[0] for r in rows])]
         if shape is not None:
@@ -561,27 +632,53 @@ class Compactor:
         role, the text a store keeps, the time or None."""
         return self._decode(conversation_id, Prepared(history, "history"), shape)
 
-    def _decode(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> Dict[str, Any]:
+    def _decode(self, conversation_id: str, prepared: Prepared, shape: Optional[str],
+                search_text: bool = False) -> Dict[str, Any]:
         payload = '{"conversation_id":' + _dumps(conversation_id) + ',"history":' + prepared.array()
         if shape is not None:
             payload += ',"shape":' + _dumps(shape)
+        if search_text:
+            payload += ',"search_text":true'
         if self._plugin is None:
             raise ClipfoldError("internal", "the Compactor is closed")
         # On the second instance: a compaction of another conversation may
         # be running on the first, and this one need not wait to sync.
         return cast(Dict[str, Any], json.loads(self._aux("decodeHistory", (payload + "}").encode("utf-8"))))
 
-    def _sync(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> None:
+    def _sync(self, conversation_id: str, prepared: Prepared, shape: Optional[str]) -> int:
         """Appends the messages the conversation holds nowhere (neither in
         its active history nor in its recall: ids are the caller's, unique
         within a conversation only), under the ids the plug-in's
         decodeHistory export gives them, in one store transaction
         (``append_new_rows``, as the Go host's sync): another process
         storing the same new messages at once appends each once, and
-        neither fails."""
+        neither fails. Returns how many it appended."""
         decoded = self._decode(conversation_id, prepared, shape)["messages"]
-        self.store.append_new_rows(conversation_id, [(d["id"], d["role"], d["content"], d["created_at"] or "", raw)
-                                                     for d, raw in zip(decoded, prepared.raws)])
+        appended = self.store.append_new_rows(conversation_id, [(d["id"], d["role"], d["content"], d["created_at"] or "",
+                                                                 raw) for d, raw in zip(decoded, prepared.raws)])
+        return len(appended)
+
+    def _index_active(self, conversation_id: str, rows: Sequence[Tuple[str, str]], appended: int,
+                      shape: Optional[str]) -> None:
+        """Gives the active messages what the search index holds for them
+        after ``appended`` of them were appended (SCHEMA.md, "messages"):
+        the decodeHistory export's search_text over the stored active
+        history's last ``appended + ACTIVE_INDEX_WINDOW`` messages, for the
+        appended ones and the one before them, matched by position."""
+        if appended <= 0 or not rows:
+            return
+        n = len(rows)
+        index_from = max(0, n - appended - 1)
+        window = rows[max(0, n - appended - ACTIVE_INDEX_WINDOW):]
+        payload = '{"conversation_id":' + _dumps(conversation_id) + ',"history":[' + ",".join(r[1] for r in window) + "]"
+        if shape is not None:
+            payload += ',"shape":' + _dumps(shape)
+        decoded = json.loads(self._aux("decodeHistory", (payload + ',"search_text":true}').encode("utf-8")))["messages"]
+        first = n - len(window)
+        texts = {rows[k][0]: decoded[k - first].get("search_text") for k in range(index_from, n)}
+        # A plug-in older than decodeHistory's search_text gives none: the
+        # messages stay indexed by their text.
+        self.store.index_active(conversation_id, {k: v for k, v in texts.items() if isinstance(v, str)})
 
     def compact_if_due(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
                        target_share: float = DEFAULT_TARGET_SHARE, config: Optional[Config] = None,

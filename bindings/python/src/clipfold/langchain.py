@@ -30,11 +30,12 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain.tools import ToolRuntime
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
-from .compactor import Compactor
+from .compactor import DEFAULT_MEMORY_READ_TOKENS, Compactor
 from .errors import ClipfoldError
 from .store import StoreError
 from .types import CompactionResult, Config, ContextUsage
@@ -387,49 +388,39 @@ def _replacing_state(new: List[Any], response: Any) -> ExtendedModelResponse[Any
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *new, *response.result]}))
 
 
-def _format_hits(hits: Sequence[Mapping[str, Any]]) -> str:
-    if not hits:
-        return "Nothing in the archive matches."
-    lines = []
-    for h in hits:
-        when = h["start_time"] if h["start_time"] == h["end_time"] else "%s to %s" % (h["start_time"], h["end_time"])
-        head = "[%s %s, %s, score %.3f]" % (h["kind"], h["id"], when, h["score"])
-        if h["kind"] == "batch" and h.get("source_message_ids"):
-            head += " summarizes %s" % ", ".join(h["source_message_ids"])
-        elif h.get("role"):
-            head += " %s" % h["role"]
-        lines.append(head + "\n" + str(h["text"]).strip())
-    return "\n\n".join(lines)
-
-
 def memory_read_tool(compactor: Compactor, *, conversation_id: Union[None, str, Callable[[], str]] = None,
-                     limit: int = 5, name: str = "memory_read") -> BaseTool:
+                     limit: int = 10, max_tokens: int = DEFAULT_MEMORY_READ_TOKENS,
+                     name: str = "memory_read") -> BaseTool:
     """A LangChain tool searching what clipfold archived (SPEC §5
-    "memory_read", the tool the clip-archive points to): the summaries and
-    the original messages of the conversation (``conversation_id``; default
-    the run's ``thread_id``; ``""`` every conversation), ranked, best first,
-    each hit with its kind, id, time range, score and (batches) the ids of
-    the messages it summarizes. Given an ``id`` instead, it reads that
-    message or summary in full."""
+    "memory_read", the tool the clip-archive points to) and what is still
+    in the agent's context: the summaries and the original messages of the
+    conversation (``conversation_id``; default the run's ``thread_id``;
+    ``""`` every conversation), ranked, best first, and the messages of the
+    agent's state (the caller-owned context, ranked with them for the call;
+    hits "in your context"). The answer fits ``max_tokens`` (default 1,000,
+    counted as the window is, by the plug-in's buildMemoryRead): whole hits
+    first, then the best passage of the next, then what was left out and
+    how to read it. Given an ``id`` instead, it reads that message or
+    summary, within the same budget (its passage about ``query`` when it
+    is longer)."""
 
-    def memory_read(query: str = "", id: str = "") -> str:
+    def memory_read(query: str = "", id: str = "", runtime: ToolRuntime = None) -> str:  # type: ignore[assignment]
         conv = "" if conversation_id == "" else _conversation(conversation_id)
-        if id:
-            try:
-                rec = compactor.store.read(id, conv)
-            except StoreError as e:  # not found, or an id of several conversations
-                return str(e)
-            return json.dumps(rec["message"] if rec["kind"] == "message" else rec["block"], ensure_ascii=False)
-        if not query.strip():
+        if not id and not query.strip():
             return "Give a query (what to look for, in plain words) or the id of a hit to read."
+        state = getattr(runtime, "state", None)
+        in_context = state.get("messages") if conv and isinstance(state, Mapping) else None
         try:
-            return _format_hits(compactor.search(query, conversation_id=conv, limit=limit))
+            return compactor.memory_read(query, conversation_id=conv, limit=limit, max_tokens=max_tokens,
+                                         in_context=in_context, id=id or None)["text"]
+        except StoreError as e:  # not found, or an id of several conversations
+            return str(e)
         except ClipfoldError as e:
             return "memory_read failed: %s" % e
 
     return StructuredTool.from_function(
         memory_read, name=name,
-        description="Search the archived earlier part of this conversation (summaries and the original messages "
-                    "that were compacted away; the context summary says what is searchable). Ask in plain words, "
-                    "e.g. query='what did we decide about the retry budget'; or pass the id of a hit to read it "
-                    "in full.")
+        description="Search this conversation's memory: the archived earlier part (summaries and the original "
+                    "messages that were compacted away; the context summary says what is searchable) and what is "
+                    "still in your context. Ask in plain words, e.g. query='what did we decide about the retry "
+                    "budget'; or pass the id of a hit to read it (with a query, the part about it).")

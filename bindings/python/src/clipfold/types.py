@@ -195,6 +195,19 @@ class SearchHit(TypedDict):
     source_message_ids: Optional[List[str]]
 
 
+class MemoryRead(TypedDict):
+    """The buildMemoryRead export's answer (a memory_read tool call):
+    ``text`` for the model, its estimated ``tokens`` (within the budget),
+    and the ids of the hits shown ``whole``, in part (``passage``, None
+    for none) and ``left_out``."""
+
+    text: str
+    tokens: int
+    whole: List[str]
+    passage: Optional[str]
+    left_out: List[str]
+
+
 class BatchMeta(TypedDict):
     depth: int
     start_time: str
