@@ -189,6 +189,9 @@ type run struct {
 	records []ReplacedRecord
 	// at is the compaction's now (the input's, else the clock's).
 	at time.Time
+	// foldAll: the window leaves the clip-archive room for one batch
+	// only, so every live batch is re-summarized into one (plan).
+	foldAll bool
 	// extractive is set when summarizer is "extractive", or once the LLM
 	// has failed and fallback is on: the rest of this compaction is
 	// summarized extractively, inside the plug-in.
@@ -345,9 +348,14 @@ func (u *run) compress() error {
 	writes := created
 	var deletes []string
 	// len(live) > clip_first + clip_last + 2, without the sum (it wraps
-	// around on 32-bit ints for large clip values).
-	if n := len(live) - 2; n > c.ClipFirst && n-c.ClipFirst > c.ClipLast {
-		old := live[:len(live)-c.ClipLast]
+	// around on 32-bit ints for large clip values); or every batch into
+	// one when the window leaves room for no more.
+	clipLast := c.ClipLast
+	if u.foldAll {
+		clipLast = 0
+	}
+	if n := len(live) - 2; (n > c.ClipFirst && n-c.ClipFirst > c.ClipLast) || (u.foldAll && len(live) > 1) {
+		old := live[:len(live)-clipLast]
 		contents := make([]string, len(old))
 		for i := range old {
 			contents[i] = old[i].Content
@@ -358,7 +366,7 @@ func (u *run) compress() error {
 		} else {
 			rb := mergeBatches(old, text, method, in.OperationID)
 			writes = []Batch{rb}
-			for _, b := range live[len(live)-c.ClipLast:] {
+			for _, b := range live[len(live)-clipLast:] {
 				if b.blockID == "" {
 					writes = append(writes, b.Batch)
 				}
@@ -368,7 +376,7 @@ func (u *run) compress() error {
 					deletes = append(deletes, b.blockID)
 				}
 			}
-			live = append([]liveBatch{{Batch: rb}}, live[len(live)-c.ClipLast:]...)
+			live = append([]liveBatch{{Batch: rb}}, live[len(live)-clipLast:]...)
 		}
 	}
 

@@ -377,6 +377,9 @@ func (u *run) archSize(s *SplitResult, compress []int, maxSum, resumSum int, ed 
 	}
 	fresh := u.newBatches(len(compress), runes)
 	header, batch, omitted := u.archiveSizes()
+	if u.foldAll && len(u.live)+fresh > 1 {
+		return AddCounts(header+batch, u.summarySize(resumSum))
+	}
 	if !u.listed {
 		// At most clip_first + clip_last batches shown, or one re-summary
 		// and clip_last.
@@ -411,10 +414,13 @@ func (u *run) archiveTextSize(content string) int {
 // are listed and the summaries capped (without target_tokens; with it
 // they are already), then, while clearing every tool result the kept
 // messages but the newest unit carry would not be enough, the oldest
-// movable kept unit joins what is compressed. When even the newest unit
-// middle-truncated to nothing would not fit, it fails with over_window.
-// What is cleared and truncated is chosen by settle, once the archive is
-// known.
+// movable kept unit joins what is compressed. Last, when even the newest
+// unit middle-truncated to nothing would not fit beside the clip-archive
+// (a window not much larger than the archive's own lines: a header and a
+// dated line per batch shown), every batch is re-summarized into one
+// (run.foldAll) and the choice made again; when that does not fit either,
+// it fails with over_window. What is cleared and truncated is chosen by
+// settle, once the archive is known.
 func (u *run) plan(s *SplitResult, compress, keep []int, ed *edits, maxSum, resumSum *int) ([]int, []int, error) {
 	window := u.window()
 	if u.res.TokensBefore <= window {
@@ -440,6 +446,33 @@ func (u *run) plan(s *SplitResult, compress, keep []int, ed *edits, maxSum, resu
 			return compress, keep, nil
 		}
 	}
+	c, k, least, ok := u.choose(compress, keep, ed, fits)
+	if !ok && len(c) > 0 {
+		// The archive's own lines leave the kept messages no room: one
+		// batch, re-summarized into the room a single batch has.
+		u.foldAll = true
+		*resumSum = u.foldCap(window, ed.pinnedSize())
+		c, k, least, ok = u.choose(compress, keep, ed, fits)
+	}
+	if ok {
+		return c, k, nil
+	}
+	need := u.toTokens(AddCounts(AddCounts(u.overheadSize(), least), u.archSize(s, c, *maxSum, *resumSum, ed)))
+	ids := make([]string, len(k))
+	for i, j := range k {
+		ids[i] = ed.hist[j].ID
+	}
+	return nil, nil, fail(FailOverWindow, "what cannot be summarized — the pinned messages and the newest "+
+		listIDs(ids)+" — needs "+strconv.Itoa(need)+" estimated tokens with the clip-archive, every tool result cleared and the newest cut, over the window of "+
+		strconv.Itoa(window)+"; nothing was changed")
+}
+
+// choose is plan's choice: while clearing every clearable tool result of
+// the kept messages but the newest unit's is not enough, the oldest
+// movable kept unit joins compress; then the newest unit truncated as far
+// as it goes. ok says the result fits; least is the kept messages' size
+// then.
+func (u *run) choose(compress, keep []int, ed *edits, fits func([]int, int) bool) (_, _ []int, least int, ok bool) {
 	compress = slices.Clone(compress)
 	keep = slices.Clone(keep)
 	last := ed.lastUnit(keep)
@@ -457,8 +490,8 @@ func (u *run) plan(s *SplitResult, compress, keep []int, ed *edits, maxSum, resu
 		return n
 	}
 	for {
-		if fits(compress, clearedSize()) {
-			return compress, keep, nil
+		if n := clearedSize(); fits(compress, n) {
+			return compress, keep, n, true
 		}
 		units := ed.movable(keep, last)
 		if len(units) == 0 {
@@ -468,23 +501,23 @@ func (u *run) plan(s *SplitResult, compress, keep []int, ed *edits, maxSum, resu
 		keep = slices.DeleteFunc(keep, func(k int) bool { return slices.Contains(units[0], k) })
 	}
 	// The newest unit truncated as far as it goes.
-	least := clearedSize()
+	least = clearedSize()
 	for _, k := range last {
 		if p, _, _, ok := ed.truncated(k, 0); ok {
 			least = AddCounts(least-ed.sizeOf(k), u.size(&p))
 		}
 	}
-	if last != nil && fits(compress, least) {
-		return compress, keep, nil
-	}
-	need := u.toTokens(AddCounts(AddCounts(u.overheadSize(), least), u.archSize(s, compress, *maxSum, *resumSum, ed)))
-	ids := make([]string, len(keep))
-	for i, k := range keep {
-		ids[i] = ed.hist[k].ID
-	}
-	return nil, nil, fail(FailOverWindow, "what cannot be summarized — the pinned messages and the newest "+
-		listIDs(ids)+" — needs "+strconv.Itoa(need)+" estimated tokens with the clip-archive, every tool result cleared and the newest cut, over the window of "+
-		strconv.Itoa(window)+"; nothing was changed")
+	return compress, keep, least, last != nil && fits(compress, least)
+}
+
+// foldCap is the max_tokens of the one batch every batch is re-summarized
+// into when the clip-archive must be as small as it can be
+// (run.foldAll): the archive's room (as summaryCaps gives it) less its
+// header and the batch's line.
+func (u *run) foldCap(window, pinned int) int {
+	header, batch, _ := u.archiveSizes()
+	room := min(percent(window, targetArchivePct), window-u.overhead-u.toTokens(pinned)) - u.toTokens(header+batch)
+	return max(1, min(u.c.MaxSummaryTokens, u.capFor(room)))
 }
 
 // settle gives the kept messages exactly the replacements they need to

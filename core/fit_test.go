@@ -345,3 +345,29 @@ func FuzzWindowGuarantee(f *testing.F) {
 		checkCompaction(t, hist, res, &c, max(window, min(before, window)), r.mem.commits)
 	})
 }
+
+// A window not much larger than the clip-archive's own lines (a header
+// and a dated line per batch shown): every batch is re-summarized into
+// one, so the newest messages still fit beside it.
+func TestWindowFoldsTheArchiveForASmallWindow(t *testing.T) {
+	r := newRig()
+	for i := 0; i < 3; i++ {
+		b := Batch{Content: "older facts " + strconv.Itoa(i), MessageCount: 4, Method: MethodLLM,
+			Start: time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC), End: time.Date(2026, 1, 1, i, 30, 0, 0, time.UTC),
+			SourceMessageIDs: []string{"x" + strconv.Itoa(i)}}
+		r.mem.blocks = append(r.mem.blocks, Block{ID: "old" + strconv.Itoa(i), Label: BatchLabel("c", &b), Content: FormatBatchBlock("c", &b)})
+	}
+	hist := agentHistory(8, 600)
+	c := DefaultConfig()
+	c.TargetTokens = 300
+	res := r.compress(t, "c", hist, c)
+	checkCompaction(t, hist, res, &c, 300, r.mem.commits)
+	require.Len(t, r.mem.commits, 1)
+	cm := r.mem.commits[0]
+	assert.ElementsMatch(t, []string{"old0", "old1", "old2"}, cm.ArchiveDeletes, "every live batch folded")
+	require.Len(t, res.Batches, 1)
+	assert.Equal(t, 1, res.Batches[0].Depth)
+	assert.Equal(t, 12+res.MessagesCompressed, res.Batches[0].MessageCount)
+	assert.Contains(t, res.Insert.Content, "[Batch 1 — depth 1,")
+	assert.NotContains(t, res.Insert.Content, "[Batch 2")
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/harness"
 	"github.com/clipfold/clipfold/hostfuncs"
+	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -174,6 +176,58 @@ func TestSchemaRealTraffic(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, commits)
+	// Commits that replace kept messages (SPEC §2 "Counting tokens and
+	// the window"), on a real store: clearing alone, store-owned
+	// (replace_messages, insert_message null) and caller-owned (the
+	// originals as recall_writes, a replacement record), and the
+	// guarantee's clearing beside a summary; dry runs carry them too.
+	st, err := sqlite.Open(sqlite.MemoryPath)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	rec = &recordingHost{inner: &hostfuncs.Host{LLM: &scriptLLM{}, Store: st}}
+	c = newWasmCompressor(t, rec)
+	loop := toolLoop("chat", 8)
+	clearing := map[string]any{"clear_tool_results": 1, "model_max_tokens": 12000}
+	for i, extra := range []map[string]any{
+		{"config": clearing, "dry_run": true},
+		{"config": clearing},
+		{"config": clearing, "history_owner": "caller"},
+		{"config": map[string]any{"keep_recent": 12, "target_tokens": 2500, "summarizer": "llm"}},
+	} {
+		conv := fmt.Sprintf("replace-%d", i)
+		if extra["history_owner"] == nil {
+			active, ids := syncNew(t, st, conv, loop)
+			extra["history_ids"] = ids
+			res := c.compress(t, shapeInput(t, conv, active, extra))
+			require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+			require.Positive(t, res.Get("tool_results_cleared").Int())
+			validate(t, sc["compaction-result.schema.json"], "compress result with replacements", []byte(res.Raw))
+			continue
+		}
+		res := c.compress(t, shapeInput(t, conv, loop, extra))
+		require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+		validate(t, sc["compaction-result.schema.json"], "caller-owned compress result with replacements", []byte(res.Raw))
+	}
+	kinds := map[string]int{}
+	for _, c := range rec.calls {
+		if string(c[0]) != "compaction_commit" {
+			continue
+		}
+		validate(t, sc["compaction-commit.schema.json#/$defs/input"], "compaction_commit input with replacements", c[1])
+		validate(t, sc["compaction-commit.schema.json#/$defs/output"], "compaction_commit output", c[2])
+		switch in := gjson.ParseBytes(c[1]); {
+		case in.Get("history_owner").String() == "caller":
+			require.NotEmpty(t, in.Get("recall_writes").Array())
+			kinds["caller"]++
+		case in.Get("insert_message").Type == gjson.Null:
+			require.NotEmpty(t, in.Get("replace_messages").Array())
+			kinds["clearing alone"]++
+		default:
+			require.NotEmpty(t, in.Get("replace_messages").Array())
+			kinds["beside a summary"]++
+		}
+	}
+	require.Equal(t, map[string]int{"caller": 1, "clearing alone": 1, "beside a summary": 1}, kinds)
 	// The request builders' output is a ModelRequest.
 	out, err := newInstance(t).Call(context.Background(), "buildSummarizationRequest", compressInputMessages(hist))
 	require.NoError(t, err)

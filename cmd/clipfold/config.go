@@ -100,6 +100,8 @@ func (s *settings) setString(key, text, where string) error {
 		v = core.Value{Kind: core.KindBool, Bool: b}
 	case "important_keywords":
 		v = core.Value{Kind: core.KindStrings, List: s.cfg.Scoring.Keywords}
+	case "clear_exclude_tools":
+		v = core.Value{Kind: core.KindStrings, List: s.cfg.ClearExcludeTools}
 	default:
 		t := strings.TrimSpace(text)
 		if t == "" || t == "null" {

@@ -232,6 +232,11 @@ func (a *archive) check(t *testing.T, s session, conv string, prefixes []int) in
 	for i, id := range s.ids {
 		order[id] = i
 	}
+	// A message replaced in place to keep the window (a tool result
+	// cleared, a message truncated) keeps its id: its replacement is
+	// active, naming its id, and its original is recalled — the one case
+	// of an id both active and recalled.
+	replaced := map[string]bool{}
 	last := -1
 	for i, r := range active {
 		if r.clipArchive() {
@@ -240,6 +245,7 @@ func (a *archive) check(t *testing.T, s session, conv string, prefixes []int) in
 		}
 		require.Empty(t, held[r.id], "message %s is active twice", r.id)
 		held[r.id] = "active"
+		replaced[r.id] = strings.Contains(r.content, "in recall storage as "+strconv.Quote(r.id))
 		pos, ok := order[r.id]
 		require.True(t, ok, "active message %s is not one of the conversation's", r.id)
 		assert.Greater(t, pos, last, "active messages keep the conversation's order (%s)", r.id)
@@ -249,9 +255,16 @@ func (a *archive) check(t *testing.T, s session, conv string, prefixes []int) in
 		if r.clipArchive() {
 			continue
 		}
+		if replaced[r.id] {
+			replaced[r.id] = false // its original, once
+			continue
+		}
 		require.Empty(t, held[r.id], "message %s is both %s and recalled", r.id, held[r.id])
 		held[r.id] = "recall"
 		assert.True(t, covered[r.id], "recalled message %s is covered by an archived batch", r.id)
+	}
+	for id, missing := range replaced {
+		assert.False(t, missing, "the original of the replaced message %s is in recall", id)
 	}
 	n := len(held)
 	for _, id := range s.ids[:min(n, len(s.ids))] {

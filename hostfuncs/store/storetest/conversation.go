@@ -3,6 +3,9 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,8 +47,10 @@ func ActiveRaw(t testing.TB, s store.Store, conv string) []json.RawMessage {
 
 // RequireNothingLost checks the guarantee after a compaction whose result
 // (a CompactionResult) committed: every message of original is either
-// still active or in recall with its exact JSON, and then covered by one
-// of the result's batches.
+// still active as it was, or in recall with its exact JSON — and then
+// covered by one of the result's batches, or replaced in place (a tool
+// result cleared, a message truncated: the active history holds its
+// replacement, which names its id).
 func RequireNothingLost(t testing.TB, s store.Store, conv string, original []json.RawMessage, result gjson.Result) {
 	t.Helper()
 	covered := map[string]bool{}
@@ -54,18 +59,32 @@ func RequireNothingLost(t testing.TB, s store.Store, conv string, original []jso
 			covered[id.String()] = true
 		}
 	}
-	active := map[string]bool{}
+	active := map[string]json.RawMessage{}
+	named := map[string]bool{} // ids a replacement in the active history names
 	for _, m := range ActiveRaw(t, s, conv) {
-		active[gjson.GetBytes(m, "id").String()] = true
+		active[gjson.GetBytes(m, "id").String()] = m
+		content := gjson.GetBytes(m, "content").String()
+		if i := strings.Index(content, core.RecallMarker); i >= 0 {
+			if id, err := strconv.QuotedPrefix(content[i+len(core.RecallMarker):]); err == nil {
+				unq, _ := strconv.Unquote(id)
+				named[unq] = true
+			}
+		}
 	}
 	for _, m := range original {
 		id := gjson.GetBytes(m, "id").String()
-		if active[id] {
+		if a, ok := active[id]; ok && sameJSON(a, m) {
 			continue
 		}
 		rec, err := s.Recall(context.Background(), conv, id)
 		require.NoError(t, err, "message %s is neither active nor in recall", id)
 		require.JSONEq(t, string(m), string(rec.Raw))
-		require.True(t, covered[id], "recalled message %s is in no batch", id)
+		require.True(t, covered[id] || named[id], "recalled message %s is in no batch and no replacement names it", id)
 	}
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
