@@ -36,10 +36,13 @@ func longOutput(i int) string {
 }
 
 // toolLoop is n turns of shape with long tool outputs.
-func toolLoop(shape string, n int) []json.RawMessage {
-	out := turns(shape, 0, n)
+func toolLoop(shape string, n int) []json.RawMessage { return longTurns(shape, 0, n) }
+
+// longTurns are turns from to to of shape with long tool outputs.
+func longTurns(shape string, from, to int) []json.RawMessage {
+	out := turns(shape, from, to)
 	for i := range out {
-		for k := 0; k < n; k++ {
+		for k := from; k < to; k++ {
 			if s := jsonText(output(k)); strings.Contains(string(out[i]), s) {
 				out[i] = json.RawMessage(strings.Replace(string(out[i]), s, jsonText(longOutput(k)), 1))
 			}
@@ -274,4 +277,88 @@ func TestWindowFaultsLoseNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWindowProperty: the guarantee as a property over random tool loops
+// in every shape, owned by the store or the caller, random windows and
+// settings (natively: the plug-in's own code, faster; the shapes' tests
+// above run the .wasm): a success is within the window, pairs intact,
+// nothing lost; the only failure is over_window (a window smaller than
+// what cannot be summarized) or no_gain.
+func TestWindowProperty(t *testing.T) {
+	shapes := []string{"chat", "anthropic", "responses", "ai_sdk", "langchain"}
+	est := newInstance(t)
+	succeeded, edited := 0, 0
+	for seed := 0; seed < 40; seed++ {
+		shape := shapes[seed%len(shapes)]
+		n := 3 + (seed*7)%9
+		hist := toolLoop(shape, n)
+		if seed%3 == 0 {
+			hist = append(turns(shape, 0, n), longTurns(shape, n, n+2)...) // short outputs, then long
+
+		}
+		in, _ := json.Marshal(map[string]any{"messages": hist})
+		out, err := est.Call(context.Background(), "estimateTokens", in)
+		require.NoError(t, err)
+		total := int(gjson.GetBytes(out, "tokens").Int())
+		window := 400 + (seed*7919)%max(1, total)
+		cfg := map[string]any{"keep_recent": (seed * 3) % 14, "chunk_size": 2 + seed%7}
+		if seed%2 == 0 {
+			cfg["target_tokens"] = window
+		} else {
+			cfg["model_max_tokens"] = window * 10 / 8
+			window = window * 10 / 8 * 8 / 10
+		}
+		if seed%4 == 1 {
+			cfg["clear_tool_results"] = seed % 3
+		}
+		caller := seed%5 < 2
+		t.Run(fmt.Sprintf("%d-%s-caller=%v", seed, shape, caller), func(t *testing.T) {
+			st, err := sqlite.Open(sqlite.MemoryPath)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = st.Close() })
+			c := nativeCompressor{api.DefaultEnv(), &hostfuncs.Host{Store: st}}
+			conv := "prop"
+			var res gjson.Result
+			if caller {
+				res = c.compress(t, shapeInput(t, conv, hist, map[string]any{"history_owner": "caller", "config": cfg}))
+			} else {
+				active, ids := syncNew(t, st, conv, hist)
+				res = c.compress(t, shapeInput(t, conv, active, map[string]any{"history_ids": ids, "config": cfg}))
+			}
+			if res.Get("failed").Bool() {
+				require.Contains(t, []string{"over_window", "no_gain"}, res.Get("failure_code").String(), res.Get("failure_message").String())
+				if res.Get("failure_code").String() == "over_window" {
+					require.Less(t, window, 1200, "over_window only for a small window: %s", res.Get("failure_message"))
+				}
+				return
+			}
+			succeeded++
+			if res.Get("tool_results_cleared").Int()+res.Get("messages_truncated").Int() > 0 {
+				edited++
+			}
+			require.LessOrEqual(t, int(res.Get("tokens_estimate_after").Int()), max(window, int(res.Get("tokens_estimate_before").Int())))
+			if res.Get("tokens_estimate_before").Int() > int64(window) {
+				require.LessOrEqual(t, int(res.Get("tokens_estimate_after").Int()), window, "the window is a promise")
+			}
+			out := rawList(res.Get("history").Array())
+			checkPairing(t, conv, out)
+			returned := map[string]bool{}
+			for _, m := range out {
+				returned[string(m)] = true
+			}
+			msgs, err := clipfold.DecodeHistory(conv, hist)
+			require.NoError(t, err)
+			for _, m := range msgs {
+				if returned[string(m.Raw)] {
+					continue
+				}
+				r, err := st.Recall(context.Background(), conv, m.ID)
+				require.NoError(t, err, "lost: %s", m.Raw)
+				require.Equal(t, string(m.Raw), string(r.Raw))
+			}
+		})
+	}
+	require.Greater(t, succeeded, 30)
+	require.Greater(t, edited, 10, "kept messages were replaced in many")
 }
