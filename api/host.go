@@ -274,21 +274,8 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 	default:
 		return c, core.Invalid("history_owner", `must be "store" or "caller"`)
 	}
-	if rw := root.Get("recall_writes"); rw.Exists() && rw.Type != gjson.Null {
-		if !rw.IsArray() {
-			return c, wrongType("recall_writes", "an array", rw)
-		}
-		i := 0
-		rw.ForEach(func(_, v gjson.Result) bool {
-			var w core.RecallWrite
-			w, err = decodeRecallWrite(v, idx("recall_writes", i))
-			c.RecallWrites = append(c.RecallWrites, w)
-			i++
-			return err == nil
-		})
-		if err != nil {
-			return c, err
-		}
+	if c.RecallWrites, err = decodeEach(root, "recall_writes", decodeRecallWrite); err != nil {
+		return c, err
 	}
 	if st := root.Get("search_text"); st.Exists() && st.Type != gjson.Null {
 		if !st.IsObject() {
@@ -306,23 +293,34 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 			return c, err
 		}
 	}
-	if rm := root.Get("replace_messages"); rm.Exists() && rm.Type != gjson.Null {
-		if !rm.IsArray() {
-			return c, wrongType("replace_messages", "an array", rm)
-		}
-		i := 0
-		rm.ForEach(func(_, v gjson.Result) bool {
-			var r core.ReplaceMessage
-			r, err = decodeReplaceMessage(v, idx("replace_messages", i))
-			c.ReplaceMessages = append(c.ReplaceMessages, r)
-			i++
-			return err == nil
-		})
-		if err != nil {
-			return c, err
-		}
+	if c.ReplaceMessages, err = decodeEach(root, "replace_messages", decodeReplaceMessage); err != nil {
+		return c, err
 	}
 	return c, nil
+}
+
+// decodeEach reads root's array field with dec, each element named
+// field[i] in errors; absent or null is none.
+func decodeEach[T any](root object, field string, dec func(gjson.Result, string) (T, error)) ([]T, error) {
+	r := root.Get(field)
+	if !r.Exists() || r.Type == gjson.Null {
+		return nil, nil
+	}
+	if !r.IsArray() {
+		return nil, wrongType(field, "an array", r)
+	}
+	var out []T
+	var err error
+	i := 0
+	r.ForEach(func(_, v gjson.Result) bool {
+		var x T
+		if x, err = dec(v, idx(field, i)); err == nil {
+			out = append(out, x)
+		}
+		i++
+		return err == nil
+	})
+	return out, err
 }
 
 // decodeInsert reads a commit's insert_message (and insert_raw) into c.

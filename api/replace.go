@@ -113,42 +113,56 @@ func rewriteMessage(raw string, m *core.Message, e *core.Edit) (string, bool) {
 	w := &slotWriter{m: m, e: e, outs: core.ResultOutputs(m)}
 	typ := root.Get("type")
 	single := m.Role == core.RoleTool && !m.HasResults // the whole content (or output) is one result's output
-	b := make([]byte, 0, len(raw))
+	ok := true
+	b, changed := rewriteObject(root, make([]byte, 0, len(raw)), func(k string, v gjson.Result, b []byte) ([]byte, bool) {
+		switch {
+		case k == "content" && single && (!typ.Exists() || typ.Str == "tool"):
+			return w.output(0, b)
+		case k == "output" && single && typ.Type == gjson.String && strings.HasSuffix(typ.Str, "_output"):
+			if typ.Str != "function_call_output" && typ.Str != "custom_tool_call_output" {
+				ok = false
+				return b, false
+			}
+			return w.output(0, b)
+		case k == "content" && v.Type == gjson.String && !single:
+			return w.text(v.Str, b)
+		case k == "content" && v.IsArray() && !single:
+			return w.parts(v, b)
+		}
+		return b, false
+	})
+	if !ok || !changed {
+		return "", false
+	}
+	return string(b), true
+}
+
+// rewriteObject writes the object o to b member by member, each value as val
+// makes it (changed false: as it was); it writes nothing and reports
+// false when no value changed.
+func rewriteObject(o gjson.Result, b []byte, val func(key string, v gjson.Result, b []byte) ([]byte, bool)) ([]byte, bool) {
+	start := len(b)
 	b = append(b, '{')
-	ok, n := true, 0
-	root.ForEach(func(k, v gjson.Result) bool {
+	changed, n := false, 0
+	o.ForEach(func(k, v gjson.Result) bool {
 		if n > 0 {
 			b = append(b, ',')
 		}
 		n++
 		b = append(b, k.Raw...)
 		b = append(b, ':')
-		var changed bool
-		switch {
-		case k.Str == "content" && single && !typ.Exists() || k.Str == "content" && single && typ.Str == "tool":
-			b, changed = w.output(0, b)
-		case k.Str == "output" && single && typ.Type == gjson.String && strings.HasSuffix(typ.Str, "_output"):
-			if typ.Str != "function_call_output" && typ.Str != "custom_tool_call_output" {
-				ok = false
-				return false
-			}
-			b, changed = w.output(0, b)
-		case k.Str == "content" && v.Type == gjson.String && !single:
-			b, changed = w.text(v.Str, b)
-		case k.Str == "content" && v.IsArray() && !single:
-			b, changed = w.parts(v, b)
-		}
-		if !changed {
+		var ch bool
+		if b, ch = val(k.Str, v, b); ch {
+			changed = true
+		} else {
 			b = append(b, v.Raw...)
 		}
 		return true
 	})
-	if !ok {
-		return "", false
+	if !changed {
+		return b[:start], false
 	}
-	b = append(b, '}')
-	s := string(b)
-	return s, s != raw
+	return append(b, '}'), true
 }
 
 // parts rewrites a content-part array: text parts, tool_result blocks
@@ -234,32 +248,14 @@ func (w *slotWriter) parts(v gjson.Result, b []byte) ([]byte, bool) {
 // others as they were); changed is false (and nothing written) when val
 // keeps it.
 func (w *slotWriter) member(o gjson.Result, key string, b []byte, val func([]byte) ([]byte, bool)) ([]byte, bool) {
-	start := len(b)
-	b = append(b, '{')
-	changed, n := false, 0
 	done := false
-	o.ForEach(func(k, v gjson.Result) bool {
-		if n > 0 {
-			b = append(b, ',')
+	return rewriteObject(o, b, func(k string, _ gjson.Result, b []byte) ([]byte, bool) {
+		if k != key || done {
+			return b, false
 		}
-		n++
-		b = append(b, k.Raw...)
-		b = append(b, ':')
-		if k.Str == key && !done {
-			done = true
-			var ch bool
-			if b, ch = val(b); ch {
-				changed = true
-				return true
-			}
-		}
-		b = append(b, v.Raw...)
-		return true
+		done = true
+		return val(b)
 	})
-	if !changed {
-		return b[:start], false
-	}
-	return append(b, '}'), true
 }
 
 var _ core.Rewriter = rewriter{}

@@ -148,19 +148,19 @@ func (ed *edits) clearLines(i int) []string {
 		return nil
 	}
 	m := &ed.hist[i]
-	outs := ResultOutputs(m)
-	if len(outs) == 0 {
+	parts := resultParts(m)
+	if len(parts) == 0 {
 		return nil
 	}
-	ids, names := resultCallIDs(m), resultNames(m)
-	lines := make([]string, len(outs))
+	lines := make([]string, len(parts))
 	any := false
-	for r, out := range outs {
+	for r := range parts {
+		out := parts[r].Arguments
 		if strings.HasPrefix(out, ClearedPrefix) {
 			continue
 		}
-		name, args := names[r], ""
-		if tc := ed.call(ids[r]); tc != nil {
+		name, args := parts[r].Name, ""
+		if tc := ed.call(parts[r].ID); tc != nil {
 			if name == "" {
 				name = tc.Name
 			}

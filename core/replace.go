@@ -57,52 +57,29 @@ type Rewriter interface {
 // the results it carries as parts (ToolCall.Result), or for a tool
 // message its content.
 func ResultOutputs(m *Message) []string {
-	if m.HasResults {
-		var out []string
-		for i := range m.ToolCalls {
-			if tc := &m.ToolCalls[i]; tc.Result {
-				out = append(out, tc.Arguments)
-			}
-		}
-		return out
+	parts := resultParts(m)
+	out := make([]string, len(parts))
+	for i := range parts {
+		out[i] = parts[i].Arguments
 	}
-	if m.Role == RoleTool {
-		return []string{m.Content}
-	}
-	return nil
+	return out
 }
 
-// resultCallIDs are the call ids of m's results, in ResultOutputs order.
-func resultCallIDs(m *Message) []string {
+// resultParts are m's tool results, in ResultOutputs order, as ToolCalls
+// with Result set: ID the call answered, Name when the shape gives it,
+// Arguments the output.
+func resultParts(m *Message) []ToolCall {
 	if m.HasResults {
-		var out []string
+		var out []ToolCall
 		for i := range m.ToolCalls {
 			if tc := &m.ToolCalls[i]; tc.Result {
-				out = append(out, tc.ID)
+				out = append(out, *tc)
 			}
 		}
 		return out
 	}
 	if m.Role == RoleTool {
-		return []string{m.ToolCallID}
-	}
-	return nil
-}
-
-// resultNames are the tool names results carry themselves (AI SDK
-// tool-result parts), in ResultOutputs order ("" when not given).
-func resultNames(m *Message) []string {
-	if m.HasResults {
-		var out []string
-		for i := range m.ToolCalls {
-			if tc := &m.ToolCalls[i]; tc.Result {
-				out = append(out, tc.Name)
-			}
-		}
-		return out
-	}
-	if m.Role == RoleTool {
-		return []string{""}
+		return []ToolCall{{ID: m.ToolCallID, Arguments: m.Content, Result: true}}
 	}
 	return nil
 }
@@ -180,16 +157,23 @@ func oneLine(s string, max int) string {
 //
 // A text of at most max code points is returned as it is.
 func TruncateText(s string, max int, recallID string) string {
+	return middleCut(s, max, func(omitted int) string {
+		return "\n[… " + strconv.Itoa(omitted) + " characters omitted; the full text is " + RecallMarker +
+			strconv.Quote(recallID) + " (memory_read) …]\n"
+	})
+}
+
+// middleCut keeps the first and last halves of max code points of s
+// around marker(the number of code points cut); s as it is when it has
+// no more than max.
+func middleCut(s string, max int, marker func(omitted int) string) string {
 	n := runeCount(s)
 	if n <= max {
 		return s
 	}
 	head := max / 2
 	tail := max - head
-	hb := byteOffset(s, head)
-	tb := byteOffset(s, n-tail)
-	return s[:hb] + "\n[… " + strconv.Itoa(n-max) + " characters omitted; the full text is " + RecallMarker +
-		strconv.Quote(recallID) + " (memory_read) …]\n" + s[tb:]
+	return s[:byteOffset(s, head)] + marker(n-max) + s[byteOffset(s, n-tail):]
 }
 
 // IsReplacement reports whether m's text is one clipfold wrote in place

@@ -66,19 +66,11 @@ func checkPairing(t *testing.T, conv string, hist []json.RawMessage) {
 	var open []string // calls of the last calling message not answered yet
 	for i := range msgs {
 		m := &msgs[i]
-		var answers []string
-		if m.Role == core.RoleTool && !m.HasResults && m.ToolCallID != "" {
-			answers = append(answers, m.ToolCallID)
-		}
-		for _, tc := range m.ToolCalls {
-			if tc.Result {
-				answers = append(answers, tc.ID)
-			}
-		}
-		if len(answers) == 0 && m.Role != core.RoleTool && !m.JoinNext {
+		ans := answers(m)
+		if len(ans) == 0 && m.Role != core.RoleTool && !m.JoinNext {
 			require.Empty(t, open, "message %d comes before the results of calls %v: %s", i, open, hist[i])
 		}
-		for _, id := range answers {
+		for _, id := range ans {
 			for k, o := range open {
 				if o == id {
 					open = append(open[:k], open[k+1:]...)

@@ -146,16 +146,7 @@ func checkToolUnits(t *testing.T, conv string, hist []json.RawMessage) {
 	calls := map[string]bool{}
 	for i := range msgs {
 		m := &msgs[i]
-		var answers []string
-		if m.Role == core.RoleTool && !m.HasResults && m.ToolCallID != "" {
-			answers = append(answers, m.ToolCallID)
-		}
-		for _, tc := range m.ToolCalls {
-			if tc.Result {
-				answers = append(answers, tc.ID)
-			}
-		}
-		for _, id := range answers {
+		for _, id := range answers(m) {
 			require.True(t, calls[id], "message %d answers call %s, which is not before it: %s", i, id, hist[i])
 		}
 		for _, tc := range m.ToolCalls {
@@ -164,6 +155,21 @@ func checkToolUnits(t *testing.T, conv string, hist []json.RawMessage) {
 			}
 		}
 	}
+}
+
+// answers are the ids of the calls m answers: a tool message's, or those
+// of the results it carries as parts.
+func answers(m *core.Message) []string {
+	var out []string
+	if m.Role == core.RoleTool && !m.HasResults && m.ToolCallID != "" {
+		out = append(out, m.ToolCallID)
+	}
+	for _, tc := range m.ToolCalls {
+		if tc.Result {
+			out = append(out, tc.ID)
+		}
+	}
+	return out
 }
 
 // checkKept: every message of out after the clip-archive is one of in's,
