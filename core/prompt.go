@@ -154,15 +154,7 @@ func ClampText(s string, max int) string {
 	if max <= 0 || len(s) <= max {
 		return s
 	}
-	n := runeCount(s)
-	if n <= max {
-		return s
-	}
-	head := max / 2
-	tail := max - head
-	hb := byteOffset(s, head)
-	tb := byteOffset(s, n-tail)
-	return s[:hb] + "[… " + strconv.Itoa(n-max) + " characters omitted …]" + s[tb:]
+	return middleCut(s, max, func(omitted int) string { return "[… " + strconv.Itoa(omitted) + " characters omitted …]" })
 }
 
 // byteOffset returns the byte offset of the r-th code point of s.
