@@ -105,6 +105,7 @@ func (s session) prefix(t *testing.T, dir string, k int) string {
 // schema, and a database/sql handle to check it with.
 type archive struct {
 	flags  []string // --db FILE or --postgres URL
+	extra  []string // more flags for compact
 	driver string   // database/sql driver and DSN to check it with
 	dsn    string
 	db     *sql.DB          // open during a check only
@@ -154,7 +155,7 @@ func postgresArchive(t *testing.T) *archive {
 
 // compact starts `clipfold compact FILE` on the archive.
 func (a *archive) compact(t *testing.T, cacheDir, file string) *exec.Cmd {
-	args := append([]string{"compact", file, "--quiet", "--json", "--keep-recent", "4"}, a.flags...)
+	args := append(append([]string{"compact", file, "--quiet", "--json", "--keep-recent", "4"}, a.flags...), a.extra...)
 	cmd := exec.Command(cli(t), args...)
 	cmd.Env = append(os.Environ(), "CLIPFOLD_CACHE_DIR="+cacheDir, "CLIPFOLD_LOCK_TIMEOUT=120s")
 	return cmd
@@ -416,6 +417,23 @@ func concurrently(t *testing.T, a *archive) {
 }
 
 func TestKillAtRandomSQLite(t *testing.T)   { killAtRandom(t, sqliteArchive(t)) }
+
+// TestKillAtRandomClearingSQLite: the same kills while every compaction
+// clears the older tool results (clear_tool_results: commits that replace
+// messages in place and insert no clip-archive): a replaced message's
+// original is recalled once, its replacement active, nothing lost.
+func TestKillAtRandomClearingSQLite(t *testing.T) {
+	a := sqliteArchive(t)
+	a.extra = []string{"--set", "clear_tool_results=2"}
+	killAtRandom(t, a)
+	db, err := sql.Open(a.driver, a.dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	var replaced int
+	require.NoError(t, db.QueryRow(`SELECT COUNT(*) FROM messages m JOIN recall r ON r.conversation_id = m.conversation_id AND r.id = m.id
+WHERE m.content LIKE '[tool result cleared: %'`).Scan(&replaced))
+	assert.Positive(t, replaced, "tool results were replaced in place, their originals recalled")
+}
 func TestKillAtRandomPostgres(t *testing.T) { killAtRandom(t, postgresArchive(t)) }
 func TestConcurrentSQLite(t *testing.T)     { concurrently(t, sqliteArchive(t)) }
 func TestConcurrentPostgres(t *testing.T)   { concurrently(t, postgresArchive(t)) }
