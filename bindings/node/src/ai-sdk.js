@@ -149,26 +149,31 @@ export function prepareStep(o) {
  * @typedef {object} MemoryReadToolOptions
  * @property {Compactor} compactor
  * @property {string} [conversationId] search only this conversation's archive (default: every conversation)
+ * @property {number} [maxTokens]      the most tokens an answer takes, counted as the window is (default 1,000; at least 150)
  * @property {string} [description]    what the model is told (default MEMORY_READ_DESCRIPTION)
  */
 
 /**
  * The memory_read tool (SPEC §5) the clip-archive points to: the model
  * asks a question in plain words and gets the best archived summaries and
- * removed messages (kind, id, time, score, text), or reads one in full by
- * id. Register it under the name `memory_read`.
+ * removed messages, and the messages of the step that are still in its
+ * context (the AI SDK hands a tool the step's messages; they are searched
+ * with the archive: hits "in your context"), or reads one by id — within
+ * `maxTokens`, by the plug-in's buildMemoryRead: whole hits first, then
+ * the best passage of the next, then what was left out and how to read
+ * it. Register it under the name `memory_read`.
  * @param {MemoryReadToolOptions} o
  */
 export function memoryReadTool(o) {
-  const { compactor, conversationId, description = MEMORY_READ_DESCRIPTION } = o ?? {};
+  const { compactor, conversationId, maxTokens, description = MEMORY_READ_DESCRIPTION } = o ?? {};
   if (!compactor || typeof compactor.search !== 'function') throw new TypeError('memoryReadTool: compactor must be a clipfold compactor (createCompactor)');
   return tool({
     description,
     inputSchema: z.object({
       query: z.string().optional().describe('a question in plain words'),
-      id: z.string().optional().describe('the id of a hit to read in full'),
-      limit: z.number().int().positive().max(50).optional().describe('at most this many hits (default 5)'),
+      id: z.string().optional().describe('the id of a hit to read (with a query: the part about it)'),
+      limit: z.number().int().positive().max(50).optional().describe('at most this many hits (default 10)'),
     }),
-    execute: async (input) => memoryRead(compactor, { ...input, conversationId }),
+    execute: async (input, options) => memoryRead(compactor, { ...input, conversationId, maxTokens, inContext: options?.messages }),
   });
 }

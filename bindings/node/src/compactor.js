@@ -24,6 +24,7 @@ export { findWasm };
  * @typedef {import('./types.js').SearchOptions} SearchOptions
  * @typedef {import('./types.js').SearchQuery} SearchQuery
  * @typedef {import('./types.js').ReadRecord} ReadRecord
+ * @typedef {import('./types.js').MemoryReadResult} MemoryReadResult
  * @typedef {import('./types.js').ContextUsage} ContextUsage
  */
 
@@ -116,6 +117,16 @@ export function manifestConfig(config) {
 
 /** The default target of compactIfDue, as a share of shouldCompact's limit. */
 export const DEFAULT_TARGET_SHARE = 0.8;
+
+/** memory_read's budget in tokens when none is given (the buildMemoryRead export's). */
+export const DEFAULT_MEMORY_READ_TOKENS = 1000;
+
+/**
+ * How many messages before the appended ones the active history is
+ * re-indexed over (SCHEMA.md, "messages"; core.ActiveIndexWindow): a
+ * message's search text looks back 64 messages.
+ */
+export const ACTIVE_INDEX_WINDOW = 65;
 
 /**
  * Loads the plug-in and binds the host functions.
@@ -228,14 +239,16 @@ export async function createCompactor(opts = {}) {
   }
 
   /**
-   * decodeHistory on messages already turned into JSON text.
+   * decodeHistory on messages already turned into JSON text (with each
+   * message's search text when searchText).
    * @param {string} conversationId
    * @param {string[]} raws
    * @param {HistoryShape | undefined} shape
+   * @param {boolean} [searchText]
    * @returns {Promise<{shape: string, messages: DecodedMessage[]}>}
    */
-  async function decodeRaw(conversationId, raws, shape) {
-    const head = JSON.stringify(compact({ conversation_id: conversationId, shape }));
+  async function decodeRaw(conversationId, raws, shape, searchText = false) {
+    const head = JSON.stringify(compact({ conversation_id: conversationId, shape, search_text: searchText || undefined }));
     return JSON.parse(dec.decode(await callRaw('decodeHistory', `{"history":[${raws.join(',')}],${head.slice(1)}`)));
   }
 
@@ -261,12 +274,39 @@ export async function createCompactor(opts = {}) {
     const s = /** @type {any} */ (store);
     const records = messages.map((m, i) => ({ ...m, raw: raws[i] }));
     if (has('appendNewRecords')) {
-      await s.appendNewRecords(conversationId, records);
-      return;
+      return (await s.appendNewRecords(conversationId, records)).length;
     }
     const known = await s.knownIds(conversationId, messages.map((m) => m.id));
     const fresh = records.filter((m) => !known.has(m.id));
     if (fresh.length > 0) await s.appendRecords(conversationId, fresh);
+    return fresh.length;
+  }
+
+  /**
+   * Gives the active messages what the search index holds for them after
+   * `appended` of them were appended (SCHEMA.md, "messages"): the
+   * decodeHistory export's search text over the stored active history's
+   * last appended + ACTIVE_INDEX_WINDOW messages, for the appended ones
+   * and the one before them, matched by position. A store without
+   * indexActive, or a plug-in without search_text, leaves them indexed by
+   * their text.
+   * @param {string} conversationId
+   * @param {{id: string, raw: string}[]} active
+   * @param {number} appended
+   * @param {HistoryShape | undefined} shape
+   */
+  async function indexActive(conversationId, active, appended, shape) {
+    if (appended <= 0 || active.length === 0 || !has('indexActive')) return;
+    const n = active.length;
+    const first = Math.max(0, n - appended - ACTIVE_INDEX_WINDOW);
+    const { messages } = await decodeRaw(conversationId, active.slice(first).map((m) => m.raw), shape, true);
+    /** @type {Record<string, string>} */
+    const texts = {};
+    for (let k = Math.max(0, n - appended - 1); k < n; k++) {
+      const t = /** @type {{search_text?: unknown}} */ (messages[k - first])?.search_text;
+      if (typeof t === 'string') texts[active[k].id] = t;
+    }
+    await /** @type {any} */ (store).indexActive(conversationId, texts);
   }
 
   /**
@@ -330,8 +370,9 @@ export async function createCompactor(opts = {}) {
       // history, and its active history is compacted — the caller's list
       // less what earlier compactions moved to recall, behind their
       // clip-archive, under the ids the store keeps.
-      if (given !== null) await sync(conversationId, given.texts, o.shape);
+      const appended = given !== null ? await sync(conversationId, given.texts, o.shape) : 0;
       const active = await /** @type {any} */ (store).activeMessages(conversationId);
+      await indexActive(conversationId, active, appended, o.shape);
       sent = active.map((/** @type {{raw: string}} */ m) => m.raw);
       ids = active.map((/** @type {{id: string}} */ m) => m.id);
     } else {
@@ -539,13 +580,19 @@ export async function createCompactor(opts = {}) {
     searchQuery: async (query, o = {}) => call('searchQuery', compact({ query: requireString(query, 'query'), language: o.language })),
 
     /**
-     * Searches what compaction archived (SPEC §5 memory_read): batch
-     * summaries and recalled messages, one list, best first, ties to the
-     * more recent. The question is analysed by the plug-in's searchQuery
-     * export, then run by the store (`searchFts5` of SQLiteStore /
-     * MemoryStore; a custom store needs `search(query, opts)`).
+     * Searches what compaction archived (SPEC §5 memory_read) — batch
+     * summaries and recalled messages — and what is still in the context
+     * (hits with `in_context`: the store's active history, or
+     * `o.inContext`), one list, best first, ties to the more recent. The
+     * question is analysed by the plug-in's searchQuery export, then run by
+     * the store (`searchFts5` of SQLiteStore / MemoryStore; a custom store
+     * needs `search(query, opts)`). `o.inContext`: the messages in the
+     * model's context when the caller keeps them (caller-owned; any shape,
+     * as compress takes them; `conversationId` required), decoded by the
+     * plug-in with what the index holds for each and ranked with the
+     * store's documents for this search only.
      * @param {string} query a question as a person asks it
-     * @param {SearchOptions} [o]
+     * @param {Omit<SearchOptions, 'inContext'> & {inContext?: AnyMessage[] | null, shape?: HistoryShape}} [o]
      * @returns {Promise<SearchHit[]>}
      */
     async search(query, o = {}) {
@@ -554,12 +601,38 @@ export async function createCompactor(opts = {}) {
       if (o.conversationId !== undefined) requireString(o.conversationId, 'conversationId');
       if (o.limit !== undefined && !Number.isInteger(o.limit)) throw invalidArgument('limit', `must be a whole number, got ${describe(o.limit)}`);
       const s = /** @type {any} */ (store);
+      /** @type {SearchOptions} */
+      const so = { conversationId: o.conversationId, limit: o.limit };
+      if (o.inContext !== undefined && o.inContext !== null) {
+        if (!o.conversationId) throw invalidArgument('conversationId', 'a search with inContext messages needs the conversation they are the context of');
+        if (!Array.isArray(o.inContext)) throw invalidArgument('inContext', `must be an array of messages, got ${describe(o.inContext)}`);
+        so.inContext = (await decodeRaw(o.conversationId, texts(o.inContext), o.shape, true)).messages;
+      }
       if (typeof s.searchFts5 === 'function') {
         const q = await call('searchQuery', { query });
-        return s.searchFts5(q.fts5, o);
+        return s.searchFts5(q.fts5, so);
       }
-      if (typeof s.search === 'function') return s.search(query, o);
+      if (typeof s.search === 'function') return s.search(query, so);
       throw new TypeError('search: the store has neither searchFts5(match, opts) nor search(query, opts)');
+    },
+
+    /**
+     * The buildMemoryRead export: `hits` (a search's, best first) as the
+     * answer of a memory_read tool call, within `maxTokens` (default
+     * 1,000; at least 150) counted as the window is: whole hits first, then
+     * the best passage of the next, then what was left out and how to read
+     * it. `byId`: records the agent asked for by id (one over the budget is
+     * shown as its passage about `query`).
+     * @param {string} query
+     * @param {SearchHit[]} hits
+     * @param {{maxTokens?: number, byId?: boolean}} [o]
+     * @returns {Promise<MemoryReadResult>}
+     */
+    buildMemoryRead: async (query, hits, o = {}) => {
+      requireString(query, 'query');
+      if (!Array.isArray(hits)) throw invalidArgument('hits', `must be an array of search hits, got ${describe(hits)}`);
+      if (o.maxTokens !== undefined && !Number.isInteger(o.maxTokens)) throw invalidArgument('maxTokens', `must be a whole number, got ${describe(o.maxTokens)}`);
+      return call('buildMemoryRead', compact({ query, hits, max_tokens: o.maxTokens, by_id: bool(o.byId, 'byId') || undefined }));
     },
 
     /**

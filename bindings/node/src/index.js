@@ -13,7 +13,7 @@
  * ```
  * @module
  */
-export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE } from './compactor.js';
+export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE, DEFAULT_MEMORY_READ_TOKENS } from './compactor.js';
 // The wire and API types (JSDoc typedefs: nothing at run time).
 export * from './types.js';
 /**

@@ -331,28 +331,34 @@ export function clipfoldMiddleware(o) {
  * @property {Compactor} compactor
  * @property {string} [conversationId] search only this conversation's archive (default: the run's thread_id, else
  *   every conversation)
+ * @property {number} [maxTokens] the most tokens an answer takes, counted as the window is (default 1,000; at least 150)
  * @property {string} [description]
  */
 
 /**
  * The memory_read tool (SPEC §5), made with LangChain's `tool()`: the model
  * asks a question in plain words and gets the best archived summaries and
- * removed messages (kind, id, time, score, text), or reads one in full by
- * id.
+ * removed messages, and the messages still in the agent's state (the
+ * caller-owned context, searched with the archive: hits "in your
+ * context"), or reads one by id — within `maxTokens`, by the plug-in's
+ * buildMemoryRead: whole hits first, then the best passage of the next,
+ * then what was left out and how to read it.
  * @param {MemoryReadToolOptions} o
  */
 export function memoryReadTool(o) {
-  const { compactor, conversationId, description = MEMORY_READ_DESCRIPTION } = o ?? /** @type {any} */ ({});
+  const { compactor, conversationId, maxTokens, description = MEMORY_READ_DESCRIPTION } = o ?? /** @type {any} */ ({});
   if (!compactor || typeof compactor.search !== 'function') throw new TypeError('memoryReadTool: compactor must be a clipfold compactor (createCompactor)');
   return tool(async (input, config) => memoryRead(compactor, {
-    ...input, conversationId: conversationId ?? /** @type {any} */ (config)?.configurable?.thread_id,
+    ...input, conversationId: conversationId ?? /** @type {any} */ (config)?.configurable?.thread_id, maxTokens,
+    // In an agent, the tool's runtime carries the graph's state: the messages the model sees.
+    inContext: /** @type {any} */ (config)?.state?.messages?.map(messageDict),
   }), {
     name: MEMORY_READ_NAME,
     description,
     schema: z.object({
       query: z.string().optional().describe('a question in plain words'),
-      id: z.string().optional().describe('the id of a hit to read in full'),
-      limit: z.number().int().positive().max(50).optional().describe('at most this many hits (default 5)'),
+      id: z.string().optional().describe('the id of a hit to read (with a query: the part about it)'),
+      limit: z.number().int().positive().max(50).optional().describe('at most this many hits (default 10)'),
     }),
   });
 }

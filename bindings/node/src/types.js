@@ -315,6 +315,16 @@
  */
 
 /**
+ * The buildMemoryRead export's answer (a memory_read tool call).
+ * @typedef {object} MemoryReadResult
+ * @property {string} text            the answer for the model, within the budget
+ * @property {number} tokens          its estimate, as the window is counted
+ * @property {string[]} whole         the hits shown whole
+ * @property {string | null} passage  the hit shown in part, or null
+ * @property {string[]} left_out      the hits not shown
+ */
+
+/**
  * A record read by id.
  * @typedef {({kind: 'message'} & RecalledMessage) | {kind: 'batch', block: StoredBlock}} ReadRecord
  */
