@@ -3,7 +3,6 @@ package clipfold_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -13,21 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A long tool output, one fact in its middle.
+// ordersOutput is a long tool output, 2n delivered orders around one fact.
 func ordersOutput(n int, fact string) string {
-	var b strings.Builder
-	b.WriteString("[")
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		if i == n/2 {
-			b.WriteString(fact)
-			continue
-		}
-		fmt.Fprintf(&b, `{"order":%d,"status":"delivered","note":"nothing unusual"}`, 1000+i)
-	}
-	return b.String() + "]"
+	row := `{"order":1000,"status":"delivered","note":"nothing unusual"},`
+	return "[" + strings.Repeat(row, n/2) + fact + "," + strings.TrimSuffix(strings.Repeat(row, n/2), ",") + "]"
 }
 
 // TestSearchFindsWhatIsInContext: through the built plug-in, a
@@ -168,9 +156,13 @@ func TestMemoryReadFitsItsBudget(t *testing.T) {
 		assert.Contains(t, r.Text, "4471")
 		assert.Equal(t, len(hits), len(r.Whole)+len(r.LeftOut)+map[bool]int{true: 1}[r.Passage != nil], "every hit accounted for")
 	}
+	// The long output is still in the context: an excerpt about the
+	// question, not the whole of it.
 	r, err := c.MemoryRead(ctx, "Pelican Post lost in transit", store.SearchOptions{ConversationID: "orders"}, 300)
 	require.NoError(t, err)
-	require.NotNil(t, r.Passage, r.Text)
+	assert.Contains(t, r.Text, "in your context")
+	assert.Contains(t, r.Text, "an excerpt")
+	assert.Contains(t, r.Text, `"order":4471,"status":"lost in transit","carrier":"Pelican Post"`)
 	_, err = c.MemoryRead(ctx, "order", store.SearchOptions{ConversationID: "orders"}, 50)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "max_tokens")

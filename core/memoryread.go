@@ -31,6 +31,11 @@ const memoryReadMaxListed = 8
 // left out instead.
 const minPassageTokens = 24
 
+// inContextTokens bounds what a hit still in the agent's context shows:
+// the agent has the message in front of it, so a longer one is shown as
+// its excerpt about the query, and the budget goes to what it cannot see.
+const inContextTokens = 80
+
 // ReadHit is one search hit as memory_read shows it.
 type ReadHit struct {
 	Kind string // "message" or "batch"
@@ -55,8 +60,10 @@ type MemoryRead struct {
 	// Text is the answer for the model; TextTokens(Text) <= the budget.
 	Text   string
 	Tokens int
-	// Whole are the ids of the hits shown whole, Passage the id of the
-	// hit shown in part ("" none), LeftOut the ids of the hits not shown.
+	// Whole are the ids of the hits shown whole (a hit in the context:
+	// whole, or its excerpt of at most inContextTokens), Passage the id of
+	// the hit shown in part to fill the budget ("" none), LeftOut the ids
+	// of the hits not shown.
 	Whole   []string
 	Passage string
 	LeftOut []string
@@ -249,7 +256,13 @@ func (r *memoryReader) build() MemoryRead {
 	n := 0
 	for ; n < len(r.hits); n++ {
 		h := &r.hits[n]
-		block := r.header(n, h, false) + "\n" + r.body(h)
+		head, body := r.header(n, h, false), r.body(h)
+		if h.InContext && r.tokens(body) > inContextTokens {
+			if p := r.passage(body, inContextTokens, func(p string) bool { return r.tokens(p) <= inContextTokens }); p != "" {
+				head, body = head+" · an excerpt", p
+			}
+		}
+		block := head + "\n" + body
 		try := join(append(parts[:len(parts):len(parts)], block, r.note(n+1, nil)))
 		if r.tokens(try) > r.budget {
 			break

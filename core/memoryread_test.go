@@ -90,12 +90,13 @@ func TestBuildMemoryReadFitsTheBudget(t *testing.T) {
 	assert.Contains(t, r.Text, "PP-88213")
 	assert.True(t, strings.Contains(r.Text, "…"), r.Text)
 
-	// In context: the passage says so, and there is nothing to read by id.
+	// In context: an excerpt, and nothing to read by id.
 	long := hits[3]
 	long.Text = toolOutput(100, fact)
 	r, err = BuildMemoryRead("pelican", []ReadHit{long}, 200, &c)
 	require.NoError(t, err)
-	assert.Contains(t, r.Text, "in your context · score 1 · a passage")
+	assert.Contains(t, r.Text, "in your context · score 1 · an excerpt")
+	assert.Contains(t, r.Text, "Pelican Post")
 	assert.NotContains(t, r.Text, "memory_read id=")
 
 	// Nothing found.
@@ -107,6 +108,27 @@ func TestBuildMemoryReadFitsTheBudget(t *testing.T) {
 	_, err = BuildMemoryRead("x", hits, 99, &c)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "max_tokens")
+}
+
+// TestMemoryReadInContextExcerpt: a long hit the agent has in its context
+// is shown as a short excerpt about the query, so the budget goes to the
+// archived hits after it, which then fit whole.
+func TestMemoryReadInContextExcerpt(t *testing.T) {
+	c := DefaultConfig()
+	fact := `{"id":4471,"carrier":"Pelican Post"}`
+	hits := []ReadHit{
+		{Kind: "message", ID: "live", Role: "tool", InContext: true, Score: 3, Text: toolOutput(100, fact)},
+		{Kind: "message", ID: "old", Role: "tool", Score: 2, Text: "Order 4471 was first shipped with Pelican Post on 2 March."},
+	}
+	r, err := BuildMemoryRead("order 4471 Pelican Post", hits, 300, &c)
+	require.NoError(t, err)
+	checkRead(t, hits, 300, &c, r)
+	assert.Equal(t, []string{"live", "old"}, r.Whole)
+	assert.Contains(t, r.Text, "in your context · score 3 · an excerpt\n…")
+	assert.Contains(t, r.Text, "Pelican Post")
+	assert.Contains(t, r.Text, "first shipped")
+	ex := strings.SplitN(strings.SplitN(r.Text, "\n", 2)[1], "\n\n", 2)[0]
+	assert.LessOrEqual(t, TextTokens(ex, &c), inContextTokens)
 }
 
 // TestMemoryReadPassageWeighsRareWords: a query word every row of a tool
