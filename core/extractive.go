@@ -39,30 +39,38 @@ import (
 //     being summarized (1/√n for one found in n sources): the paths,
 //     acronyms and words a log repeats on every line say less than a fact
 //     said once. Length costs: the summary's budget is in characters.
+//   - A tool result is said with its call, "Tool name(arguments): …", and
+//     JSON output as facts, "key: value; …" (extractive_tool.go); a call
+//     whose result is there is not said again.
 //   - Tool output and calls that repeat one shape (the same text but for
-//     numbers, times and ids: log lines, health checks) collapse into
+//     numbers and times: log lines, health checks, retries) collapse into
 //     their first line, written "… (×12, to 2025-09-19)" and marked down
-//     as routine; a re-summarization adds the counts up. Speech is never
-//     collapsed: "$4,000" then "$5,000" is an update, not a repeat.
+//     as routine; a re-summarization adds the counts up. Output collapses
+//     only within one result or with output of the same call, and its ids
+//     are part of its shape. Speech is never collapsed: "$4,000" then
+//     "$5,000" is an update, not a repeat.
 //   - Greetings, thanks, acknowledgements and content-free questions ("How
 //     have you been?", "What about you?") are dropped outright. Lines of
 //     source code, restatements of the previous message (or, when prose
 //     says what a tool result shows, the raw result), near-duplicates
 //     that differ only in numbers, and every further sentence of the same
 //     message are marked down, so one long message cannot fill the summary.
-//   - The chosen sentences come out one line per message, in chronological
-//     order, labelled ("User: …", "Assistant: …", "Tool: …",
-//     "Tool call: …") and, when the message has a created_at, dated with
-//     its UTC day: "[2023-05-08] User: …". A re-summarization keeps each
-//     line's date and label, keeps a sentence said in several batches
-//     once, and covers its whole span: the best sentence of every day is
-//     chosen first, so a busy day cannot push a quiet one out of the fold.
+//   - The chosen sentences come out one line per message (per tool
+//     result), in chronological order, labelled ("User: …", "Assistant:
+//     …", "Tool get_order(4471): …", "Tool call: …"; "Tool: …" for a
+//     result whose call is not known) and, when the message has a
+//     created_at, dated with its UTC day: "[2023-05-08] User: …". A
+//     re-summarization keeps each line's date and label, keeps a sentence
+//     said in several batches once, and covers its whole span: the best
+//     sentence of every day is chosen first, so a busy day cannot push a
+//     quiet one out of the fold.
 //
 // Length: the result's EstimateTokens is at most the max_tokens given
 // (1024 when ≤ 0). New messages are cut to about a third of their text
 // (an extractive summary that keeps everything would not compact
-// anything); batches being re-summarized only to max_tokens, without
-// their duplicates and filler. The result is
+// anything) and at most extractiveChunkMax code points; batches being
+// re-summarized only to max_tokens and extractiveFoldMax, without their
+// duplicates and filler. The result is
 // non-empty whenever the input has any text: an empty summary is a failure
 // to the pipeline. Text is counted and cut by code points; invalid UTF-8
 // is replaced by U+FFFD, so the output is always valid UTF-8.
@@ -95,8 +103,9 @@ func ExtractiveSummarizeMessages(previousSummary string, msgs []Message, maxToke
 	}
 	order := Identity(len(msgs))
 	slices.SortStableFunc(order, func(a, b int) int { return msgs[a].CreatedAt.Compare(msgs[b].CreatedAt) })
+	tools := newToolContext(msgs)
 	for k, i := range order {
-		ex.addCoreMessage(&msgs[i], k, maxMessageChars)
+		ex.addCoreMessage(msgs, i, k, maxMessageChars, tools)
 	}
 	return ex.summarize(maxTokens)
 }
@@ -156,6 +165,16 @@ const (
 	extractiveRestateWords = 64
 	// dateLen is the length of a line's date prefix, "[2023-05-08] ".
 	dateLen = 13
+	// extractiveChunkMax and extractiveFoldMax bound a summary of new
+	// messages and a re-summarization, in code points, whatever max_tokens
+	// allows: like an LLM, the summarizer writes less than its limit, so
+	// that a clip-archive (a fold and up to three chunk summaries shown)
+	// stays about 1,000 tokens at any window. The fold holds the oldest
+	// context and most of what the archive answers: it gets the room
+	// (2,400 instead of 2,880 lost 10 of 132 answers of make fidelity;
+	// chunk summaries of 300 instead of 400 lost 3).
+	extractiveChunkMax = 400
+	extractiveFoldMax  = 2880
 )
 
 // Source kinds.
@@ -181,7 +200,8 @@ type exSource struct {
 	date    string // "2023-05-08", or "" when undated
 	kind    uint8
 	speaker uint8
-	msg     int // position among the input's messages, for the recency bonus
+	msg     int    // position among the input's messages, for the recency bonus
+	call    uint64 // callKey of the label: a tool result's call
 }
 
 // exSent is one candidate sentence.
@@ -227,6 +247,9 @@ type extractor struct {
 	toks                       []exTok // the identifier tokens of the sentence scan just read
 	wordsSrc                   int32
 	lowerBuf                   [32]byte
+	// idShape: scan counts the ids of a sentence in its shape (tokens of
+	// letters and digits that are not dates, times or numbers).
+	idShape bool
 }
 
 // validText replaces invalid UTF-8 by U+FFFD.
@@ -244,6 +267,7 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 		last--
 	}
 	var batches []string // "Summary batch" contents, read after the loop
+	shown := resultCalls(msgs[:last+1])
 	// A source and at least one sentence per message: made once, where
 	// growing them would copy them again and again (and, under TinyGo,
 	// each new copy can start a collection over everything read so far).
@@ -268,20 +292,12 @@ func (ex *extractor) collectRequest(msgs []ModelMessage) {
 			} else {
 				ex.addMessage(c, "System", spSystem, "", i)
 			}
-		case RoleUser, RoleTool:
-			if rest, ok := strings.CutPrefix(c, ToolResultPrefix); ok {
-				ex.addMessage(rest, "Tool", spTool, "", i)
-			} else if m.Role == RoleTool {
-				ex.addMessage(c, "Tool", spTool, "", i)
-			} else {
-				ex.addMessage(c, "User", spUser, "", i)
-			}
+		case RoleUser:
+			ex.addRendered(c, "User", spUser, i, shown)
+		case RoleTool:
+			ex.addRendered(c, "Tool", spTool, i, shown)
 		case RoleAssistant:
-			if strings.HasPrefix(c, ToolCallPrefix) {
-				ex.addToolCallLines(c, "", i)
-			} else {
-				ex.addMessage(c, "Assistant", spAssistant, "", i)
-			}
+			ex.addRendered(c, "Assistant", spAssistant, i, shown)
 		default:
 			ex.addMessage(c, "", spUser, "", i)
 		}
@@ -297,30 +313,262 @@ func isDirective(m *ModelMessage) bool {
 	return m.Role == RoleUser && strings.TrimSpace(m.Content) == DefaultDirective
 }
 
-// addCoreMessage reads one message of a compaction chunk.
-func (ex *extractor) addCoreMessage(m *Message, pos, maxChars int) {
+// addCoreMessage reads msgs[i], at position pos of a compaction chunk in
+// time order: its tool results (each with its call), its text, and the
+// calls it makes whose results are not in the chunk.
+func (ex *extractor) addCoreMessage(msgs []Message, i, pos, maxChars int, tools *toolContext) {
+	m := &msgs[i]
 	date := dayOf(m.CreatedAt)
-	c := validText(ClampText(m.Content, maxChars))
 	switch m.Role {
-	case RoleUser:
-		ex.addMessage(c, "User", spUser, date, pos)
-	case RoleAssistant:
-		if m.Content == "" && len(m.ToolCalls) > 0 {
-			for _, tc := range m.ToolCalls {
-				ex.addToolCallLines(validText(ClampText(tc.Name+"("+tc.Arguments+")", maxChars)), date, pos)
-			}
-			return
-		}
-		ex.addMessage(c, "Assistant", spAssistant, date, pos)
-	case RoleTool:
-		ex.addMessage(c, "Tool", spTool, date, pos)
 	case RoleSystem:
+		c := validText(ClampText(m.Content, maxChars))
 		if IsClipArchive(m) {
 			ex.addGuide(c) // an older clip-archive: already summarized
 			return
 		}
 		ex.addMessage(c, "System", spSystem, date, pos)
+		return
+	case RoleTool:
+		if !m.HasResults {
+			ex.addToolResult(m.Content, tools.calls.find(m.ToolCallID, "", i), date, pos, maxChars)
+			return
+		}
 	}
+	said := false
+	if m.HasResults {
+		for j := range m.ToolCalls {
+			if tc := &m.ToolCalls[j]; tc.Result {
+				ex.addToolResult(tc.Arguments, tools.calls.find(tc.ID, tc.Name, i), date, pos, maxChars)
+				said = true
+			}
+		}
+	}
+	text := m.Text()
+	if text != "" || !said && !m.HasToolCalls {
+		label, sp := "User", spUser
+		if m.Role == RoleAssistant {
+			label, sp = "Assistant", spAssistant
+		}
+		ex.addMessage(validText(ClampText(text, maxChars)), label, sp, date, pos)
+	}
+	for j := range m.ToolCalls {
+		if tc := &m.ToolCalls[j]; !tc.Result && !tools.answered(tc.ID) {
+			ex.addToolCallLines(validText(ClampText(compactCall(tc.Name, tc.Arguments, 0), maxChars)), date, pos)
+		}
+	}
+}
+
+// toolContext is what the messages of a chunk say about its tool calls:
+// where each call is made, and which calls a result in the chunk answers.
+type toolContext struct {
+	calls *callIndex
+	ans   map[string]struct{}
+}
+
+func newToolContext(msgs []Message) *toolContext {
+	t := &toolContext{calls: newCallIndex(msgs)}
+	mark := func(id string) {
+		if id == "" {
+			return
+		}
+		if t.ans == nil {
+			t.ans = map[string]struct{}{}
+		}
+		t.ans[id] = struct{}{}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == RoleTool && !m.HasResults {
+			mark(m.ToolCallID)
+		}
+		for j := range m.ToolCalls {
+			if m.ToolCalls[j].Result {
+				mark(m.ToolCalls[j].ID)
+			}
+		}
+	}
+	return t
+}
+
+// answered reports whether a result in the chunk answers the call id.
+func (t *toolContext) answered(id string) bool {
+	_, ok := t.ans[id]
+	return ok && id != ""
+}
+
+// addToolResult reads one tool result: its output, labelled with its call
+// ("Tool name(arguments)"; "Tool" when the call is not known). JSON is
+// read as facts (jsonFacts), the rest line by line as text (a line of JSON
+// among them as facts too). An output with no letter or digit says
+// nothing: its call is said instead.
+func (ex *extractor) addToolResult(out string, call *ToolCall, date string, msg, maxChars int) {
+	label := "Tool"
+	var args []string
+	if call != nil {
+		if call.Result {
+			label = "Tool " + call.Name
+		} else {
+			label = "Tool " + validText(compactCall(call.Name, call.Arguments, callLabelArgs))
+			args = argValues(call.Arguments)
+		}
+	}
+	t := strings.TrimSpace(out)
+	if call != nil && !call.Result && !hasAlnum(t) {
+		ex.addToolCallLines(validText(ClampText(compactCall(call.Name, call.Arguments, 0), maxChars)), date, msg)
+		return
+	}
+	if isJSONText(t) {
+		// The whole output, not clamped: a cut document is not JSON. The
+		// facts written stop at maxChars.
+		limit := -1
+		if maxChars > 0 {
+			limit = maxChars
+		}
+		if ex.addFacts(t, args, limit, -1, label, date, msg) < 0 {
+			ex.addBare(validText(ClampText(t, maxChars)), label, date, exNew, spTool, msg)
+		}
+		return
+	}
+	ex.addText(validText(ClampText(t, maxChars)), label, spTool, date, msg, args, true)
+}
+
+// addFacts adds the fact sentences of the JSON text s (jsonFacts) to the
+// tool result's source src, made when it is -1, and returns it (-1 when
+// there were none).
+func (ex *extractor) addFacts(s string, args []string, limit int, src int32, label, date string, msg int) int32 {
+	jsonFacts(s, args, limit, func(f string) {
+		if src < 0 {
+			src = ex.newSource(label, date, exNew, spTool, msg)
+		}
+		ex.addSentence(validText(f), src)
+	})
+	return src
+}
+
+// addRendered reads one message of a summarization request, as
+// renderForSummary wrote it: its text under label, each "[Tool result…]"
+// piece (up to the next piece) as a tool result with the call its header
+// names, each "[Tool call]: " piece as a call unless a result's header in
+// the request shows it (shown).
+func (ex *extractor) addRendered(c, label string, speaker uint8, msg int, shown map[string]struct{}) {
+	if !hasAlnum(c) && pieceKind(c) == pieceText {
+		ex.addMessage(c, label, speaker, "", msg) // said, if only as filler
+		return
+	}
+	kind, start := pieceText, 0
+	flush := func(end int) {
+		p := strings.TrimSpace(c[start:end])
+		switch kind {
+		case pieceText:
+			if p != "" {
+				ex.addMessage(p, label, speaker, "", msg)
+			}
+		case pieceResult:
+			call, out := parseResultHeader(p)
+			ex.addToolResult(out, call, "", msg, 0)
+		case pieceCall:
+			p = strings.TrimPrefix(p, ToolCallPrefix)
+			if _, ok := shown[headerOf(p)]; ok {
+				return
+			}
+			name, args := splitCall(p)
+			ex.addToolCallLines(compactCall(name, args, 0), "", msg)
+		}
+	}
+	for at := 0; at < len(c); {
+		end := strings.IndexByte(c[at:], '\n')
+		next := len(c)
+		if end >= 0 {
+			next = at + end + 1
+		}
+		if k := pieceKind(c[at:]); k != pieceText {
+			if at > start || kind != pieceText {
+				flush(at)
+			}
+			kind, start = k, at
+		}
+		at = next
+	}
+	if start < len(c) || kind != pieceText {
+		flush(len(c))
+	}
+}
+
+// Kinds of the pieces of a rendered message.
+const (
+	pieceText = iota
+	pieceResult
+	pieceCall
+)
+
+// pieceKind is the kind of piece a line starting s begins, pieceText for
+// a line that continues the piece before it.
+func pieceKind(s string) int {
+	switch {
+	case strings.HasPrefix(s, ToolResultPrefix), strings.HasPrefix(s, ToolResultOfPrefix):
+		return pieceResult
+	case strings.HasPrefix(s, ToolCallPrefix):
+		return pieceCall
+	}
+	return pieceText
+}
+
+// parseResultHeader splits a "[Tool result…]" piece into the call its
+// header names (nil for ToolResultPrefix; a name alone is a ToolCall with
+// Result set) and the output.
+func parseResultHeader(p string) (*ToolCall, string) {
+	if rest, ok := strings.CutPrefix(p, ToolResultPrefix); ok {
+		return nil, rest
+	}
+	rest := strings.TrimPrefix(p, ToolResultOfPrefix)
+	if j := strings.Index(rest, ")]: "); j >= 0 {
+		name, args := splitCall(rest[:j+1])
+		return &ToolCall{Name: name, Arguments: args}, rest[j+4:]
+	}
+	if j := strings.Index(rest, "]: "); j >= 0 {
+		return &ToolCall{Name: rest[:j], Result: true}, rest[j+3:]
+	}
+	return nil, rest
+}
+
+// splitCall splits "name(arguments)" (ok or not: a name alone).
+func splitCall(c string) (name, args string) {
+	i := strings.IndexByte(c, '(')
+	if i < 0 || !strings.HasSuffix(c, ")") {
+		return c, ""
+	}
+	return c[:i], c[i+1 : len(c)-1]
+}
+
+// headerOf is how a result's header would show the call "name(arguments)".
+func headerOf(call string) string {
+	name, args := splitCall(call)
+	return CallHeader(&ToolCall{Name: name, Arguments: args})
+}
+
+// resultCalls are the calls the results of a request's messages show in
+// their headers.
+func resultCalls(msgs []ModelMessage) map[string]struct{} {
+	var out map[string]struct{}
+	for i := range msgs {
+		c := msgs[i].Content
+		for at := 0; at < len(c); {
+			if strings.HasPrefix(c[at:], ToolResultOfPrefix) {
+				if call, _ := parseResultHeader(c[at:]); call != nil && !call.Result {
+					if out == nil {
+						out = map[string]struct{}{}
+					}
+					out[call.Name+"("+call.Arguments+")"] = struct{}{}
+				}
+			}
+			j := strings.IndexByte(c[at:], '\n')
+			if j < 0 {
+				break
+			}
+			at += j + 1
+		}
+	}
+	return out
 }
 
 // dayOf is t's UTC day, "2006-01-02", or "" for the zero time (or a year
@@ -339,7 +587,7 @@ func dayOf(t time.Time) string {
 }
 
 func (ex *extractor) newSource(label, date string, kind, speaker uint8, msg int) int32 {
-	ex.srcs = append(ex.srcs, exSource{label: label, date: date, kind: kind, speaker: speaker, msg: msg})
+	ex.srcs = append(ex.srcs, exSource{label: label, date: date, kind: kind, speaker: speaker, msg: msg, call: callKey(label)})
 	ex.overhead += runeCount(label) + 3
 	if date != "" {
 		ex.overhead += dateLen
@@ -349,6 +597,13 @@ func (ex *extractor) newSource(label, date string, kind, speaker uint8, msg int)
 
 // addMessage cuts one message into sentences, all of one source.
 func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg int) {
+	ex.addText(c, label, speaker, date, msg, nil, false)
+}
+
+// addText cuts a text into sentences, all of one source; with facts, a
+// line of JSON is read as facts (a tool result's output; args are the
+// values its call shows).
+func (ex *extractor) addText(c, label string, speaker uint8, date string, msg int, args []string, facts bool) {
 	src := int32(-1)
 	bare := ""
 	for rest := c; rest != ""; {
@@ -356,6 +611,10 @@ func (ex *extractor) addMessage(c, label string, speaker uint8, date string, msg
 		line, rest = nextLine(rest)
 		if bare == "" {
 			bare = line
+		}
+		if facts && line != "" && (line[0] == '{' || line[0] == '[') && isJSONText(line) {
+			src = ex.addFacts(line, args, -1, src, label, date, msg)
+			continue
 		}
 		for from := 0; ; {
 			s, next, ok := nextSentence(line, from)
@@ -438,10 +697,33 @@ func summaryLine(line string) (date, label string, speaker uint8, text string, s
 		if len(line) > len(l)+2 && strings.HasPrefix(line, l) && line[len(l)] == ':' && line[len(l)+1] == ' ' {
 			label, speaker = l, exLabelSpeakers[k]
 			line = strings.TrimSpace(line[len(l)+2:])
-			break
+			return date, label, speaker, line, false
 		}
 	}
+	if n := toolLabelLen(line); n > 0 {
+		label, speaker = line[:n], spTool
+		line = strings.TrimSpace(line[n+2:])
+	}
 	return date, label, speaker, line, false
+}
+
+// toolLabelLen is the length of a tool result's label at the start of a
+// summary line, "Tool name(arguments)" followed by ": " (compactCall
+// makes the first "): " its end), or 0.
+func toolLabelLen(line string) int {
+	rest, ok := strings.CutPrefix(line, "Tool ")
+	if !ok {
+		return 0
+	}
+	i := strings.IndexByte(rest, '(')
+	if i <= 0 || strings.ContainsAny(rest[:i], " :") {
+		return 0
+	}
+	j := strings.Index(rest[i:], "): ")
+	if j < 0 || len(rest) == i+j+3 {
+		return 0
+	}
+	return len("Tool ") + i + j + 1
 }
 
 // isDatePrefix reports whether s starts with "[dddd-dd-dd]".
@@ -609,13 +891,13 @@ func (ex *extractor) summarize(maxTokens int) string {
 	}
 	if ex.newRunes > 0 {
 		all := ex.newRunes + ex.lineRunes + ex.overhead
-		budget = min(budget, max(all/extractiveRatioDiv, min(all, extractiveMinRunes)))
+		budget = min(budget, max(all/extractiveRatioDiv, min(all, extractiveMinRunes)), extractiveChunkMax)
 	} else {
 		// A re-summarization: its batches are summaries already, and
 		// folding them into one batch is the gain. Only max_tokens,
 		// duplicates and filler shorten it, so the oldest facts are not
 		// halved again at every fold.
-		budget = min(budget, ex.lineRunes+ex.overhead)
+		budget = min(budget, ex.lineRunes+ex.overhead, extractiveFoldMax)
 	}
 	ex.score()
 	ex.selectSentences(budget)
@@ -732,6 +1014,7 @@ func (ex *extractor) score() {
 	var toks []exTok
 	for i := range ex.sents {
 		s := &ex.sents[i]
+		ex.idShape = ex.srcs[s.src].speaker == spTool
 		s.features, s.hash, shapes[i] = ex.scan(s.text)
 		wordsAt[i], toksAt[i] = int32(len(words)), int32(len(toks))
 		words = append(words, ex.words...)
@@ -743,6 +1026,7 @@ func (ex *extractor) score() {
 			count(t.hash, s.src)
 		}
 	}
+	ex.idShape = false
 	wordsAt[len(ex.sents)], toksAt[len(ex.sents)] = int32(len(words)), int32(len(toks))
 	for i := range ex.sents {
 		s := &ex.sents[i]
@@ -756,14 +1040,22 @@ func (ex *extractor) score() {
 		}
 		if (src.speaker == spTool || src.speaker == spToolCall) && hl != noShape {
 			// Tool output and calls that repeat one shape (log lines,
-			// health checks, retries: the same text but for numbers,
-			// times and ids) collapse into the first, which says how many
-			// lines it stands for and until when.
-			if j, ok := machine.get(hl); ok {
+			// health checks, retries: the same text but for numbers and
+			// times) collapse into the first, which says how many lines it
+			// stands for and until when. Output collapses only with output
+			// of the same call (the same tool, arguments that differ only
+			// in numbers and ids: callKey) and, being data, only when its
+			// ids are the same too (scan's idShape): the records of
+			// orders 4471 and 4472 are two facts, not one said twice.
+			key := hl
+			if src.call != 0 {
+				key = (hl ^ src.call) * 1099511628211
+			}
+			if j, ok := machine.get(key); ok {
 				ex.absorb(j, int32(i))
 				continue
 			}
-			*machine.at(hl) = int32(i)
+			*machine.at(key) = int32(i)
 		}
 		if j, ok := seen.get(s.hash); ok {
 			// Said again: keep the first, which gains a bounded bonus.
@@ -1194,9 +1486,13 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 	ex.words, ex.toks = ex.words[:0], ex.toks[:0]
 	h, hl = offset, offset
 	th, tdig := uint64(offset), false // the current token's letters, and whether it has a digit
-	endTok := func() {
+	endTok := func(tok string) {
 		if !tdig && th != offset {
 			hl = (hl ^ th) * prime
+		} else if ex.idShape && tdig && th != offset && !timeLike(tok) {
+			// An id (letters and digits, not a date or a time) of tool
+			// output: part of its shape.
+			hl = (hl ^ th ^ hashIdent(tok)) * prime
 		}
 		th, tdig = offset, false
 	}
@@ -1271,7 +1567,11 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 		}
 		endWord(i)
 		if k&bcSpace != 0 {
-			endTok()
+			tok := ""
+			if tokStart >= 0 {
+				tok = s[tokStart:i]
+			}
+			endTok(tok)
 			if tokStart >= 0 {
 				ex.token(s[tokStart:i], firstTok, &f)
 				firstTok = false
@@ -1294,7 +1594,11 @@ func (ex *extractor) scan(s string) (f exFeatures, h, hl uint64) {
 		i++
 	}
 	endWord(len(s))
-	endTok()
+	tok := ""
+	if tokStart >= 0 {
+		tok = s[tokStart:]
+	}
+	endTok(tok)
 	if tokStart >= 0 {
 		ex.token(s[tokStart:], firstTok, &f)
 	}

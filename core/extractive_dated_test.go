@@ -70,8 +70,11 @@ func TestExtractiveSummarizeMessagesDated(t *testing.T) {
 		got := ExtractiveSummarizeMessages("", datedMsgs(may8, time.Minute,
 			"call:lookup_order", `{"order":"ORD-5523109"}`,
 			"tool", `{"status":"delivered","carrier":"DHL"}`), 1024, 20000)
-		assert.Equal(t, "[2023-05-08] Tool call: lookup_order({\"order\":\"ORD-5523109\"})\n"+
-			"[2023-05-08] Tool: {\"status\":\"delivered\",\"carrier\":\"DHL\"}", got)
+		assert.Equal(t, "[2023-05-08] Tool lookup_order(ORD-5523109): status: delivered; carrier: DHL", got,
+			"a result with its call, its JSON as facts")
+		got = ExtractiveSummarizeMessages("", datedMsgs(may8, time.Minute,
+			"call:lookup_order", `{"order":"ORD-5523109"}`), 1024, 20000)
+		assert.Equal(t, "[2023-05-08] Tool call: lookup_order(ORD-5523109)", got, "a call without its result")
 	})
 	t.Run("max_message_chars clamps each message first", func(t *testing.T) {
 		long := "The invoice INV-" + strings.Repeat("9", 10) + " is wrong. " + strings.Repeat("padding words here ", 400) + "END-TOKEN-77 closes it."
@@ -258,8 +261,14 @@ func TestExtractiveResummarizeKeepsDates(t *testing.T) {
 		}
 		// With room, every distinct line survives: batches are summaries
 		// already, and the oldest facts must not halve at every fold.
-		all := ExtractiveResummarize(append(many, many...), 100000)
-		assert.Equal(t, strings.Join(many, "\n"), all)
+		few := many[:30:30]
+		all := ExtractiveResummarize(append(few, few...), 100000)
+		assert.Equal(t, strings.Join(few, "\n"), all)
+		// The room is extractiveFoldMax code points whatever max_tokens
+		// allows: a fold of 40 such lines keeps the best that fit.
+		all = ExtractiveResummarize(many, 100000)
+		assert.LessOrEqual(t, runeCount(all), extractiveFoldMax)
+		assert.Greater(t, runeCount(all), extractiveFoldMax-200)
 	})
 	t.Run("the undated request path keeps dates too", func(t *testing.T) {
 		req := BuildResummarizationRequest("", batches[:2], "m", 1024)
@@ -297,6 +306,9 @@ func FuzzExtractive(f *testing.F) {
 	f.Add("👍", "👍", "", 1024, uint8(19))
 	f.Add(" ... ", "", "## Decisions", 2, uint8(4))
 	f.Add(DefaultDirective, "\t", "[2023-05-08]", 9, uint8(0))
+	f.Add(`{"order_id":"4471","items":[{"sku":"A-1"},{"sku":null}],"e":{}}`, `{"order_id":"4471"}`, "Tool get_order(4471): status: ok", 300, uint8(33))
+	f.Add(`[[[{"a":[1,{"b":"`, `{"cmd":"x): y"}`, "Tool f(x) : y): z (×3)", 40, uint8(65))
+	f.Add("{\"ts\":1}\n{\"ts\":2}\n[03-Mar-2025] x", "{}", "[Tool result of f()]: ", 2, uint8(97))
 	f.Fuzz(func(t *testing.T, a, b, prev string, maxTokens int, n uint8) {
 		maxTokens = maxTokens%5000 + 1
 		if maxTokens <= 0 {
@@ -304,6 +316,11 @@ func FuzzExtractive(f *testing.F) {
 		}
 		var pairs []string
 		for range 1 + int(n%20) {
+			if n&32 != 0 {
+				// a tool call (arguments b) and its result (output a)
+				pairs = append(pairs, "call:f", b, "tool", a)
+				continue
+			}
 			pairs = append(pairs, "user", a, "assistant", b)
 		}
 		msgs := datedMsgs(may8, time.Hour, pairs...)
@@ -325,6 +342,8 @@ func FuzzExtractive(f *testing.F) {
 		check("request", ExtractiveSummary(&ModelRequest{MaxTokens: maxTokens, Messages: []ModelMessage{
 			{Role: RoleSystem, Content: PreviousSummaryPrefix + prev}, user,
 			{Role: RoleSystem, Content: SummaryBatchPrefix + b}}}), !isDirective(&user) || !blank(prev) || !blank(b))
+		req := BuildSummarizationRequest("", prev, msgs, "m", maxTokens, 1000)
+		check("rendered request", ExtractiveSummary(&req), true)
 	})
 }
 
@@ -344,12 +363,14 @@ func TestExtractiveCollapsesRepeatedToolOutput(t *testing.T) {
 	out := ExtractiveSummarizeMessages("", msgs, 1024, 20000)
 	first, last := dayOf(msgs[1].CreatedAt), dayOf(msgs[11].CreatedAt)
 	assert.Equal(t, 1, strings.Count(out, "PHP Notice"), out)
-	assert.Contains(t, out, "["+first+"] Tool: [08-May-2023 00:45:21 UTC] PHP Notice: Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 214 (×6, to "+last+")")
-	assert.Contains(t, out, `tail -n 40 /var/log/php/error.log"}) (×6, to `, "calls that differ in numbers too")
+	assert.Contains(t, out, "["+first+"] Tool run_shell(host=web-01, command=tail -n 40 /var/log/php/er…): [08-May-2023 00:45:21 UTC] PHP Notice: "+
+		"Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 214 (×6, to "+last+")",
+		"the output of calls that differ only in numbers, with the first call")
 	assert.Contains(t, out, "Farah Haddad")
 
 	t.Run("a re-summarization adds the counts up", func(t *testing.T) {
-		later := "[2023-08-03] Tool: [03-Aug-2023 11:02:09 UTC] PHP Notice: Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 215 (×3, to 2023-08-20)"
+		later := "[2023-08-03] Tool run_shell(host=web-01, command=tail -n 150 /var/log/php/e…): [03-Aug-2023 11:02:09 UTC] PHP Notice: " +
+			"Only variables should be passed by reference in /var/www/shop/src/Legacy/Helpers.php on line 215 (×3, to 2023-08-20)"
 		got := ExtractiveResummarize([]string{out, later}, 1024)
 		assert.Equal(t, 1, strings.Count(got, "PHP Notice"), got)
 		assert.Contains(t, got, "on line 214 (×9, to 2023-08-20)")

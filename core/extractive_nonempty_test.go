@@ -33,8 +33,8 @@ func TestExtractiveNeverEmptyForMessagesWithoutWords(t *testing.T) {
 		{"several lines", []string{"assistant", "\n  - 🙂\n\n🙃  \n"}, "[2023-05-08] Assistant: 🙂"},
 		{"empty messages", repeat("assistant", "", 3), "[2023-05-08] Assistant: (no text)"},
 		{"blank messages", repeat("user", " \n\t ", 3), "[2023-05-08] User: (no text)"},
-		{"a tool call without a word", []string{"call:", "{}"}, "[2023-05-08] Tool call: ({})"},
-		{"a tool result without a word", []string{"call:f", "{}", "tool", "[]"}, "[2023-05-08] Tool call: f({})"},
+		{"a tool call without a word", []string{"call:", "{}"}, "[2023-05-08] Tool call: ()"},
+		{"a tool result without a word", []string{"call:f", "{}", "tool", "[]"}, "[2023-05-08] Tool call: f()"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

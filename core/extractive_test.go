@@ -232,11 +232,10 @@ func TestExtractiveSummaryOrderAttributionDedup(t *testing.T) {
 		"user", "the deploy to EU-WEST-1   failed at 10:42!",
 	))
 	lines := strings.Split(out, "\n")
-	require.Len(t, lines, 4, out)
+	require.Len(t, lines, 3, out)
 	assert.Equal(t, "User: The deploy to eu-west-1 failed at 10:42.", lines[0])
-	assert.Equal(t, `Tool call: read_file({"path":"deploy/terraform/main.tf"})`, lines[1])
-	assert.True(t, strings.HasPrefix(lines[2], "Tool: resource"), lines[2])
-	assert.Equal(t, "Assistant: The instance type t3.small is too small; we will switch to t3.large.", lines[3])
+	assert.True(t, strings.HasPrefix(lines[1], "Tool read_file(deploy/terraform/main.tf): resource"), "a result says its call: %s", lines[1])
+	assert.Equal(t, "Assistant: The instance type t3.small is too small; we will switch to t3.large.", lines[2])
 	assert.Equal(t, 1, strings.Count(strings.ToLower(out), "failed at 10:42"))
 }
 

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -24,13 +25,22 @@ REMOVE: Greetings and small talk. Redundant confirmations. Formatting artifacts.
 
 Output only the summary text as a flowing narrative, not bullet points.`
 
-// Prefixes of the messages the builders write.
+// Prefixes of the messages the builders write. A tool result whose call
+// is known is written ToolResultOfPrefix + call + "]: " + output, the call
+// as "name(arguments)" (CallHeader), or just the tool's name when only
+// that is known; otherwise ToolResultPrefix + output.
 const (
 	PreviousSummaryPrefix = "Previous summary of conversation:\n"
 	SummaryBatchPrefix    = "Summary batch:\n"
 	ToolResultPrefix      = "[Tool result]: "
+	ToolResultOfPrefix    = "[Tool result of "
 	ToolCallPrefix        = "[Tool call]: "
 )
+
+// ToolHeaderArgsMax is how many code points of a call's arguments a tool
+// result's header shows: the call itself is rendered in full (up to
+// max_message_chars) where it is made.
+const ToolHeaderArgsMax = 200
 
 func systemOrDefault(p string) string {
 	if p == "" {
@@ -43,14 +53,16 @@ func systemOrDefault(p string) string {
 // (seed 000, compaction-v2.AC1.1–1.5, AC4.3–4.4): the system prompt (the
 // default when empty); the previous summary as one system message when
 // non-empty; then each user, assistant and tool message as one message
-// (RenderForSummary); system messages skipped; the directive last.
+// (RenderForSummary, each tool result naming its call: CallHeader);
+// system messages skipped; the directive last.
 func BuildSummarizationRequest(systemPrompt, previousSummary string, msgs []Message, model string, maxTokens, maxMessageChars int) ModelRequest {
 	out := make([]ModelMessage, 0, len(msgs)+2)
 	if previousSummary != "" {
 		out = append(out, ModelMessage{Role: RoleSystem, Content: PreviousSummaryPrefix + previousSummary})
 	}
+	calls := newCallIndex(msgs)
 	for i := range msgs {
-		if role, text, ok := RenderForSummary(&msgs[i], maxMessageChars); ok {
+		if role, text, ok := renderForSummary(&msgs[i], maxMessageChars, calls, i); ok {
 			out = append(out, ModelMessage{Role: role, Content: text})
 		}
 	}
@@ -58,15 +70,21 @@ func BuildSummarizationRequest(systemPrompt, previousSummary string, msgs []Mess
 	return ModelRequest{System: systemOrDefault(systemPrompt), Messages: out, Model: model, MaxTokens: maxTokens}
 }
 
-// RenderForSummary is how the summarizer sees one message, in any shape:
-// its tool results first, each "[Tool result]: " + output; then its text;
-// then its tool calls, each "[Tool call]: name(arguments)"; joined with
-// "\n". A tool message's content is its result. Each piece (output,
-// text, "name(arguments)") is middle-truncated to maxMessageChars code
-// points (0 = no limit) so one huge tool output cannot overflow the
-// summarizer. Assistant messages stay assistant, user and tool messages
-// are user; system messages are not rendered (ok false).
+// RenderForSummary is how the summarizer sees one message, in any shape,
+// on its own: its tool results first, each "[Tool result]: " + output;
+// then its text; then its tool calls, each "[Tool call]: name(arguments)";
+// joined with "\n". A tool message's content is its result. Each piece
+// (output, text, "name(arguments)") is middle-truncated to
+// maxMessageChars code points (0 = no limit) so one huge tool output
+// cannot overflow the summarizer. Assistant messages stay assistant, user
+// and tool messages are user; system messages are not rendered (ok
+// false). In a summarization request, where the calls around it are
+// known, each result names its call (BuildSummarizationRequest).
 func RenderForSummary(m *Message, maxMessageChars int) (role Role, text string, ok bool) {
+	return renderForSummary(m, maxMessageChars, nil, 0)
+}
+
+func renderForSummary(m *Message, maxMessageChars int, calls *callIndex, at int) (role Role, text string, ok bool) {
 	switch m.Role {
 	case RoleSystem, RoleInvalid:
 		return 0, "", false
@@ -78,18 +96,93 @@ func RenderForSummary(m *Message, maxMessageChars int) (role Role, text string, 
 	own := m.Text()
 	if !m.HasResults && !m.HasToolCalls {
 		if m.Role == RoleTool {
-			return role, ToolResultPrefix + ClampText(m.Content, maxMessageChars), true
+			return role, resultHeader(calls.find(m.ToolCallID, "", at)) + ClampText(m.Content, maxMessageChars), true
 		}
 		return role, ClampText(own, maxMessageChars), true
 	}
-	return role, renderPieces(m, own, maxMessageChars), true
+	return role, renderPieces(m, own, maxMessageChars, calls, at), true
+}
+
+// resultHeader is what a tool result's output follows in a request:
+// ToolResultOfPrefix + the call + "]: " when the call or its tool is
+// known, else ToolResultPrefix.
+func resultHeader(call *ToolCall) string {
+	if call == nil {
+		return ToolResultPrefix
+	}
+	return ToolResultOfPrefix + CallHeader(call) + "]: "
+}
+
+// CallHeader is how a tool result's header shows its call: "name(arguments)"
+// with every line break in the arguments made a space and the arguments
+// middle-truncated to ToolHeaderArgsMax code points, or just the name
+// when only the name is known (a result that names its tool, its call
+// elsewhere).
+func CallHeader(call *ToolCall) string {
+	if call.Result {
+		return call.Name
+	}
+	args := call.Arguments
+	if strings.ContainsAny(args, "\r\n") {
+		args = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ").Replace(args)
+	}
+	return call.Name + "(" + ClampText(args, ToolHeaderArgsMax) + ")"
+}
+
+// callIndex finds the call a tool result answers among the messages of
+// one request or chunk.
+type callIndex struct {
+	msgs []Message
+	byID map[string][]int32 // call id → positions in msgs of the messages making it
+}
+
+func newCallIndex(msgs []Message) *callIndex {
+	ix := &callIndex{msgs: msgs}
+	for i := range msgs {
+		for j := range msgs[i].ToolCalls {
+			if tc := &msgs[i].ToolCalls[j]; !tc.Result && tc.ID != "" {
+				if ix.byID == nil {
+					ix.byID = map[string][]int32{}
+				}
+				ix.byID[tc.ID] = append(ix.byID[tc.ID], int32(i))
+			}
+		}
+	}
+	return ix
+}
+
+// find returns the call with id that a result in msgs[at] answers: the
+// nearest one made before it (ids may be reused), else the first made
+// after; when there is none, a ToolCall with Result set and the name the
+// result gives (nil when it gives none).
+func (ix *callIndex) find(id, name string, at int) *ToolCall {
+	if ix != nil && id != "" {
+		best := int32(-1)
+		if ps := ix.byID[id]; len(ps) > 0 {
+			// ps is ascending: the last before at, else the first.
+			k, _ := slices.BinarySearch(ps, int32(at))
+			best = ps[max(k-1, 0)]
+		}
+		if best >= 0 {
+			m := &ix.msgs[best]
+			for j := len(m.ToolCalls) - 1; j >= 0; j-- {
+				if tc := &m.ToolCalls[j]; !tc.Result && tc.ID == id {
+					return tc
+				}
+			}
+		}
+	}
+	if name != "" && ix != nil {
+		return &ToolCall{Name: name, Result: true}
+	}
+	return nil
 }
 
 // renderPieces is RenderForSummary's text for a message with tool calls
 // or results. It is a function of its own so that the plain path does
 // not pay for its closure: TinyGo moves a parameter a closure captures to
 // the heap on entry, an allocation per message.
-func renderPieces(m *Message, own string, maxMessageChars int) string {
+func renderPieces(m *Message, own string, maxMessageChars int, calls *callIndex, at int) string {
 	var b strings.Builder
 	piece := func(prefix, s string) {
 		if b.Len() > 0 {
@@ -101,11 +194,11 @@ func renderPieces(m *Message, own string, maxMessageChars int) string {
 	if m.HasResults {
 		for i := range m.ToolCalls {
 			if tc := &m.ToolCalls[i]; tc.Result {
-				piece(ToolResultPrefix, tc.Arguments)
+				piece(resultHeader(calls.find(tc.ID, tc.Name, at)), tc.Arguments)
 			}
 		}
 	} else if m.Role == RoleTool {
-		piece(ToolResultPrefix, m.Content)
+		piece(resultHeader(calls.find(m.ToolCallID, "", at)), m.Content)
 	}
 	if own != "" {
 		piece("", own)

@@ -717,23 +717,59 @@ def clamp(s, mx):
     return s[:head] + "[… %d characters omitted …]" % (len(s) - mx) + s[len(s) - tail:]
 
 
-def render(m, mx):
-    """How the summarizer sees one message (None: not shown): its tool results
-    ("[Tool result]: " + output), its text, its calls ("[Tool call]: name(args)"),
-    each piece middle-truncated, joined with "\n"."""
+HEADER_ARGS = 200  # code points of a call's arguments a result's header shows
+
+
+def call_header(entry):
+    """How a result's header shows its call: "name(arguments)", line breaks
+    made spaces and the arguments middle-truncated to HEADER_ARGS; a bare
+    name when only the result names its tool."""
+    _, nm, a, is_result = entry
+    if is_result:
+        return nm
+    a = a.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")
+    return "%s(%s)" % (nm, clamp(a, HEADER_ARGS))
+
+
+def find_call(msgs, i, cid, name):
+    """The call a result in msgs[i] answers: the last one with its id made in
+    a message before it (ids may be reused), else the first one made from
+    msgs[i] on; the last such call of that message. Without one, the
+    result's own tool name (None when it has none)."""
+    if cid:
+        at = [k for k, m in enumerate(msgs) for e in m["entries"] if not e[3] and e[0] == cid]
+        if at:
+            before = [k for k in at if k < i]
+            k = before[-1] if before else at[0]
+            return [e for e in msgs[k]["entries"] if not e[3] and e[0] == cid][-1]
+    if name:
+        return ("", name, "", True)
+    return None
+
+
+def header(call):
+    return "[Tool result]: " if call is None else "[Tool result of %s]: " % call_header(call)
+
+
+def render(msgs, i, mx):
+    """How the summarizer sees msgs[i] (None: not shown): its tool results,
+    each with a header naming its call (header), its text, its calls
+    ("[Tool call]: name(args)"), each piece middle-truncated, joined with
+    "\n"."""
+    m = msgs[i]
     if m["role"] == "system":
         return None
     role = "assistant" if m["role"] == "assistant" else "user"
     own = own_text(m)
     if not m["has_results"] and not m["has_calls"]:
         if m["role"] == "tool":
-            return role, "[Tool result]: " + clamp(m["content"], mx)
+            return role, header(find_call(msgs, i, m["tool_call_id"], "")) + clamp(m["content"], mx)
         return role, clamp(own, mx)
     pieces = []
     if m["has_results"]:
-        pieces += ["[Tool result]: " + clamp(a, mx) for _, _, a, r in m["entries"] if r]
+        pieces += [header(find_call(msgs, i, cid, nm)) + clamp(a, mx) for cid, nm, a, r in m["entries"] if r]
     elif m["role"] == "tool":
-        pieces.append("[Tool result]: " + clamp(m["content"], mx))
+        pieces.append(header(find_call(msgs, i, m["tool_call_id"], "")) + clamp(m["content"], mx))
     if own:
         pieces.append(clamp(own, mx))
     pieces += ["[Tool call]: " + clamp("%s(%s)" % (nm, a), mx) for _, nm, a, r in m["entries"] if not r]
@@ -744,8 +780,9 @@ def summ_request(system_prompt, previous, msgs, model, max_tokens, max_chars=200
     out = []
     if previous:
         out.append({"role": "system", "content": "Previous summary of conversation:\n" + previous})
-    for m in nmsgs(msgs):
-        r = render(m, max_chars)
+    norm_msgs = nmsgs(msgs)
+    for i in range(len(norm_msgs)):
+        r = render(norm_msgs, i, max_chars)
         if r:
             out.append({"role": r[0], "content": r[1]})
     out.append({"role": "user", "content": DEFAULT_DIRECTIVE})
@@ -1068,6 +1105,26 @@ vec("buildSummarizationRequest", "each message is middle-truncated to max_messag
 arr = [msg(0, "user", [{"type": "text", "text": "part one"}, {"type": "text", "text": "part two"}])]
 vec("buildSummarizationRequest", "content-part arrays are joined", [], {"messages": arr, "model": "m", "max_tokens": 5},
     summ_request(None, None, arr, "m", 5))
+# Deviation (docs/spec.md "buildSummarizationRequest"): a tool result
+# names the call it answers, found by id among the messages (the nearest
+# one before it when an id is reused), its arguments on one line and cut
+# to 200 code points; a result whose call is not among them is as before,
+# or names its tool when the result gives the name.
+tools_conv = [msg(0, "user", "Book the cheapest flight."),
+              call(1, "call_1", name="search_direct_flight", args='{"origin":"JFK","destination":"SEA"}'),
+              result(2, "call_1", '[{"flight_number": "HAT069", "price": 121}]'),
+              call(3, "call_1", name="calculate", args='{"expression":\n"2 * 11776.5"}'),
+              result(4, "call_1", "23553.0"),
+              call(5, "call_2", name="write_file", args='{"path":"notes.md","body":"' + "x" * 300 + '"}'),
+              result(6, "call_2", "wrote 312 bytes"),
+              result(7, "call_elsewhere", "a result whose call is in another chunk")]
+vec("buildSummarizationRequest", "tool results name their calls", [],
+    {"messages": tools_conv, "model": "m", "max_tokens": 100},
+    summ_request(None, None, tools_conv, "m", 100))
+named = [{"role": "tool", "content": [{"type": "tool-result", "toolCallId": "t9", "toolName": "weather",
+                                       "output": {"type": "text", "value": "18C in Paris"}}]}]
+vec("buildSummarizationRequest", "a result whose call is elsewhere names its tool when it gives the name", [],
+    {"messages": named, "model": "m", "max_tokens": 100}, summ_request(None, None, named, "m", 100))
 vec("buildSummarizationRequest", "max_tokens must be positive", [], {"messages": [], "max_tokens": 0},
     error=err("invalid_input", "max_tokens"))
 vec("buildSummarizationRequest", "previous_summary must be a string", [], {"messages": [], "previous_summary": 3},
@@ -1266,8 +1323,18 @@ ex_vec("re-summarization keeps each line's date and label, in date order, a repe
 ex_vec("tool results and calls are labelled", [
     {"role": "assistant", "content": "[Tool call]: lookup_order({\"order\":\"ORD-5523109\"})"},
     {"role": "user", "content": "[Tool result]: order ORD-5523109: delivered by DHL on 2026-02-27"}],
-    "Tool call: lookup_order({\"order\":\"ORD-5523109\"})\n"
+    "Tool call: lookup_order(ORD-5523109)\n"
     "Tool: order ORD-5523109: delivered by DHL on 2026-02-27")
+ex_vec("a result is said with its call, once, and its JSON as facts", [
+    {"role": "user", "content": "Where is order ORD-5523109?"},
+    {"role": "assistant", "content": "Let me check.\n[Tool call]: lookup_order({\"order\":\"ORD-5523109\"})"},
+    {"role": "user", "content": "[Tool result of lookup_order({\"order\":\"ORD-5523109\"})]: "
+                                "{\"order\": \"ORD-5523109\", \"status\": \"delivered\", \"carrier\": \"DHL\", \"parcel\": \"00340434161094042557\"}"},
+    {"role": "assistant", "content": "[Tool call]: calculate({\"expression\":\"2 * 11776.5\"})"},
+    {"role": "user", "content": "[Tool result of calculate({\"expression\":\"2 * 11776.5\"})]: 23553.0"}],
+    "User: Where is order ORD-5523109?\n"
+    "Tool lookup_order(ORD-5523109): status: delivered; carrier: DHL; parcel: 00340434161094042557\n"
+    "Tool calculate(2 * 11776.5): 23553.0")
 ex_vec("only filler: the best sentence, never an empty summary", [
     {"role": "user", "content": "Thanks!"}], "User: Thanks!")
 
