@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/clipfold/clipfold/api"
@@ -45,9 +46,13 @@ import (
 
 // Options configure a Compactor. The zero value works offline.
 type Options struct {
-	// LLM summarizes. nil: the offline extractive summarizer (no network,
-	// no key). See package hostfuncs/llm for Anthropic, OpenAI-compatible
-	// and Ollama clients.
+	// LLM summarizes. nil: offline (no network, no key): compress
+	// summarizes inside the plug-in (config summarizer "extractive" unless
+	// Config sets summarizer), with dated lines and "extractive" batches,
+	// as the command and the Python and Node packages do offline; the
+	// extractive client (llm.NewExtractive) answers the calls a config of
+	// summarizer "llm" makes. See package hostfuncs/llm for Anthropic,
+	// OpenAI-compatible and Ollama clients.
 	LLM llm.Client
 	// Store keeps each conversation's active history, the archive and
 	// recall storage. nil: a private in-memory SQLite store, closed with
@@ -111,8 +116,18 @@ type CallError = wasmhost.CallError
 // Close the Compactor when done.
 func Open(ctx context.Context, opts Options) (*Compactor, error) {
 	c := &Compactor{store: opts.Store, embedder: opts.Embedder, logger: opts.Logger}
-	if opts.Config != nil {
-		b, err := json.Marshal(opts.Config)
+	cfg := opts.Config
+	if _, set := cfg["summarizer"]; opts.LLM == nil && !set {
+		// Offline, the plug-in summarizes the messages themselves (dated
+		// lines, in time order), not an undated summarization request.
+		cfg = maps.Clone(cfg)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg["summarizer"] = core.SummarizerExtractive
+	}
+	if cfg != nil {
+		b, err := json.Marshal(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("clipfold: Options.Config: %w", err)
 		}
@@ -147,7 +162,7 @@ func Open(ctx context.Context, opts Options) (*Compactor, error) {
 	}
 	c.rt = rt
 	c.pool = wasmhost.NewPool(rt, opts.PoolSize)
-	if c.config != nil {
+	if opts.Config != nil {
 		// Refuse a bad config now, naming the key, rather than on every call.
 		if _, err := c.ShouldCompact(ctx, nil, nil); err != nil {
 			_ = c.Close()
