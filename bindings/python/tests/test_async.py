@@ -285,8 +285,9 @@ def test_invalid_input_raises_clipfold_error(wasm: str) -> None:
             with pytest.raises(ClipfoldError) as e:
                 await c.call("score", b"{not json")
             assert e.value.code == "invalid_json"
-            with pytest.raises(ValueError):
+            with pytest.raises(ClipfoldError) as e:
                 await c.compact_if_due("c1", [], target_share=2)
+            assert e.value.field == "target_share"
             assert (await c.version())["abi"] == 1  # the instance still answers
     run(main())
 
