@@ -333,8 +333,11 @@ func anthropicResponse(root gjson.Result) (ModelResponse, *LLMError, error) {
 		return ModelResponse{}, nil, bad
 	}
 	r.StopReason = root.Get("stop_reason").String()
-	r.InputTokens = int(root.Get("usage.input_tokens").Int())
-	r.OutputTokens = int(root.Get("usage.output_tokens").Int())
+	// Anthropic counts tokens read from and written to its prompt cache
+	// apart from input_tokens; the context held all three.
+	u := root.Get("usage")
+	r.InputTokens = int(u.Get("input_tokens").Int() + u.Get("cache_creation_input_tokens").Int() + u.Get("cache_read_input_tokens").Int())
+	r.OutputTokens = int(u.Get("output_tokens").Int())
 	return r, nil, nil
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -436,6 +437,21 @@ const (
   "eval_duration": 4799921000
 }`
 )
+
+// A prompt served partly from Anthropic's cache held every token the
+// three usage counts name: usage that left the cached ones out would let
+// a cached context look small.
+func TestProviderResponseAnthropicCacheTokens(t *testing.T) {
+	body := strings.Replace(pvAnthropicOK, `"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0`,
+		`"cache_creation_input_tokens": 300, "cache_read_input_tokens": 40000`, 1)
+	r, lerr, err := ProviderResponse("anthropic", 200, []byte(body))
+	if err != nil || lerr != nil {
+		t.Fatalf("ProviderResponse: %v %v", err, lerr)
+	}
+	if r.InputTokens != 2095+300+40000 {
+		t.Fatalf("InputTokens = %d, want %d (input, cache creation and cache reads)", r.InputTokens, 2095+300+40000)
+	}
+}
 
 func TestProviderResponseSuccess(t *testing.T) {
 	tests := []struct {
