@@ -77,7 +77,7 @@ func ExampleCompactor_ShouldCompact() {
 	}
 	fmt.Printf("due=%v: ~%d tokens, limit %d\n", due.Due, due.Tokens, due.Limit)
 	// Output:
-	// due=true: ~581 tokens, limit 480
+	// due=true: ~906 tokens, limit 480
 }
 
 // Bad input is refused with SPEC's code and the offending field.
