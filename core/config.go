@@ -361,33 +361,44 @@ func (c *Config) Set(key string, v Value, field string) error {
 // or an environment variable gives it ("20", "0.9", "true", "a,b" or a JSON
 // array of strings for important_keywords).
 func (c *Config) SetString(key, s, field string) error {
-	v := Value{Kind: KindString, Str: s}
+	v, err := ParseValue(key, s, field)
+	if err != nil {
+		return err
+	}
+	return c.Set(key, v, field)
+}
+
+// ParseValue reads the text form of key's value (a TOML file's, a
+// command-line flag's, the manifest config's) as the Value Set takes:
+// a string for the string keys, a boolean for pin_system, a
+// comma-separated list for the list keys, else a number ("" or "null":
+// null). It is the one place that knows each key's kind, so hosts that
+// send a text value on as JSON ask it rather than keep a list of their own.
+func ParseValue(key, s, field string) (Value, error) {
 	switch key {
 	case "prompt", "fallback", "summarizer", "model", "token_estimator":
+		return Value{Kind: KindString, Str: s}, nil
 	case "pin_system":
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
-			return Invalid(orKey(field, key), "must be true or false, got "+strconv.Quote(s))
+			return Value{}, Invalid(orKey(field, key), "must be true or false, got "+strconv.Quote(s))
 		}
-		v = Value{Kind: KindBool, Bool: b}
+		return Value{Kind: KindBool, Bool: b}, nil
 	case "important_keywords", "clear_exclude_tools":
-		v = Value{Kind: KindStrings, List: splitKeywords(s)}
-	default:
-		t := strings.TrimSpace(s)
-		if t == "" || t == "null" {
-			v = Value{Kind: KindNull}
-			break
-		}
-		f, err := strconv.ParseFloat(t, 64)
-		if err != nil {
-			if !isKnownKey(key) {
-				return ErrUnknownKey
-			}
-			return Invalid(orKey(field, key), "must be a number, got "+strconv.Quote(s))
-		}
-		v = Value{Kind: KindNumber, Num: f}
+		return Value{Kind: KindStrings, List: splitKeywords(s)}, nil
 	}
-	return c.Set(key, v, field)
+	t := strings.TrimSpace(s)
+	if t == "" || t == "null" {
+		return Value{Kind: KindNull}, nil
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil {
+		if !isKnownKey(key) {
+			return Value{}, ErrUnknownKey
+		}
+		return Value{}, Invalid(orKey(field, key), "must be a number, got "+strconv.Quote(s))
+	}
+	return Value{Kind: KindNumber, Num: f}, nil
 }
 
 func isKnownKey(key string) bool {

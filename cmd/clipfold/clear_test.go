@@ -40,3 +40,20 @@ func TestCompactClearsToolResults(t *testing.T) {
 	}
 	require.EqualValues(t, res.Get("tool_results_cleared").Int(), cleared)
 }
+
+// Every key's value goes to the plug-in as the kind the key takes, as
+// core.ParseValue reads it: a string key given on the command line is a
+// string, not a number (token_estimator was sent as 0 and refused).
+func TestSetSendsEachKeyAsItsKind(t *testing.T) {
+	file := conversationFile(t, "debugging-session")
+	dir := t.TempDir()
+	chars4 := ok(t, dir, "compact", file, "--json", "--quiet", "--dry-run", "--db", "a.db", "--set", "token_estimator=chars4")
+	conservative := ok(t, dir, "compact", file, "--json", "--quiet", "--dry-run", "--db", "b.db", "--set", "token_estimator=conservative")
+	before4 := gjson.Get(chars4.stdout, "tokens_estimate_before").Int()
+	beforeC := gjson.Get(conservative.stdout, "tokens_estimate_before").Int()
+	require.Positive(t, before4)
+	require.Greater(t, beforeC, before4, "the conservative count is above ⌈chars/4⌉ on this session")
+	r := runCLI(t, dir, nil, "compact", file, "--quiet", "--dry-run", "--db", "c.db", "--set", "token_estimator=words")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, `token_estimator`)
+}

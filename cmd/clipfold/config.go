@@ -84,32 +84,15 @@ func (s *settings) setValue(key string, v core.Value, where string) error {
 
 // setString is setValue for text (flags, --set KEY=VALUE).
 func (s *settings) setString(key, text, where string) error {
-	if err := s.cfg.SetString(key, text, where); err != nil {
+	v, err := core.ParseValue(key, text, where)
+	if err == nil {
+		err = s.cfg.Set(key, v, where)
+	}
+	if err != nil {
 		if errors.Is(err, core.ErrUnknownKey) {
 			return usagef("%s: unknown configuration key %q; valid keys are %s", where, key, strings.Join(core.Keys, ", "))
 		}
 		return configError(err)
-	}
-	// Re-read the validated text as a Value to send it as JSON.
-	var v core.Value
-	switch key {
-	case "prompt", "fallback", "summarizer", "model":
-		v = core.Value{Kind: core.KindString, Str: text}
-	case "pin_system":
-		b, _ := strconv.ParseBool(strings.TrimSpace(text))
-		v = core.Value{Kind: core.KindBool, Bool: b}
-	case "important_keywords":
-		v = core.Value{Kind: core.KindStrings, List: s.cfg.Scoring.Keywords}
-	case "clear_exclude_tools":
-		v = core.Value{Kind: core.KindStrings, List: s.cfg.ClearExcludeTools}
-	default:
-		t := strings.TrimSpace(text)
-		if t == "" || t == "null" {
-			v = core.Value{Kind: core.KindNull}
-		} else {
-			f, _ := strconv.ParseFloat(t, 64)
-			v = core.Value{Kind: core.KindNumber, Num: f}
-		}
 	}
 	s.set[key] = valueJSON(v)
 	return nil
