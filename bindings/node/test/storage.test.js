@@ -382,7 +382,7 @@ VALUES ('m1', 'c1', 1, 'user', 'the walrus escaped', '', '{"id":"m1"}', '2026-01
     assert.throws(() => new SQLiteStore(join(dir, 'future.db'), { readOnly: true }), /schema version 99 is newer than this clipfold knows/);
     assert.throws(() => new SQLiteStore(join(dir, 'missing.db'), { readOnly: true }), /no such database file/);
     assert.throws(() => new SQLiteStore(':memory:', { readOnly: true }), /needs a database file/);
-    assert.throws(() => new SQLiteStore(join(dir, 'v3.db'), { readOnly: /** @type {any} */ ('yes') }), /readOnly must be true or false/);
+    assert.throws(() => new SQLiteStore(join(dir, 'v3.db'), { readOnly: /** @type {any} */ ('yes') }), /readOnly: must be true or false, got "yes"/);
     assert.deepEqual(snapshot(dir), before);
   });
 
