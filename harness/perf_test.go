@@ -194,9 +194,11 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 		total, time.Since(start).Round(time.Millisecond), float64(m)/(1<<20), float64(warmMain)/(1<<20), warm, float64(k)/(1<<20))
 
 	// Larger inputs: the plug-in's heap grows for the first calls (about
-	// a dozen with 1,000 messages) and then must stay put. 1,000 calls of
-	// a 10k split are BenchmarkPerfMemory's.
-	for _, c := range []struct{ n, total, warm int }{{1000, 120, 60}, {10_000, 60, 20}} {
+	// a dozen with 1,000 messages; under TinyGo a 10k split's heap doubles
+	// once, near the 26th call: RATIONALE "TinyGo collects on demand") and
+	// then must stay put. 1,000 calls of a 10k split are
+	// BenchmarkPerfMemory's.
+	for _, c := range []struct{ n, total, warm int }{{1000, 120, 60}, {10_000, 90, 50}} {
 		big := benchHistory(c.n)
 		inst2, err := rt.NewInstance(ctx)
 		require.NoError(t, err)
@@ -220,14 +222,14 @@ func TestPerfNoMemoryGrowth(t *testing.T) {
 
 // BenchmarkPerfMemory makes 1,000 calls of a 10k-message split on one
 // instance that is never replaced (MaxMemory -1) and reports the plug-in's
-// linear memory after the 20th call ("warm-MiB"), after the last
-// ("final-MiB") and the difference ("growth-MiB", issue 20: 0); ns/op is
+// linear memory after the 50th call ("warm-MiB"), after the last
+// ("final-MiB") and the difference ("growth-MiB", the target: 0); ns/op is
 // one call. Run it with -benchtime 1x.
 func BenchmarkPerfMemory(b *testing.B) {
 	ctx := context.Background()
 	rt, probe := newProbedRuntime(b, wasmhost.Options{MaxMemory: -1}, "split")
 	in := benchHistory(10_000)
-	const total, warm = 1000, 20
+	const total, warm = 1000, 50
 	var warmMem, final uint32
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
