@@ -59,7 +59,7 @@ type Options struct {
 	// the Compactor. See hostfuncs/store/sqlite (a file) and
 	// hostfuncs/store/postgres.
 	Store store.Store
-	// Config holds [summarization] keys of SPEC §2 (chunk_size,
+	// Config holds [summarization] keys of docs/spec.md#config (chunk_size,
 	// keep_recent, model_max_tokens, …) sent with every call; a call's
 	// own config overrides them. Values are anything encoding/json
 	// encodes. Invalid keys or values make Open fail, naming the key.
@@ -107,9 +107,9 @@ type Compactor struct {
 	conversations convLocks
 }
 
-// CallError is an export's refusal of its input: SPEC's code
-// (invalid_json, invalid_input, too_large, host_error, internal) and a
-// message naming the offending field.
+// CallError is an export's refusal of its input: the error code of
+// docs/spec.md#errors-and-limits (invalid_json, invalid_input, too_large,
+// host_error, internal) and a message naming the offending field.
 type CallError = wasmhost.CallError
 
 // Open compiles the plug-in and binds it to the LLM and store of opts.
@@ -203,7 +203,7 @@ func (c *Compactor) Close() error {
 func (c *Compactor) Store() store.Store { return c.store }
 
 // Call runs a plug-in export with a raw JSON input and returns its raw
-// output (SPEC §3). A refused input is a *CallError.
+// output (docs/spec.md#exports). A refused input is a *CallError.
 func (c *Compactor) Call(ctx context.Context, export string, input []byte) ([]byte, error) {
 	return c.pool.Call(ctx, export, input)
 }
@@ -245,7 +245,7 @@ func (c *Compactor) Split(ctx context.Context, messages []json.RawMessage) (*Spl
 	return &out, nil
 }
 
-// Score returns each message's importance (SPEC §3 score).
+// Score returns each message's importance (docs/spec.md#score).
 func (c *Compactor) Score(ctx context.Context, messages []json.RawMessage) ([]float64, error) {
 	var out struct {
 		Scores []float64 `json:"scores"`
@@ -264,17 +264,16 @@ type Due struct {
 	Limit  int  `json:"limit"`
 }
 
-// Usage is what the provider reported for the last model call (SPEC
-// "Counting tokens and the window"): InputTokens for a request that held
-// the first Messages messages of the history now checked or compacted,
-// with the system prompt and the tools. The provider's count wins for
-// those messages; only the rest is estimated, and overhead_tokens is not
-// added on top (InputTokens holds it). Pass the usage of the model call
-// just made: for a response to a request of the whole history,
-// Usage{InputTokens: n, Messages: len(history)} before the response and
-// what followed it are appended. A negative count, or Messages beyond the
-// history, is a *CallError (invalid_input) naming usage.input_tokens or
-// usage.messages.
+// Usage is what the provider reported for the last model call
+// (docs/spec.md#counting-tokens-and-the-window): InputTokens for a request
+// that held the first Messages messages of the history now checked or
+// compacted, with the system prompt and the tools. The provider's count wins
+// for those messages; only the rest is estimated, and overhead_tokens is not
+// added on top (InputTokens holds it). Pass the usage of the model call just
+// made: for a response to a request of the whole history, Usage{InputTokens:
+// n, Messages: len(history)} before the response and what followed it are
+// appended. A negative count, or Messages beyond the history, is a *CallError
+// (invalid_input) naming usage.input_tokens or usage.messages.
 type Usage struct {
 	InputTokens int `json:"input_tokens"`
 	Messages    int `json:"messages"`
@@ -348,7 +347,7 @@ func (c *Compactor) OverheadTokens(ctx context.Context, system string, tools any
 	return out.Tokens, err
 }
 
-// Batch is one archived summary (SPEC §2).
+// Batch is one archived summary (docs/spec.md#batch).
 type Batch struct {
 	Content          string   `json:"content"`
 	Depth            int      `json:"depth"`
@@ -360,9 +359,9 @@ type Batch struct {
 	Method           string   `json:"method"`
 }
 
-// Result is compress's CompactionResult (SPEC §4). A compaction that
-// failed is not an error: Failed is set, FailureCode says why, and
-// History is the input, byte for byte.
+// Result is compress's CompactionResult (docs/spec.md#compactionresult). A
+// compaction that failed is not an error: Failed is set, FailureCode says why,
+// and History is the input, byte for byte.
 type Result struct {
 	History []json.RawMessage `json:"history"`
 	// ClipArchive is the text of the clip-archive History starts with,
@@ -382,10 +381,10 @@ type Result struct {
 	Warnings            []string `json:"warnings"`
 	ConsecutiveFailures int      `json:"consecutive_failures"`
 	// ToolResultsCleared and MessagesTruncated count the kept messages
-	// this compaction replaced to fit the window (SPEC "Counting tokens
-	// and the window"): tool results cleared to one line naming the tool,
-	// its arguments and the recall id of the full output, messages
-	// middle-truncated; each original is in recall storage.
+	// this compaction replaced to fit the window
+	// (docs/spec.md#keeping-the-window): tool results cleared to one line
+	// naming the tool, its arguments and the recall id of the full output,
+	// messages middle-truncated; each original is in recall storage.
 	ToolResultsCleared int `json:"tool_results_cleared"`
 	MessagesTruncated  int `json:"messages_truncated"`
 }
@@ -400,14 +399,14 @@ type CompressOptions struct {
 	Now time.Time
 	// OperationID names the compaction (default: a fresh op_… id).
 	OperationID string
-	// CallerOwned says the caller keeps the messages (SPEC §4
-	// history_owner "caller"), as LangChain, LangGraph, the AI SDK and
-	// the provider SDKs do: history is the caller's whole list, the store
-	// keeps only the archive and recall storage (removed messages are
-	// written there once, by id, given or derived), and Result.History is
-	// the compacted view to send to the model. Either pattern works: send
-	// the whole list every turn, or replace the list with Result.History
-	// and append to it.
+	// CallerOwned says the caller keeps the messages
+	// (docs/spec.md#who-owns-the-history, history_owner "caller"), as
+	// LangChain, LangGraph, the AI SDK and the provider SDKs do: history is
+	// the caller's whole list, the store keeps only the archive and recall
+	// storage (removed messages are written there once, by id, given or
+	// derived), and Result.History is the compacted view to send to the model.
+	// Either pattern works: send the whole list every turn, or replace the
+	// list with Result.History and append to it.
 	CallerOwned bool
 	// OnlyIfDue compacts only when the history (for a caller-owned one,
 	// its compacted view) is over the budget, as ShouldCompact says; for
@@ -425,10 +424,11 @@ type CompressOptions struct {
 	Usage *Usage
 }
 
-// Compress compacts a conversation (SPEC §4). history is its messages in
-// any shape of SPEC §2 (OpenAI Chat, Anthropic, OpenAI Responses, AI
-// SDK, LangChain); messages without an id get a derived one, messages
-// without created_at are dated at the compaction's now.
+// Compress compacts a conversation (docs/spec.md#compress). history is its
+// messages in any shape of docs/spec.md#message-shapes (OpenAI Chat,
+// Anthropic, OpenAI Responses, AI SDK, LangChain); messages without an id get
+// a derived one, messages without created_at are dated at the compaction's
+// now.
 //
 // By default the store owns the history: messages of history the store
 // holds nowhere yet (neither active nor in recall) are appended to its

@@ -52,7 +52,7 @@ func frameworkTurn(i int) []json.RawMessage {
 var frameworkConfig = map[string]any{"keep_recent": 4, "chunk_size": 8, "max_summary_tokens": 80, "model_max_tokens": 1200, "context_budget": 0.5,
 	"token_estimator": "chars4"}
 
-// Issue 19: frameworks keep their messages (no ids, no times) and either
+// Frameworks keep their messages (no ids, no times) and either
 // replace their list with the compacted one or send all of it every
 // turn. Both work, store-owned or caller-owned, with no duplicate, no
 // no_gain and no commit_conflict.

@@ -80,7 +80,8 @@ func ExampleCompactor_ShouldCompact() {
 	// due=true: ~906 tokens, limit 480
 }
 
-// Bad input is refused with SPEC's code and the offending field.
+// Bad input is refused with an error code (docs/spec.md#errors-and-limits) and
+// the offending field.
 func ExampleCallError() {
 	ctx := context.Background()
 	c, err := clipfold.Open(ctx, clipfold.Options{})

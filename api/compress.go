@@ -9,9 +9,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// HostCaller calls one host function of SPEC §5 (llm_complete,
-// memory_list, compaction_commit) with a JSON input and returns its JSON
-// output. The plug-in implements it with Extism imports; Go tests and
+// HostCaller calls one host function of docs/spec.md#host-functions
+// (llm_complete, memory_list, compaction_commit) with a JSON input and returns
+// its JSON output. The plug-in implements it with Extism imports; Go tests and
 // hosts implement it by calling hostfuncs directly, so both paths run the
 // exact same JSON.
 type HostCaller interface {
@@ -24,9 +24,9 @@ type SystemClock struct{}
 func (SystemClock) Now() time.Time        { return time.Now() }
 func (SystemClock) Sleep(d time.Duration) { time.Sleep(d) }
 
-// Compress is the compress export (SPEC §4): {conversation_id, history,
-// config, usage?, dry_run?, now?, operation_id?} → CompactionResult. The breaker
-// state lives in e, so one Env must serve one plug-in instance.
+// Compress is the compress export (docs/spec.md#compress): {conversation_id,
+// history, config, usage?, dry_run?, now?, operation_id?} → CompactionResult.
+// The breaker state lives in e, so one Env must serve one plug-in instance.
 func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error) {
 	root, err := parseInput(in)
 	if err != nil {
@@ -110,8 +110,8 @@ func (e *Env) Compress(in []byte, h HostCaller, clock core.Clock) ([]byte, error
 // historyIDs reads compress's optional "history_ids": one entry per
 // history message, a string or null: the id a host that stores the
 // history keeps a message under when the message has no id of its own
-// (the derived id it was given when stored; SPEC §2). A message's own id
-// wins; an entry that contradicts it is an error.
+// (the derived id it was given when stored; docs/spec.md#derived-ids). A
+// message's own id wins; an entry that contradicts it is an error.
 func historyIDs(r gjson.Result, msgs []core.Message) error {
 	if r.Type == gjson.Null {
 		return nil
@@ -261,7 +261,7 @@ func appendNullableString(b []byte, s string, set bool) []byte {
 	return core.AppendJSONString(b, s)
 }
 
-// AppendBatch writes a Batch (SPEC §2).
+// AppendBatch writes a Batch (docs/spec.md#batch).
 func AppendBatch(b []byte, bt *core.Batch) []byte {
 	b = append(b, `{"content":`...)
 	b = core.AppendJSONString(b, bt.Content)
@@ -297,7 +297,8 @@ func appendStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-// AppendInsertMessage writes the clip-archive message as a SPEC Message.
+// AppendInsertMessage writes the clip-archive message as a native Message
+// (docs/spec.md#message).
 func AppendInsertMessage(b []byte, m *core.InsertMessage) []byte {
 	return core.AppendInsertMessage(b, m)
 }

@@ -39,10 +39,10 @@ type msgRules struct {
 	shape            core.Shape
 }
 
-// decodeMessages reads an array of Messages in any of SPEC §2's shapes,
-// one shape per call (the input's "shape", when given, names it). Each
-// element keeps its exact bytes in Raw. It returns the shape the
-// messages are written in, settled (core.SettleShape).
+// decodeMessages reads an array of Messages in any of the shapes of
+// docs/spec.md#message-shapes, one shape per call (the input's "shape", when
+// given, names it). Each element keeps its exact bytes in Raw. It returns the
+// shape the messages are written in, settled (core.SettleShape).
 //
 // Hot path: one closure serves every message and field paths are built
 // only on error, so decoding allocates per message only what the message
@@ -70,8 +70,8 @@ func decodeMessagesInto(buf []core.Message, a *arena, o object, key string, rule
 }
 
 // readShape reads the input's optional "shape": the one message shape
-// the messages are in (SPEC §2), for histories whose messages fit
-// several (plain role and string content) but belong to one: an
+// the messages are in (docs/spec.md#message-shapes), for histories whose
+// messages fit several (plain role and string content) but belong to one: an
 // Anthropic history of text turns, whose clip-archive must be a user turn.
 func readShape(o object, rules *msgRules) error {
 	v := o.Get("shape")
@@ -529,7 +529,7 @@ func toValue(v gjson.Result) core.Value {
 }
 
 // decodeUsage reads the optional "usage" input of shouldCompact, split
-// and compress (SPEC §2 "Counting tokens and the window"):
+// and compress (docs/spec.md#counting-tokens-and-the-window):
 // {"input_tokens": N ≥ 0, "messages": K}, K at most n (the history's
 // length); absent or null is no usage.
 func decodeUsage(r gjson.Result, n int) (core.Usage, error) {
@@ -600,12 +600,12 @@ func optInt(r gjson.Result, field string, def, min int) (int, error) {
 	return int(r.Num), nil
 }
 
-// decodeBatches reads Batch objects (SPEC §2). As for messages, each
-// batch is read in one pass over its members, one closure serves the
-// whole array, a field path is built on error only, and the strings a
-// batch keeps are its own (keep): 200,000 batches decode in linear time
-// under TinyGo's collector. n is the number of batches when the input
-// scanner counted them (else -1): the slice is made that long at once.
+// decodeBatches reads Batch objects (docs/spec.md#batch). As for messages,
+// each batch is read in one pass over its members, one closure serves the
+// whole array, a field path is built on error only, and the strings a batch
+// keeps are its own (keep): 200,000 batches decode in linear time under
+// TinyGo's collector. n is the number of batches when the input scanner
+// counted them (else -1): the slice is made that long at once.
 func decodeBatches(r gjson.Result, n int, field string, a *arena) ([]core.Batch, error) {
 	if !r.Exists() {
 		return nil, required(field)

@@ -1,5 +1,6 @@
 // Package api is the JSON face of clipfold: one function per export of
-// SPEC §3, bytes in, bytes out, plus the codecs of every wire type.
+// docs/spec.md#exports, bytes in, bytes out, plus the codecs of every wire
+// type.
 //
 // The plug-in (../plugin) is a thin shell over this package: it reads the
 // Extism input, calls the function of the same name and writes the output

@@ -8,7 +8,7 @@ import (
 )
 
 // Version is the plug-in's version; ABI is the version of the export and
-// host-function contract (SPEC), bumped only on incompatible change.
+// host-function contract (docs/spec.md), bumped only on incompatible change.
 const (
 	Version = "0.1.0"
 	ABI     = 1
@@ -25,7 +25,7 @@ type Env struct {
 	scratch  *scratch       // memory reused from call to call (ReuseMemory)
 }
 
-// DefaultEnv uses SPEC's defaults and drops warnings.
+// DefaultEnv uses the defaults of docs/spec.md#config and drops warnings.
 func DefaultEnv() *Env { return &Env{Base: core.DefaultConfig()} }
 
 func (e *Env) config(root object) (core.Config, error) {
@@ -117,7 +117,7 @@ func (e *Env) Chunk(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.MaxChunkTokens, &cfg)
+	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.ChunkTokens(), &cfg)
 	b := e.outBuffer(len(in) + 16 + 4*len(chunks))
 	b = append(b, `{"chunks":[`...)
 	for k, c := range chunks {
@@ -130,10 +130,10 @@ func (e *Env) Chunk(in []byte) ([]byte, error) {
 }
 
 // EstimateTokens is the estimateTokens export: {text, config?} or
-// {messages, config?} → {"tokens":n}: the estimate of SPEC §2 "Counting
-// tokens and the window" under config's token_estimator (for messages:
-// tool inputs and outputs, image_tokens per image, per-message framing).
-// overhead_tokens is not added: hosts compute it with this export.
+// {messages, config?} → {"tokens":n}: the estimate of
+// docs/spec.md#counting-tokens-and-the-window under config's token_estimator
+// (for messages: tool inputs and outputs, image_tokens per image, per-message
+// framing). overhead_tokens is not added: hosts compute it with this export.
 func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 	root, err := parseInput(in)
 	if err != nil {
@@ -162,8 +162,8 @@ func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 }
 
 // ShouldCompact is the shouldCompact export: {messages, config, usage?}
-// → {"due":bool,"tokens":n,"limit":n}; tokens per SPEC §2 "Counting
-// tokens and the window" (core.ContextTokens).
+// → {"due":bool,"tokens":n,"limit":n,"prepare_limit":n}; tokens per
+// docs/spec.md#counting-tokens-and-the-window (core.ContextTokens).
 func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
 	msgs, cfg, usage, err := e.messagesConfigUsage(in, true)
 	if err != nil {
@@ -176,6 +176,8 @@ func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(tokens), 10)
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, `,"prepare_limit":`...)
+	b = strconv.AppendInt(b, int64(cfg.PrepareLimit(limit)), 10)
 	return append(b, '}'), nil
 }
 

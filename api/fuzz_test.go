@@ -11,7 +11,7 @@ import (
 // Fuzz targets for every export's input decoder. The seed corpus (f.Add
 // and testdata/fuzz) runs in every `go test`; `go test -fuzz=FuzzX ./api`
 // explores further. The property: any input yields output or a *core.Error
-// with a SPEC code — never a panic.
+// with an error code of docs/spec.md#errors-and-limits — never a panic.
 
 var fuzzSeeds = []string{
 	``, `{}`, `[]`, `null`, `{"messages":[]}`,

@@ -9,14 +9,16 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// MaxInputBytes is the largest input an export parses (SPEC §3: 64 MiB).
+// MaxInputBytes is the largest input an export parses
+// (docs/spec.md#errors-and-limits: 64 MiB).
 const MaxInputBytes = 64 << 20
 
 // MaxElements bounds the elements of any array in an input. Real
 // histories have thousands of messages and an archive hundreds of batches;
 // a bound keeps an input of millions of tiny elements (64 MiB of
 // {"role":"user","content":"hi"} is two million messages) from costing
-// the plug-in minutes and gigabytes of memory (issue 20, RATIONALE.md).
+// the plug-in minutes and gigabytes of memory (RATIONALE.md, "At most
+// 250,000 elements per array").
 const MaxElements = 250_000
 
 // MaxDepth bounds JSON nesting. Real inputs nest a few levels; a bound

@@ -6,13 +6,13 @@ import (
 )
 
 // DecodeHistory reads a JSON array of messages as compress reads its
-// "history" — in any message shape of SPEC §2, messages without an id
-// given their derived id in conversationID (core.AssignIDs), ids unique —
-// for Go hosts that must store messages before compress moves them: they
-// learn each message's id, role, text and time from the plug-in's own
-// decoder instead of parsing messages a second way. Each message's Raw is
-// its exact bytes; a message without created_at has HasCreatedAt false.
-// Errors name the element, as "history[3].role: …".
+// "history" — in any message shape of docs/spec.md#message-shapes, messages
+// without an id given their derived id in conversationID (core.AssignIDs), ids
+// unique — for Go hosts that must store messages before compress moves them:
+// they learn each message's id, role, text and time from the plug-in's own
+// decoder instead of parsing messages a second way. Each message's Raw is its
+// exact bytes; a message without created_at has HasCreatedAt false. Errors
+// name the element, as "history[3].role: …".
 func DecodeHistory(conversationID string, history []byte) ([]core.Message, core.HistoryShape, error) {
 	in := make([]byte, 0, len(history)+12)
 	in = append(in, `{"history":`...)
@@ -41,13 +41,13 @@ func DecodeHistory(conversationID string, history []byte) ([]core.Message, core.
 // the message's own id or its derived id in conversation_id; "role" is
 // clipfold's reading of it (user, assistant, system, tool); "content" the
 // text a store keeps (text parts, tool outputs); "created_at" the
-// message's time in SPEC's format, or null when it has none. "shape" is
-// the shape compress reads the messages as (chat, anthropic, responses,
-// ai_sdk, langchain). With "search_text": true each message also has
-// "search_text": what a store's search index holds for it in this list
-// (core.MessageSearchTextAt: its text, tool names, inputs and outputs,
-// then the context lines of its exchange), so that hosts index active and
-// in-context messages as recall indexes removed ones without rendering
+// message's time in clipfold's format (docs/spec.md#conventions), or null when
+// it has none. "shape" is the shape compress reads the messages as (chat,
+// anthropic, responses, ai_sdk, langchain). With "search_text": true each
+// message also has "search_text": what a store's search index holds for it in
+// this list (core.MessageSearchTextAt: its text, tool names, inputs and
+// outputs, then the context lines of its exchange), so that hosts index active
+// and in-context messages as recall indexes removed ones without rendering
 // them themselves.
 func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 	root, err := parseInput(in)

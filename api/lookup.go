@@ -5,8 +5,8 @@ import "slices"
 // Handler is an export's behaviour: input bytes to output bytes.
 type Handler func(e *Env, in []byte) ([]byte, error)
 
-// Lookup returns the handler of a pure export (SPEC §3) by name; compress
-// is not one: it needs host functions, see Env.Compress.
+// Lookup returns the handler of a pure export (docs/spec.md#exports) by name;
+// compress is not one: it needs host functions, see Env.Compress.
 func Lookup(export string) (Handler, bool) {
 	h, ok := exports[export]
 	return h, ok
@@ -38,4 +38,7 @@ var exports = map[string]Handler{
 	"searchQuery":                 (*Env).SearchQuery,
 	"decodeHistory":               (*Env).DecodeHistory,
 	"buildMemoryRead":             (*Env).BuildMemoryRead,
+	"planCommit":                  (*Env).PlanCommit,
+	"planAppend":                  (*Env).PlanAppend,
+	"parseBlocks":                 (*Env).ParseBlocks,
 }

@@ -9,9 +9,10 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ParseModelRequest reads a ModelRequest (SPEC §2) from JSON bytes, as
-// llm_complete receives it; errors name the field. Hosts use it to read the
-// plug-in's requests with the plug-in's own decoder.
+// ParseModelRequest reads a ModelRequest
+// (docs/spec.md#model-requests-and-responses) from JSON bytes, as llm_complete
+// receives it; errors name the field. Hosts use it to read the plug-in's
+// requests with the plug-in's own decoder.
 func ParseModelRequest(in []byte) (core.ModelRequest, error) {
 	if !gjson.ValidBytes(in) {
 		return core.ModelRequest{}, core.Invalid("request", "is not valid JSON")
@@ -19,8 +20,9 @@ func ParseModelRequest(in []byte) (core.ModelRequest, error) {
 	return decodeModelRequest(gjson.ParseBytes(in), "request", nil)
 }
 
-// decodeModelRequest reads a ModelRequest (SPEC §2) from r. Hosts use it
-// on llm_complete's input; providerRequest uses it on its "request".
+// decodeModelRequest reads a ModelRequest
+// (docs/spec.md#model-requests-and-responses) from r. Hosts use it on
+// llm_complete's input; providerRequest uses it on its "request".
 func decodeModelRequest(r gjson.Result, field string, a *arena) (core.ModelRequest, error) {
 	var req core.ModelRequest
 	if !r.Exists() {
@@ -210,7 +212,8 @@ func modelMessage(role, content gjson.Result, field string, i int, a *arena) (co
 	return core.ModelMessage{Role: rl, Content: text}, err
 }
 
-// AppendModelRequest writes req as SPEC's ModelRequest JSON.
+// AppendModelRequest writes req as ModelRequest JSON
+// (docs/spec.md#model-requests-and-responses).
 func AppendModelRequest(b []byte, req *core.ModelRequest) []byte {
 	b = append(b, `{"system":`...)
 	b = core.AppendJSONString(b, req.System)
@@ -294,7 +297,8 @@ func decodeLLMError(e gjson.Result) *core.LLMError {
 	return le
 }
 
-// AppendModelResponse writes resp as SPEC's ModelResponse JSON.
+// AppendModelResponse writes resp as ModelResponse JSON
+// (docs/spec.md#model-requests-and-responses).
 func AppendModelResponse(b []byte, resp *core.ModelResponse) []byte {
 	b = append(b, `{"content":[`...)
 	for i, c := range resp.Content {

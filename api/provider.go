@@ -33,7 +33,7 @@ func (e *Env) ProviderRequest(in []byte) ([]byte, error) {
 }
 
 // ProviderResponse is the providerResponse export: {provider, status, body}
-// → a ModelResponse, or SPEC's error object for a provider failure. body
+// → a ModelResponse, or an LLM failure object for a provider failure. body
 // is the provider's JSON object, or a string holding it.
 func (e *Env) ProviderResponse(in []byte) ([]byte, error) {
 	root, err := parseInput(in)

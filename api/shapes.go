@@ -8,11 +8,11 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Message shapes (SPEC §2): each message is read as the shapes it fits,
-// and a call's messages must share one. A plain message (role, string
-// content, ids) fits every shape and takes none of the work below: it
-// never leaves the walker's fast path (plainMember, key's common cases).
-// What is particular to a shape narrows the message's fits:
+// Message shapes (docs/spec.md#message-shapes): each message is read as the
+// shapes it fits, and a call's messages must share one. A plain message (role,
+// string content, ids) fits every shape and takes none of the work below: it
+// never leaves the walker's fast path (plainMember, key's common cases). What
+// is particular to a shape narrows the message's fits:
 //
 //	OpenAI Chat   tool_calls [{id, function {name, arguments}}], tool_call_id,
 //	              parts text, image_url, input_audio, file, refusal; roles developer, function
@@ -61,7 +61,8 @@ const (
 	seenParts
 )
 
-// role reads a role that is not one of SPEC's four, or is (key's path).
+// role reads a role that is not one of the four of docs/spec.md#message, or is
+// (key's path).
 func (d *msgDecoder) role(s string) {
 	r, ok := core.ParseRole(s)
 	switch {
@@ -344,7 +345,7 @@ func (d *msgDecoder) addResult(id, name, output string) {
 
 // toolCalls reads a top-level tool_calls: OpenAI Chat's
 // [{id, type, function {name, arguments}}] or LangChain's
-// [{name, args, id}]. Any JSON is accepted (SPEC: present and
+// [{name, args, id}]. Any JSON is accepted (docs/spec.md#message: present and
 // non-null/non-empty means "has tool calls"); calls that are not objects
 // are counted but carry no name.
 func (d *msgDecoder) toolCalls(v *gjson.Result) {

@@ -232,7 +232,8 @@ func TestShapeScratchPerMessage(t *testing.T) {
 
 // TestDerivedIDsFromPython holds the derived ids to a second
 // transcription of the rule (tools/vectors/gen_vectors.py writes
-// testdata/shapes/derived-ids.json from SPEC's description).
+// testdata/shapes/derived-ids.json from the description in
+// docs/spec.md#derived-ids).
 func TestDerivedIDsFromPython(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "shapes", "derived-ids.json"))
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Tests of SPEC §2 "Counting tokens and the window" at the JSON layer:
+// Tests of docs/spec.md#counting-tokens-and-the-window at the JSON layer:
 // usage, overhead_tokens, image_tokens, token_estimator and what
 // estimateTokens counts.
 

@@ -41,7 +41,7 @@ func walkSeeds() []string {
 		`{"messages":[{"rol\u0065":"user","conversation\u005fid":"escaped in the second word","tool_call_i\u0064":"x"}]}`,
 		`{"messages":[{"content":"k","role":"user","contenT":"case","conten":"short","content_":"long"}]}`,
 		`{"messages":[{"role":"user","":"empty key","\"":"a quote"}]}`,
-		// Message shapes (SPEC §2).
+		// Message shapes (docs/spec.md#message-shapes).
 		`{"messages":[{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"tool_use","id":"t1","name":"f","input":{"x":[1,{"y":"z"}]}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"r"},{"type":"image"}]},{"type":"text","text":"q?"}]}]}`,
 		`{"messages":[{"type":"reasoning","id":"rs"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"o"}]},{"type":"message","role":"developer","content":"d"},{"type":"x_call","call_id":"k"}]}`,
 		`{"messages":[{"role":"assistant","content":[{"type":"tool-call","toolCallId":"a","toolName":"t","args":{}}]},{"role":"tool","content":[{"type":"tool-result","toolCallId":"a","output":{"type":"json","value":[1]}},{"type":"tool-result","toolCallId":"a","result":"dup"}]}]}`,

@@ -46,16 +46,16 @@ const sep = "[... %d earlier summaries omitted, searchable via memory_read ...]"
 
 func omitted(k int) string { return strings.Replace(sep, "%d", strconv.Itoa(k), 1) }
 
-// TestBuildClipArchive checks the text of seed 004 / SPEC §3
-// buildClipArchive: header "[Context Summary — N messages compressed
-// across M compaction cycle(s)]" with M = max depth + 1 ("cycle" for one,
-// "cycles" for more, as the conformance vectors have it); every batch
-// when there are at most clip_first + clip_last; otherwise "## Earliest
-// context" with the first clip_first, the separator counting the omitted
-// ones, "## Recent context" with the last clip_last — a section header only
-// when its section is not empty; batch lines numbered by position among
-// all batches; a blank line after each block; the whole text trimmed; no
-// batches → "[Context Summary — 0 messages compressed]".
+// TestBuildClipArchive checks the text of seed 004 /
+// docs/spec.md#clip-archive-format: header "[Context Summary — N messages
+// compressed across M compaction cycle(s)]" with M = max depth + 1 ("cycle"
+// for one, "cycles" for more, as the conformance vectors have it); every
+// batch when there are at most clip_first + clip_last; otherwise
+// "## Earliest context" with the first clip_first, the separator counting
+// the omitted ones, "## Recent context" with the last clip_last — a section
+// header only when its section is not empty; batch lines numbered by
+// position among all batches; a blank line after each block; the whole text
+// trimmed; no batches → "[Context Summary — 0 messages compressed]".
 func TestBuildClipArchive(t *testing.T) {
 	deep := batchesN(6)
 	deep[2].Depth = 3 // an omitted batch: M still counts it

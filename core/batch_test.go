@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// SPEC §4.6: batches are labelled compaction-batch-{conversation_id}-{end_time};
-// archived content is one JSON metadata line (conversation_id,
-// operation_id, depth, start, end, count, source_message_ids, method),
-// "\n", then the summary; the legacy header
-// "[depth:N|start:ISO|end:ISO|count:M]\n" is read too; a conversation
-// only claims its own blocks (metadata conversation_id, or for legacy
-// blocks a label whose remainder after the prefix is a timestamp).
+// docs/spec.md#archived-batches: batches are labelled
+// compaction-batch-{conversation_id}-{end_time}; archived content is one JSON
+// metadata line (conversation_id, operation_id, depth, start, end, count,
+// source_message_ids, method), "\n", then the summary; the legacy header
+// "[depth:N|start:ISO|end:ISO|count:M]\n" is read too; a conversation only
+// claims its own blocks (metadata conversation_id, or for legacy blocks a
+// label whose remainder after the prefix is a timestamp).
 
 func sampleBatch() core.Batch {
 	return core.Batch{

@@ -5,13 +5,13 @@ import (
 	"time"
 )
 
-// Breakers is the per-conversation circuit breaker of SPEC §4 guarantee 3.
-// It lives as long as the plug-in instance (or the Go host's compactor):
-// after MaxConsecutiveFailures failed compactions in a row, compress fails
-// fast with breaker_open and calls nothing until the cooldown has passed;
-// then one probe runs, whose success closes the breaker and whose failure
-// re-opens it. Not every failure counts (countsForBreaker). The zero value
-// is ready to use.
+// Breakers is the per-conversation circuit breaker of
+// docs/spec.md#circuit-breaker. It lives as long as the plug-in instance (or
+// the Go host's compactor): after MaxConsecutiveFailures failed compactions in
+// a row, compress fails fast with breaker_open and calls nothing until the
+// cooldown has passed; then one probe runs, whose success closes the breaker
+// and whose failure re-opens it. Not every failure counts (countsForBreaker).
+// The zero value is ready to use.
 type Breakers struct {
 	m map[string]*breaker
 }
@@ -30,8 +30,8 @@ func (b *Breakers) Failures(conv string) int {
 }
 
 // allow reports whether a compaction may run now. An open breaker whose
-// cooldown has passed lets one probe through: the probe's outcome is
-// recorded like any other.
+// cooldown has passed lets one probe through, whose outcome is recorded
+// like any other.
 func (b *Breakers) allow(conv string, now time.Time, c *Config) bool {
 	s := b.m[conv]
 	if s == nil || s.failures < c.MaxConsecutiveFailures {

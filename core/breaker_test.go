@@ -86,6 +86,6 @@ func TestBreakerCountsOnlyFailuresOfSummarizing(t *testing.T) {
 	llm.fail = false
 	clock.t = clock.t.Add(time.Duration(c.BreakerCooldownMs) * time.Millisecond)
 	if res := run(&memArchive{}, plainHistory(12), c); res.Failed || res.ConsecutiveFailures != 0 {
-		t.Fatalf("the probe after the cooldown: failed=%v %s, %d", res.Failed, res.FailureMessage, res.ConsecutiveFailures)
+		t.Fatalf("one probe after the cooldown: failed=%v %s, %d", res.Failed, res.FailureMessage, res.ConsecutiveFailures)
 	}
 }

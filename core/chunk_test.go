@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestChunk checks core.Chunk against SPEC §3 "chunk" (seed 004 AC1.2):
+// TestChunk checks core.Chunk against docs/spec.md#chunk (seed 004 AC1.2):
 // consecutive groups of chunk_size messages in the order given (the
 // last may be smaller), or, when max_chunk_tokens is set, groups of at
 // most that many estimated tokens (⌈code points / 4⌉ a message) instead;

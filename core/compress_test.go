@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// SPEC §4 guarantee 2: retry n waits backoff_base_ms·2ⁿ⁻¹, never past the
-// deadline, for any configured values.
+// docs/spec.md#retries-and-the-deadline: retry n waits backoff_base_ms·2ⁿ⁻¹,
+// never past the deadline, for any configured values.
 func TestBackoff(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {

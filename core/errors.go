@@ -1,6 +1,7 @@
 package core
 
-// Error codes of SPEC §3. Every error an export returns carries one.
+// Error codes of docs/spec.md#errors-and-limits. Every error an export returns
+// carries one.
 const (
 	CodeInvalidJSON  = "invalid_json"
 	CodeInvalidInput = "invalid_input"
@@ -9,9 +10,10 @@ const (
 	CodeInternal     = "internal"
 )
 
-// Error is an export failure: a SPEC code, the path of the offending field
-// (e.g. "messages[3].role", empty when the whole input is at fault) and
-// what is wrong with it. Its text is "<code>: <field>: <what>".
+// Error is an export failure: a code of docs/spec.md#errors-and-limits, the
+// path of the offending field (e.g. "messages[3].role", empty when the whole
+// input is at fault) and what is wrong with it. Its text is "<code>: <field>:
+// <what>".
 type Error struct {
 	Code  string
 	Field string

@@ -141,8 +141,8 @@ func TestExtractiveFillerDropped(t *testing.T) {
 }
 
 // What each side says counts the same: a casual chat in which both share
-// facts gets a summary with about as many lines of each (issue 16
-// measured 3:1 user before).
+// facts gets a summary with about as many lines of each (a user bonus once
+// made summaries 3:1 user).
 func TestExtractiveRoleBalance(t *testing.T) {
 	user, asst := 0, 0
 	prev := ""

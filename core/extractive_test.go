@@ -261,8 +261,8 @@ func TestExtractiveSummaryCompressesLongInput(t *testing.T) {
 }
 
 // A previous summary guides the choice but is never re-emitted: each
-// summary summarizes its own messages (issue 16: ten archives held 1,138
-// lines, 734 unique, because every fold repeated the one before it).
+// summary summarizes its own messages (when every fold repeated the one
+// before it, ten archives held 1,138 lines, 734 unique).
 func TestExtractiveSummaryNeverReEmitsPreviousSummary(t *testing.T) {
 	prev := "User: We decided to use PostgreSQL 16 as the primary store.\n" +
 		"Tool: ERROR E4012: payment gateway timeout on order #A-99812.\n" +

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The window guarantee (SPEC §2 "Counting tokens and the window"): after
+// The window guarantee (docs/spec.md#counting-tokens-and-the-window): after
 // a successful compress the history counts no more than target_tokens,
 // or than the trigger limit. keep_recent is a wish: when the kept
 // messages do not fit beside the clip-archive, the oldest tool results
@@ -370,7 +370,7 @@ func (u *run) archSize(s *SplitResult, compress []int, maxSum, resumSum int, ed 
 		return 0
 	}
 	runes := 0
-	if c.MaxChunkTokens > 0 {
+	if c.ChunkTokens() > 0 {
 		for _, k := range compress {
 			runes = AddCounts(runes, u.size(&ed.hist[k]))
 		}

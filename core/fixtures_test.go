@@ -8,9 +8,9 @@ import (
 )
 
 // Message builders for the table-driven tests of split, score and chunk.
-// Expectations in those tests are derived by hand from SPEC §2–§3 and the
-// seeds (001 for the formula, 004 for split/chunk/clip-archive), never by
-// running the code under test.
+// Expectations in those tests are derived by hand from docs/spec.md
+// (#wire-types, #exports) and the seeds (001 for the formula, 004 for
+// split/chunk/clip-archive), never by running the code under test.
 
 func user(content string) core.Message {
 	return core.Message{Role: core.RoleUser, Content: content}

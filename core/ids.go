@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// Derived message ids (SPEC §2: "an input without ids gets stable ids").
+// Derived message ids (docs/spec.md#derived-ids).
 //
 // Frameworks keep their messages without ids, and send the whole list
 // again every turn, or replace it with the compacted one and append to

@@ -94,8 +94,9 @@ type Message struct {
 	// developer message RoleSystem, an Anthropic clip-archive (a first
 	// user turn starting with ClipArchivePrefix) RoleSystem.
 	Role Role
-	// HasToolCalls: the message makes at least one tool call (SPEC:
-	// tool_calls present and non-null/non-empty, or call parts).
+	// HasToolCalls: the message makes at least one tool call
+	// (docs/spec.md#message: tool_calls present and non-null/non-empty, or
+	// call parts).
 	HasToolCalls bool
 	// HasResults: ToolCalls holds at least one tool result.
 	HasResults   bool

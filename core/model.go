@@ -8,7 +8,8 @@ type ModelMessage struct {
 	Content string
 }
 
-// ModelRequest is the provider-neutral LLM request of SPEC §2.
+// ModelRequest is the provider-neutral LLM request of
+// docs/spec.md#model-requests-and-responses.
 type ModelRequest struct {
 	System      string
 	Messages    []ModelMessage
@@ -25,7 +26,8 @@ type ContentBlock struct {
 	Text string
 }
 
-// ModelResponse is the provider-neutral LLM response of SPEC §2.
+// ModelResponse is the provider-neutral LLM response of
+// docs/spec.md#model-requests-and-responses.
 type ModelResponse struct {
 	Content      []ContentBlock
 	StopReason   string
@@ -47,7 +49,7 @@ func (r *ModelResponse) Text() string {
 	return s
 }
 
-// LLM error codes of SPEC §2.
+// LLM error codes of docs/spec.md#model-requests-and-responses.
 const (
 	LLMTimeout         = "timeout"
 	LLMRateLimited     = "rate_limited"

@@ -41,8 +41,9 @@ type InsertMessage struct {
 	CreatedAt      time.Time
 }
 
-// Commit is the one durable effect of a compaction (SPEC §5): every write,
-// delete, removal and the insert are applied in one transaction, or none.
+// Commit is the one durable effect of a compaction
+// (docs/spec.md#compaction_commit): every write, delete, removal and the
+// insert are applied in one transaction, or none.
 type Commit struct {
 	ConversationID   string
 	OperationID      string
@@ -51,8 +52,8 @@ type Commit struct {
 	RemoveMessageIDs []string
 	Insert           InsertMessage
 	// SearchText is what a store indexes for each removed message when it
-	// moves to recall storage (SPEC §5 memory_read): one entry per id of
-	// RemoveMessageIDs, in that order, "" for the prior clip-archive
+	// moves to recall storage (memory_read, docs/spec.md#search): one entry
+	// per id of RemoveMessageIDs, in that order, "" for the prior clip-archive
 	// (superseded, never a search result), then one per original of
 	// ReplaceMessages. A host that has no entry for a message indexes its
 	// stored content.
@@ -75,7 +76,7 @@ type Commit struct {
 	// keeps the clip-archive it has, if any.
 	NoInsert bool
 	// ReplaceMessages are the kept messages the commit replaces in place
-	// (OwnerStore; SPEC §2 "Counting tokens and the window"): each
+	// (OwnerStore; docs/spec.md#counting-tokens-and-the-window): each
 	// original moves to recall storage, indexed by its SearchText entry,
 	// and its replacement takes its position in the active history. A
 	// caller-owned commit carries the originals in RecallWrites instead,
@@ -83,7 +84,7 @@ type Commit struct {
 	ReplaceMessages []ReplaceMessage
 }
 
-// Who owns the history (SPEC §4).
+// Who owns the history (docs/spec.md#who-owns-the-history).
 const (
 	OwnerStore  = "store"
 	OwnerCaller = "caller"

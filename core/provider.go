@@ -8,7 +8,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Provider wire formats (SPEC §2, §3 providerRequest/providerResponse).
+// Provider wire formats (docs/spec.md#model-requests-and-responses,
+// docs/spec.md#providerrequest, docs/spec.md#providerresponse).
 //
 // Every host — the Go adapters in hostfuncs/llm, the Node and Python
 // harnesses through the plug-in's exports — builds its HTTP bodies here, so
@@ -242,12 +243,13 @@ func writeFloat(w *jsonWriter, f float64) {
 // a provider-neutral ModelResponse.
 //
 // A failure the provider reports — a non-2xx status, or an error object in
-// the body — is returned as an *LLMError with a SPEC §2 code and the
-// provider's own message, classified from the provider's error type/code,
-// the message (context-length errors are recognised by their wording, as
-// providers use plain 400s for them) and the status. A 2xx body that is
-// not the provider's success shape is the third return, an invalid_input
-// (or invalid_json) *Error naming the field.
+// the body — is returned as an *LLMError with an LLM error code
+// (docs/spec.md#model-requests-and-responses) and the provider's own message,
+// classified from the provider's error type/code, the message (context-length
+// errors are recognised by their wording, as providers use plain 400s for
+// them) and the status. A 2xx body that is not the provider's success shape is
+// the third return, an invalid_input (or invalid_json) *Error naming the
+// field.
 func ProviderResponse(provider string, status int, body []byte) (ModelResponse, *LLMError, error) {
 	switch provider {
 	case ProviderAnthropic, ProviderOpenAI, ProviderOllama:

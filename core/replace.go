@@ -8,7 +8,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Replaced messages (SPEC §2 "Counting tokens and the window"): a kept
+// Replaced messages (docs/spec.md#counting-tokens-and-the-window): a kept
 // message whose tool results are cleared, or which is middle-truncated,
 // keeps its place in the history, its role and its pairing with its tool
 // call; only the text changes. Its original goes to recall storage in the
@@ -186,7 +186,7 @@ func IsReplacement(m *Message) bool {
 }
 
 // ReplaceMessage is one message a store-owned commit replaces in place
-// (SPEC §5 compaction_commit, replace_messages): the message ID moves to
+// (docs/spec.md#compaction_commit, replace_messages): the message ID moves to
 // recall storage (indexed by the commit's search text for it), and NewID
 // (ID itself when the message has its own id) takes its place in the
 // active history, at the same position and time, with this role, text

@@ -8,7 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestScore checks core.Score against the formula of SPEC §3 / seed 001:
+// TestScore checks core.Score against the formula of docs/spec.md#score
+// (seed 001):
 //
 //	roleWeight × recency_decay^(total−1−index)
 //	+ question_bonus if the content has '?'

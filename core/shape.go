@@ -2,8 +2,8 @@ package core
 
 import "strings"
 
-// Shape is a set of message shapes (SPEC §2 "Message shapes agents
-// already have"): the formats in which agents keep their messages. The
+// Shape is a set of message shapes (docs/spec.md#message-shapes): the
+// formats in which agents keep their messages. The
 // decoder reads each message as the shapes it fits (a plain
 // {"role":"user","content":"hi"} fits them all) and a call's messages
 // must share one. The shape decides only how clipfold writes the one
@@ -96,22 +96,23 @@ func (s Shape) Pick() Shape {
 
 // HistoryShape is what the decoder learned about a call's messages: the
 // shape they are written in and whether they carry clipfold's own
-// bookkeeping fields (created_at or conversation_id: SPEC's native
-// Message), which decides how a Chat clip-archive is written.
+// bookkeeping fields (created_at or conversation_id: the native
+// Message, docs/spec.md#message), which decides how a Chat clip-archive is
+// written.
 type HistoryShape struct {
 	Shape  Shape
 	Native bool
 }
 
 // AppendClipArchive writes the clip-archive message in the history's
-// shape, with only what the shape needs (SPEC §2): Chat and AI SDK
-// {"role":"system","content":…}; Anthropic, which has no system role in
-// messages, a user turn {"role":"user","content":…}; Responses
+// shape, with only what the shape needs (docs/spec.md#message-shapes): Chat
+// and AI SDK {"role":"system","content":…}; Anthropic, which has no system
+// role in messages, a user turn {"role":"user","content":…}; Responses
 // {"type":"message","role":"system","content":…}; LangChain
 // {"type":"system","content":…}. A native history (its messages carry
-// created_at or conversation_id, SPEC's Message) gets the SPEC Message
-// {id, conversation_id, role, content, created_at}: what hosts that own
-// the history store.
+// created_at or conversation_id, docs/spec.md#message) gets the native Message
+// {id, conversation_id, role, content, created_at}: what hosts that own the
+// history store.
 func AppendClipArchive(b []byte, h HistoryShape, m *InsertMessage) []byte {
 	switch h.Shape.Pick() {
 	case ShapeAnthropic:
@@ -130,7 +131,7 @@ func AppendClipArchive(b []byte, h HistoryShape, m *InsertMessage) []byte {
 	return append(b, '}')
 }
 
-// AppendInsertMessage writes the clip-archive as a SPEC Message: the
+// AppendInsertMessage writes the clip-archive as a native Message: the
 // insert_message of a commit, and the clip-archive of a native history.
 func AppendInsertMessage(b []byte, m *InsertMessage) []byte {
 	b = append(b, `{"id":`...)

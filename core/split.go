@@ -14,7 +14,8 @@ type SplitResult struct {
 	units unitIndex // the tool units of the history, from Prior+1 on
 }
 
-// Split divides a history for compaction (seeds 001 and 004, SPEC §3):
+// Split divides a history for compaction (seeds 001 and 004,
+// docs/spec.md#split):
 //
 //   - msgs[0] is the prior summary when it is a clip-archive;
 //   - the last KeepRecent messages are kept, the boundary moved earlier

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSplit checks core.Split against SPEC §3 "split" (seeds 001 and 004,
+// TestSplit checks core.Split against docs/spec.md#split (seeds 001 and 004,
 // AC1.6, AC3.4, AC3.6). Scores in the comments are worked out by hand with
 // the formula of seed 001; "flat" turns off recency decay and the length
 // bonus so that a score is the role weight plus the named bonuses.
@@ -66,9 +66,9 @@ func TestSplit(t *testing.T) {
 			msgs: []core.Message{system(" [Context Summary"), user("b"), user("c")}, cfg: []kv{{"keep_recent", 1}},
 			prior: -1, toCompress: []int{1}, toKeep: []int{0, 2}},
 		// A clip-archive not at messages[0] is not the prior, and is not
-		// pinned either (SPEC: system messages other than a clip-archive are
-		// pinned): it is compressed like any message, scored as system (10)
-		// against the user message (5).
+		// pinned either (docs/spec.md#message: system messages other than a
+		// clip-archive are pinned): it is compressed like any message, scored
+		// as system (10) against the user message (5).
 		{name: "a clip-archive after messages[0] is compressed, not pinned, not the prior",
 			msgs: []core.Message{user("x"), clip(), user("y")}, cfg: with(flat, kv{"keep_recent", 1}),
 			prior: -1, toCompress: []int{0, 1}, toKeep: []int{2}},

@@ -19,10 +19,10 @@ const (
 	EstimatorChars4       = "chars4"
 )
 
-// Per-message framing of the conservative estimate (SPEC §2 "Counting
-// tokens and the window"): what a provider's chat format adds around a
-// message (role, separators), around each tool call (its id, the name
-// and the arguments' wrapper) and around each tool result (the id of the
+// Per-message framing of the conservative estimate
+// (docs/spec.md#counting-tokens-and-the-window): what a provider's chat format
+// adds around a message (role, separators), around each tool call (its id, the
+// name and the arguments' wrapper) and around each tool result (the id of the
 // call it answers). OpenAI documents 3 tokens a message and 1 for a name;
 // these are rounded up.
 const (
@@ -109,8 +109,8 @@ func keptTokens(hist []Message, keep []int, content string, c *Config) int {
 	return n
 }
 
-// Usage is what the provider reported for the last request (SPEC §2
-// "Counting tokens and the window", input "usage"): InputTokens for a
+// Usage is what the provider reported for the last request (input "usage",
+// docs/spec.md#counting-tokens-and-the-window): InputTokens for a
 // request that held the first Messages messages of the history, with the
 // system prompt and the tools. Set says it was given.
 type Usage struct {
@@ -169,7 +169,8 @@ func ShouldCompact(msgs []Message, c *Config, u *Usage) (due bool, tokens, limit
 // The costs were fitted on testdata/tokens (real text of sixteen kinds)
 // against the o200k_base and cl100k_base counts, so that every message's
 // estimate is at least the larger of the two, then rounded up; the test
-// in tools/window holds them to SPEC's bounds (RATIONALE.md, "The
+// in tools/window holds them to the bounds of
+// docs/spec.md#counting-tokens-and-the-window (RATIONALE.md, "The
 // conservative token estimator").
 func ConservativeTokens(s string) int {
 	var ev tokenEvents

@@ -11,7 +11,8 @@ import (
 	"github.com/clipfold/clipfold/core"
 )
 
-// memStore is a small in-memory Store with SPEC §5's commit rules, used
+// memStore is a small in-memory Store with the commit rules of
+// docs/spec.md#compaction_commit, used
 // where a test needs to see every state change. The real stores
 // (hostfuncs/store) run the same scenarios in their own suites.
 type memStore struct {

@@ -122,11 +122,11 @@ func (n nativeCompressor) compress(t testing.TB, in []byte) gjson.Result {
 
 // TestFaultInjection (context-compaction.AC1.7: a failed model call returns
 // the original history unchanged) fails each host call in turn, with every fault kind,
-// through the real .wasm and natively, and checks SPEC §4's guarantees:
-// on failure the store is byte-identical, the history is returned
-// byte-for-byte, the failure code is right and the breaker counts one
-// (none for commit_conflict);
-// a transient fault is retried (or re-chunked) to success.
+// through the real .wasm and natively, and checks
+// docs/spec.md#nothing-is-lost: on failure the store is byte-identical, the
+// history is returned byte-for-byte, the failure code is right and the breaker
+// counts one (none for commit_conflict); a transient fault is retried (or
+// re-chunked) to success.
 func TestFaultInjection(t *testing.T) {
 	const conv = "cf"
 	hist := conversation(conv, 40)
@@ -217,7 +217,7 @@ func TestBreaker(t *testing.T) {
 			res = call(t0.Add(3*time.Second+62*time.Second), down)
 			require.Equal(t, "breaker_open", res.Get("failure_code").String())
 			require.Equal(t, before, store.dump())
-			// Next cooldown: the probe succeeds and closes the breaker.
+			// Next cooldown: one probe runs, succeeds and closes the breaker.
 			res = call(t0.Add(3*time.Second+61*time.Second+61*time.Second), fault{})
 			require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
 			require.Equal(t, int64(0), res.Get("consecutive_failures").Int())

@@ -18,12 +18,12 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// After a compaction the history fits (SPEC §2 "Counting tokens and the
-// window"), through the real plug-in (and natively) on real stores: a
-// tool loop whose recent tail alone is three times the target compacts
-// under it in every message shape, each provider's pairing rule holding;
-// clearing alone calls no LLM; a failure at any step of the new commit
-// leaves the store as it was.
+// After a compaction the history fits
+// (docs/spec.md#counting-tokens-and-the-window), through the real plug-in (and
+// natively) on real stores: a tool loop whose recent tail alone is three times
+// the target compacts under it in every message shape, each provider's pairing
+// rule holding; clearing alone calls no LLM; a failure at any step of the new
+// commit leaves the store as it was.
 
 // longOutput is a tool output of a few thousand characters: what makes
 // an agent's recent tail outgrow its window.

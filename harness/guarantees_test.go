@@ -41,7 +41,7 @@ func (f *failNth) CallHost(name string, in []byte) ([]byte, error) {
 	return f.inner.CallHost(name, in)
 }
 
-// SPEC §4 guarantee 4 (compaction-v2.AC1.6 path): a failed
+// docs/spec.md#re-summarization (compaction-v2.AC1.6 path): a failed
 // re-summarization is not fatal — the new batches are committed as they
 // are and a warning says so. When it succeeds, the old batches are
 // replaced by one batch of depth max+1 in the same commit.

@@ -17,8 +17,9 @@ import (
 )
 
 // TestHostileInput sends bad input of every kind through the real .wasm:
-// each gets SPEC's error code naming the field, nothing traps or hangs,
-// and the same instance keeps answering normal calls afterwards.
+// each gets an error code of docs/spec.md#errors-and-limits naming the field,
+// nothing traps or hangs, and the same instance keeps answering normal calls
+// afterwards.
 //
 // The time bound is a hang detector, not a performance claim (those are
 // benchmarks): it is generous on purpose.
@@ -88,7 +89,7 @@ func TestHostileInput(t *testing.T) {
 		{"compress history_ids too short", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a"}],"history_ids":[]}`), "invalid_input", "history_ids"},
 		{"compress unknown history_owner", "compress", []byte(`{"conversation_id":"c","history":[],"history_owner":"me"}`), "invalid_input", "history_owner"},
 		{"compress a given id equal to another message's derived one", "compress", []byte(`{"conversation_id":"c","history":[{"role":"user","content":"a"},{"id":"d_70b405eb662aadc92ec1bd42","role":"user","content":"b"}]}`), "invalid_input", "history[1].id"},
-		// Message shapes (SPEC §2).
+		// Message shapes (docs/spec.md#message-shapes).
 		{"shapes: Anthropic and Chat mixed", "split", []byte(`{"messages":[{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"c","content":"x"}]}]}`), "invalid_input", "messages[1]"},
 		{"shapes: Responses item among LangChain messages", "score", []byte(`{"messages":[{"type":"human","content":"a"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"}]}`), "invalid_input", "messages[1]"},
 		{"shapes: tool_result without its tool_use", "split", []byte(`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"gone","content":"x"}]},{"role":"assistant","content":"y"}],"config":{"keep_recent":0}}`), "", ""},

@@ -14,7 +14,7 @@ import (
 
 // largeCase is an input of many small elements (messages, batches, batch
 // contents), valid or with its last element bad: the inputs whose decoding
-// once took minutes under TinyGo (issue 20).
+// once took minutes under TinyGo.
 type largeCase struct {
 	name, export string
 	n            int       // elements
@@ -57,8 +57,8 @@ const (
 )
 
 // largeCases are the cases with n elements each. At n = 200,000 they are
-// the bad-input cases of issue 20; largeCaseAtLimit fits n to the 64 MiB
-// limit.
+// the bad-input cases of the performance targets; largeCaseAtLimit fits n to
+// the 64 MiB limit.
 func largeCases(n int) []largeCase {
 	req := func(provider string) string {
 		return `{"provider":"` + provider + `","request":{"model":"m","max_tokens":5,"messages":[`
@@ -122,12 +122,13 @@ func checkLarge(t testing.TB, inst *wasmhost.Instance, c largeCase, in []byte) {
 	require.True(t, strings.HasPrefix(ce.Message, field+": "), "error %q should name %q", ce.Message, field)
 }
 
-// TestHostileLargeInputs sends issue 20's bad-input cases (200,000
+// TestHostileLargeInputs sends the bad-input cases (200,000
 // messages, batches or batch contents, valid or with the last one bad)
 // through the real .wasm, staged as the clipfold hosts call it and
 // through Extism memory as a plain Extism SDK does: every call answers
-// with its result or SPEC's error naming the element. How long they take
-// is BenchmarkLargeInputs's business (the 5 s of issue 20).
+// with its result or an error (docs/spec.md#errors-and-limits) naming
+// the element. How long they take is BenchmarkLargeInputs's business
+// (the target: 5 s).
 func TestHostileLargeInputs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about a minute of 6 MB calls through the .wasm")
@@ -161,10 +162,10 @@ func largeCaseAtLimit(i int) largeCase {
 	return c.padded(pad)
 }
 
-// BenchmarkLargeInputs times issue 20's cases at 200,000 elements and at
+// BenchmarkLargeInputs times the bad-input cases at 200,000 elements and at
 // the 64 MiB limit, each on a fresh instance (the first call pays for
 // growing the plug-in's heap), staged and through Extism memory (a plain
-// Extism SDK's path). Issue 20's claim: every one answers within 5 s.
+// Extism SDK's path). The target: every one answers within 5 s.
 // Inputs are made one case at a time: all of them at 64 MiB would hold
 // a gigabyte.
 func BenchmarkLargeInputs(b *testing.B) {

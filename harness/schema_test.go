@@ -176,8 +176,8 @@ func TestSchemaRealTraffic(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, commits)
-	// Commits that replace kept messages (SPEC §2 "Counting tokens and
-	// the window"), on a real store: clearing alone, store-owned
+	// Commits that replace kept messages (docs/spec.md#keeping-the-window),
+	// on a real store: clearing alone, store-owned
 	// (replace_messages, insert_message null) and caller-owned (the
 	// originals as recall_writes, a replacement record), and the
 	// guarantee's clearing beside a summary; dry runs carry them too.

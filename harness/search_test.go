@@ -29,7 +29,7 @@ type fact struct {
 // TestSearchAfterCompaction compacts each bundled conversation in five
 // rounds through the real .wasm (extractive summarizer) into SQLite and
 // PostgreSQL, as an agent would, and then searches the archive the way
-// the clip-archive invites (SPEC §5 memory_read):
+// the clip-archive invites (memory_read, docs/spec.md#search):
 //   - each planted fact, asked as its keyword query and as its whole
 //     sentence, is found in the top 5 — the message holding it, or a batch
 //     summarizing it — for most facts (rates logged);

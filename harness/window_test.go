@@ -12,7 +12,7 @@ import (
 )
 
 // TestWindowCountsWasm: through the .wasm, compress and shouldCompact
-// count what SPEC §2 "Counting tokens and the window" says: the
+// count what docs/spec.md#counting-tokens-and-the-window says: the
 // provider's usage for the first K messages plus the estimate of the
 // rest, overhead_tokens otherwise, and image_tokens per image.
 func TestWindowCountsWasm(t *testing.T) {

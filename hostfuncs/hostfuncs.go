@@ -1,6 +1,6 @@
 // Package hostfuncs binds a Go host's LLM and store to the plug-in's
 // host functions (llm_complete, memory_list, compaction_commit; see
-// docs/spec.md, "Host functions"), for Go programs using the Extism Go
+// docs/spec.md#host-functions), for Go programs using the Extism Go
 // SDK. Host implements their JSON contract once, over two small
 // interfaces (LLM, Store), so a Go program can plug in its own; Bind (or
 // Host.Functions) makes the Extism host functions for the .wasm, and the
@@ -58,7 +58,7 @@ const Namespace = "extism:host/user"
 // Functions binds h to the plug-in's imports.
 func (h *Host) Functions() []extism.HostFunction { return Bind(h) }
 
-// Names are the host functions of SPEC §5.
+// Names are the host functions of docs/spec.md#host-functions.
 var Names = []string{"llm_complete", "memory_list", "compaction_commit"}
 
 // Bind turns any api.HostCaller into the plug-in's imports. Tests use it
@@ -127,8 +127,9 @@ func readInput(ctx context.Context, p *extism.CurrentPlugin, arg uint64) ([]byte
 }
 
 // CallHost answers one host-function call with its JSON output. It never
-// returns an error: failures are SPEC's {"error":{…}} objects, so the
-// plug-in always gets an answer it can act on.
+// returns an error: failures are {"error":{…}} objects
+// (docs/spec.md#host-functions), so the plug-in always gets an answer it can
+// act on.
 func (h *Host) CallHost(name string, input []byte) (out []byte, _ error) {
 	start := time.Now()
 	defer func() {

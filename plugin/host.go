@@ -11,10 +11,10 @@ import (
 	pdk "github.com/extism/go-pdk"
 )
 
-// The host functions of SPEC §5: each takes the offset of a JSON input in
-// Extism memory and returns the offset of a JSON output. (In a staged call
-// of a host that asked for it, the input stays in this module's memory;
-// see CallHost and stage.go.)
+// The host functions of docs/spec.md#host-functions: each takes the offset of
+// a JSON input in Extism memory and returns the offset of a JSON output. (In a
+// staged call of a host that asked for it, the input stays in this module's
+// memory; see CallHost and stage.go.)
 
 //go:wasmimport extism:host/user llm_complete
 func hostLLMComplete(offset uint64) uint64

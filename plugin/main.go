@@ -1,8 +1,8 @@
 //go:build wasip1
 
-// Command plugin is clipfold's Extism plug-in: one export per row of SPEC
-// §3, each a thin shell that reads the input, calls the api function of
-// the same name and writes its output or its error. Build it with
+// Command plugin is clipfold's Extism plug-in: one export per row of
+// docs/spec.md#exports, each a thin shell that reads the input, calls the api
+// function of the same name and writes its output or its error. Build it with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o build/clipfold.wasm ./plugin
 //
@@ -143,9 +143,10 @@ var (
 	envErr error
 )
 
-// environment builds the Env once per instance: SPEC's defaults overlaid
-// with the Extism manifest's config map (same keys, values as strings).
-// A bad manifest value fails every call, naming the key.
+// environment builds the Env once per instance: the defaults of
+// docs/spec.md#config overlaid with the Extism manifest's config map (same
+// keys, values as strings). A bad manifest value fails every call, naming the
+// key.
 func environment() (*api.Env, error) {
 	if env != nil || envErr != nil {
 		return env, envErr
@@ -210,3 +211,12 @@ func decodeHistory() int32 { return run((*api.Env).DecodeHistory) }
 
 //go:wasmexport buildMemoryRead
 func buildMemoryRead() int32 { return run((*api.Env).BuildMemoryRead) }
+
+//go:wasmexport planCommit
+func planCommit() int32 { return run((*api.Env).PlanCommit) }
+
+//go:wasmexport planAppend
+func planAppend() int32 { return run((*api.Env).PlanAppend) }
+
+//go:wasmexport parseBlocks
+func parseBlocks() int32 { return run((*api.Env).ParseBlocks) }

@@ -52,7 +52,7 @@ func TestSetSendsEachKeyAsItsKind(t *testing.T) {
 	before4 := gjson.Get(chars4.stdout, "tokens_estimate_before").Int()
 	beforeC := gjson.Get(conservative.stdout, "tokens_estimate_before").Int()
 	require.Positive(t, before4)
-	require.Greater(t, beforeC, before4, "the conservative count is above ⌈chars/4⌉ on this session")
+	require.Greater(t, beforeC, before4, "the conservative count is above ⌈chars/4⌉ on this conversation")
 	r := runCLI(t, dir, nil, "compact", file, "--quiet", "--dry-run", "--db", "c.db", "--set", "token_estimator=words")
 	require.Equal(t, 2, r.code)
 	require.Contains(t, r.stderr, `token_estimator`)

@@ -23,7 +23,8 @@ import (
 var hostKeys = []string{"provider", "name", "base_url", "api_key", "api_key_env"}
 
 // settings is the effective configuration: the plug-in's config (every
-// SPEC key, validated by core.Config.Set) and the LLM provider's.
+// key of docs/spec.md#config, validated by core.Config.Set) and the LLM
+// provider's.
 type settings struct {
 	provider  string // default llm.Extractive
 	model     string
@@ -35,7 +36,7 @@ type settings struct {
 	embedder store.Embedder // built from emb by prepare (nil: none)
 
 	cfg core.Config
-	// set holds every SPEC key given in the file or by a flag, as the JSON
+	// set holds every config key given in the file or by a flag, as the JSON
 	// value sent in each call's "config" (later sources replace earlier).
 	set map[string][]byte
 }
@@ -72,7 +73,7 @@ func keyIndex(k string) int {
 	return len(core.Keys)
 }
 
-// setValue validates v for a SPEC key and records it. where names the
+// setValue validates v for a config key and records it. where names the
 // source in errors ("config.toml: [summarization] chunk_size", "--chunk-size").
 func (s *settings) setValue(key string, v core.Value, where string) error {
 	if err := s.cfg.Set(key, v, where); err != nil {
@@ -252,7 +253,8 @@ type configFlags struct {
 	pending []func(*settings) error
 }
 
-// keyFlag registers --name as an override of a SPEC key.
+// keyFlag registers --name as an override of a config key
+// (docs/spec.md#config).
 func (cf *configFlags) keyFlag(fs *flag.FlagSet, name, key, usage string) {
 	fs.Func(name, usage, func(v string) error {
 		cf.pending = append(cf.pending, func(s *settings) error { return s.setString(key, v, "--"+name) })

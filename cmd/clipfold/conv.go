@@ -31,9 +31,9 @@ const (
 )
 
 // conversation is a file read as messages. The messages are passed to
-// the plug-in as they are, in any shape it reads (SPEC §2: OpenAI Chat,
-// Anthropic, OpenAI Responses, AI SDK, LangChain): the command converts
-// nothing, and what it writes back (-o) is in the input's shape.
+// the plug-in as they are, in any shape it reads (docs/spec.md#message-shapes:
+// OpenAI Chat, Anthropic, OpenAI Responses, AI SDK, LangChain): the command
+// converts nothing, and what it writes back (-o) is in the input's shape.
 type conversation struct {
 	path   string
 	format string // formatArray or formatJSONL

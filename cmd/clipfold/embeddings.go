@@ -21,7 +21,7 @@ const embeddingsTimeout = 30 * time.Second
 var embeddingsKeys = []string{"provider", "model", "base_url", "api_key_env"}
 
 // embeddingsSettings choose the embeddings provider that makes search
-// semantic (SPEC §5): none by default.
+// semantic (docs/spec.md#search): none by default.
 type embeddingsSettings struct {
 	provider  string // "" (none), embeddings.OpenAI or embeddings.Ollama
 	model     string

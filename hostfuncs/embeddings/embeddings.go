@@ -1,5 +1,5 @@
 // Package embeddings turns texts into embedding vectors, for the semantic half
-// of clipfold's search (SPEC §5 "memory_read": when an embeddings
+// of clipfold's search (docs/spec.md#search: when an embeddings
 // provider is configured, lexical and vector ranks are fused).
 //
 //   - openai: OpenAI's POST /v1/embeddings and every server that imitates

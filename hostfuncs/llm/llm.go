@@ -1,5 +1,6 @@
 // Package llm is the Go host's side of clipfold's llm_complete host
-// function (SPEC §5): real LLM adapters behind one small interface.
+// function (docs/spec.md#host-functions): real LLM adapters behind one small
+// interface.
 //
 //   - anthropic: the Anthropic Messages API.
 //   - openai / openai-compat: OpenAI chat completions and everything that
@@ -13,7 +14,8 @@
 // bytes. This package only adds what core cannot do: HTTP, keys, URLs,
 // deadlines and transport errors.
 //
-// Every failure a Client returns is a *core.LLMError with a SPEC code and
+// Every failure a Client returns is a *core.LLMError with an LLM error code
+// (docs/spec.md#model-requests-and-responses) and
 // a retryable flag, because the compress pipeline decides on retries,
 // back-off and re-chunking from those alone.
 package llm
@@ -73,8 +75,8 @@ const (
 	// AnthropicVersion is the anthropic-version header the Messages API
 	// requires; 2023-06-01 is the version the Messages API shipped with.
 	AnthropicVersion = "2023-06-01"
-	// DefaultTimeout matches the SPEC's default compaction_timeout: one
-	// call should never outlive a whole compaction.
+	// DefaultTimeout matches the default compaction_timeout
+	// (docs/spec.md#config): one call should never outlive a whole compaction.
 	DefaultTimeout = 120 * time.Second
 )
 

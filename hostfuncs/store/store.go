@@ -1,8 +1,9 @@
 // Package store is the Go host's durable memory for clipfold: the active
 // history of each conversation, the archival blocks the plug-in lists and
-// writes (memory_list, compaction_commit of SPEC §5), and recall storage,
-// where every message a compaction removes is moved rather than destroyed,
-// so every summary can be traced back to the words it summarizes.
+// writes (memory_list, compaction_commit of docs/spec.md#host-functions), and
+// recall storage, where every message a compaction removes is moved rather
+// than destroyed, so every summary can be traced back to the words it
+// summarizes.
 //
 // Two implementations share one logical schema (see SCHEMA.md):
 // hostfuncs/store/sqlite (the embedded default, a file or :memory:) and
@@ -58,7 +59,7 @@ type Store interface {
 	// It backs the memory_list host function.
 	ListBlocks(ctx context.Context, tier, labelPrefix string) ([]core.Block, error)
 
-	// Commit applies c in one transaction (SPEC §5 compaction_commit):
+	// Commit applies c in one transaction (docs/spec.md#compaction_commit):
 	// archive writes, archive deletes, the move of every removed message
 	// into recall storage, and the insert of c.Insert at the start of the
 	// active history. If an id to remove or delete no longer exists, it
@@ -86,16 +87,15 @@ type Store interface {
 	IndexActive(ctx context.Context, conversationID string, texts map[string]string) error
 
 	// Search is ranked full-text search over the active history, archived
-	// blocks and recalled messages (SPEC §5 memory_read): one list, best
-	// hit first, on comparable scores, ties to the more recent; a hit
-	// still in the active history is InContext. query is a
-	// natural-language question, analysed by core.AnalyzeSearchQuery: any
-	// of its words matches, no character is search syntax. Superseded
-	// clip-archives are never hits. opts.InContext adds a caller's
-	// messages to the ranking for this search only. With opts.Embedder
-	// the lexical and vector rankings are fused (HybridSearch); a store
-	// that keeps no vectors answers lexically and says so through
-	// opts.Warn.
+	// blocks and recalled messages (memory_read, docs/spec.md#search): one
+	// list, best hit first, on comparable scores, ties to the more recent; a
+	// hit still in the active history is InContext. query is a
+	// natural-language question, analysed by core.AnalyzeSearchQuery: any of
+	// its words matches, no character is search syntax. Superseded
+	// clip-archives are never hits. opts.InContext adds a caller's messages to
+	// the ranking for this search only. With opts.Embedder the lexical and
+	// vector rankings are fused (HybridSearch); a store that keeps no vectors
+	// answers lexically and says so through opts.Warn.
 	Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error)
 
 	// Close releases the database.

@@ -1,5 +1,6 @@
 // Package benchdata is the conversation every performance benchmark runs
-// on: n messages of about 400 bytes of JSON each (issue 6's size), user
+// on: n messages of about 400 bytes of JSON each (the size the performance
+// targets were set for), user
 // and assistant prose with every tenth message a question, one second
 // apart, and config keep_recent 20. The Go benchmarks call History;
 // tools/benchreport writes the same bytes to files for the Node host's

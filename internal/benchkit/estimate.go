@@ -10,8 +10,9 @@ import (
 	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
-// Estimator calls the plug-in's estimateTokens export (SPEC §3), so the
-// truncation baseline counts tokens exactly as shouldCompact does.
+// Estimator calls the plug-in's estimateTokens export
+// (docs/spec.md#estimatetokens), so the truncation baseline counts tokens
+// exactly as shouldCompact does.
 type Estimator struct {
 	rt   *wasmhost.Runtime
 	inst *wasmhost.Instance

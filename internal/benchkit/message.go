@@ -30,8 +30,8 @@ type ToolCall struct {
 	Arguments string
 }
 
-// ParseMessage reads a native (SPEC §2) message. content may be a string
-// or an array of parts whose text parts are joined with "\n".
+// ParseMessage reads a native (docs/spec.md#message) message. content may be a
+// string or an array of parts whose text parts are joined with "\n".
 func ParseMessage(raw json.RawMessage) Message {
 	r := gjson.ParseBytes(raw)
 	m := Message{ID: r.Get("id").String(), Role: r.Get("role").String(), ToolCallID: r.Get("tool_call_id").String(), Raw: raw}

@@ -134,7 +134,7 @@ func validateSessions(msgs []message, sessions []session) ([]int, error) {
 			return nil, fmt.Errorf("session %d runs from %s to %s (sidecar date %s): a session stays within one day", k+1, msgs[first].CreatedAt, msgs[last].CreatedAt, s.Date)
 		}
 		if day <= prevDay {
-			return nil, fmt.Errorf("session %d is on %s, not after the previous session's day %s", k+1, day, prevDay)
+			return nil, fmt.Errorf("session %d is on %s, not after the day of session %d, %s", k+1, day, k, prevDay)
 		}
 		starts[k], next, prevDay = first, last+1, day
 	}

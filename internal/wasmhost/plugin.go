@@ -22,9 +22,10 @@ type Options struct {
 	// is empty too, FindWasm locates build/clipfold.wasm.
 	Wasm     []byte
 	WasmPath string
-	// HostFunctions are the extism:host/user imports (SPEC §5). The
-	// plug-in imports them, so they must be present even for hosts that
-	// only call the pure exports; NoHostFunctions provides failing stubs.
+	// HostFunctions are the extism:host/user imports
+	// (docs/spec.md#host-functions). The plug-in imports them, so they must be
+	// present even for hosts that only call the pure exports; NoHostFunctions
+	// provides failing stubs.
 	HostFunctions []extism.HostFunction
 	// Host answers the host functions instead (a *hostfuncs.Host, or any
 	// api.HostCaller): bound with hostfuncs.Bind, which also lets staged
@@ -229,8 +230,8 @@ func (i *Instance) bound(ctx context.Context) {
 // Close releases the instance.
 func (i *Instance) Close(ctx context.Context) error { return i.p.Close(ctx) }
 
-// CallError is an export's failure: SPEC's code and the message, which
-// names the offending field.
+// CallError is an export's failure: its code (docs/spec.md#errors-and-limits)
+// and the message, which names the offending field.
 type CallError struct {
 	Export  string
 	Code    string
@@ -269,9 +270,9 @@ func (i *Instance) call(ctx context.Context, export string, input []byte) ([]byt
 }
 
 // ExportError is the error of a failed export call: a *CallError when
-// msg, the plug-in's Extism error, is SPEC's "code: message"; otherwise
-// err (a trap, say), or msg as an error when err is nil, wrapped with the
-// export's name.
+// msg, the plug-in's Extism error, is "code: message"
+// (docs/spec.md#errors-and-limits); otherwise err (a trap, say), or msg as an
+// error when err is nil, wrapped with the export's name.
 func ExportError(export, msg string, err error) error {
 	code, rest, ok := strings.Cut(msg, ": ")
 	if ok && isCode(code) {

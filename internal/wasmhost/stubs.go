@@ -6,8 +6,8 @@ import (
 	extism "github.com/extism/go-sdk"
 )
 
-// HostFunctionNames are the imports of SPEC §5, in namespace
-// extism:host/user.
+// HostFunctionNames are the imports of docs/spec.md#host-functions, in
+// namespace extism:host/user.
 var HostFunctionNames = []string{"llm_complete", "memory_list", "compaction_commit"}
 
 // NoHostFunctions returns host functions that answer every call with an

@@ -44,7 +44,7 @@ func (r *report) series() []series {
 }
 
 // chart draws split's time per call against history size (log–log), one
-// line per host and build, with issue 20's 10k targets marked.
+// line per host and build, with the 10k targets marked.
 func (r *report) chart() string {
 	const W, H = 900, 520
 	const x0, y0, pw, ph = 80.0, 60.0, 560.0, 380.0
@@ -90,7 +90,7 @@ func (r *report) chart() string {
 	}
 	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">messages in the history (about 406 bytes of JSON each)</text>`+"\n", x0+pw/2, y0+ph+36)
 
-	// Issue 20's targets at 10k.
+	// The targets at 10k.
 	for _, t := range []struct {
 		ms    float64
 		label string

@@ -1,6 +1,6 @@
 // Command benchreport measures clipfold's performance, for both builds of
 // the plug-in, in every host, and writes docs/benchmarks.md and
-// docs/benchmarks.svg (issue 20). Run it from the repository root:
+// docs/benchmarks.svg. Run it from the repository root:
 //
 //	go run ./tools/benchreport [flags]     (make bench)
 //
@@ -12,7 +12,7 @@
 //     Go SDK), in interleaved rounds so that a change of load hits both
 //     builds alike; benchstat over them;
 //   - BenchmarkPerfMemory: 1,000 10k-message splits on one instance;
-//   - BenchmarkLargeInputs: issue 20's 200k-element and 64 MiB inputs;
+//   - BenchmarkLargeInputs: the targets' 200k-element and 64 MiB inputs;
 //   - cold starts of the Go host in fresh processes (./coldstart), with
 //     and without wazero's compilation cache;
 //   - the Node host (bindings/node/bench.mjs) and the Python host, a plain
@@ -206,7 +206,7 @@ func main() {
 		} else {
 			r.Errors = append(r.Errors, bd.Name+" BenchmarkPerfMemory: "+tail(err.Error(), 600))
 		}
-		// Issue 20's largest inputs.
+		// The targets' largest inputs.
 		if *doLarge {
 			run, err := runBench(bd.Name+" large", env(bd), "^BenchmarkLargeInputs$", 1, "1x", *rawDir)
 			if err != nil {
@@ -302,9 +302,9 @@ func npmDeps(dir, pkg string) error {
 }
 
 // runPlainSDKs times split through @extism/extism and the Chicory SDK, with
-// nothing of clipfold's hosts: what a user of those SDKs pays (issue 20's
-// "a plain Extism SDK" row). Chicory's interpreter takes seconds at 10k,
-// so it gets fewer runs.
+// nothing of clipfold's hosts: what a user of those SDKs pays (the
+// targets' "a plain Extism SDK" row). Chicory's interpreter takes seconds at
+// 10k, so it gets fewer runs.
 func runPlainSDKs(wasm, inputs string, quick bool) map[string]*hostRun {
 	sizes := "100,1000,10000"
 	runs := map[bool]string{false: "21", true: "5"}[quick]

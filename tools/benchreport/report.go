@@ -9,7 +9,7 @@ import (
 	"github.com/clipfold/clipfold/internal/benchdata/compare"
 )
 
-// Issue 20's targets, for the TinyGo build.
+// The performance targets, for the TinyGo build.
 const (
 	targetPerTurnShouldCompact = 0.3  // ms, 100 messages, Go host
 	targetPerTurnSplit         = 0.4  // ms, 100 messages, Go host
@@ -214,7 +214,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 	w("\n![split: time per call vs history size](%s)\n\n", rel(svgPath, mdPath))
 
 	// Targets.
-	w("## Issue 20's targets (the TinyGo build, which is the shipped one)\n\n")
+	w("## Performance targets (the TinyGo build, which is the shipped one)\n\n")
 	w("| target | measured | |\n| --- | --- | --- |\n")
 	target := func(what string, v float64, ok bool, limit float64, detail string) {
 		if !ok {
@@ -302,7 +302,7 @@ func (r *report) markdown(svgPath, mdPath string) string {
 
 	// Large inputs.
 	w("## 2. The largest inputs (BenchmarkLargeInputs)\n\n")
-	w("Issue 20's bad-input cases: **n=200000** is 200,000 tiny elements (messages of `{\"role\":\"user\",\"content\":\"hi\"}`, batches, batch contents), valid or with the last one bad; **64MiB** the largest input accepted: 250,000 elements (`api.MaxElements`, the most an array may have) padded to fill the 64 MiB limit; **over** 250,001 tiny elements, refused with `too_large` naming the array before anything is decoded (see RATIONALE.md, \"At most 250,000 elements per array\"). Each call on a fresh instance (it pays for growing the plug-in's heap); **staged** as the clipfold hosts call, **plain** through Extism memory as the Extism Go SDK does. Milliseconds.\n\n")
+	w("The bad-input cases: **n=200000** is 200,000 tiny elements (messages of `{\"role\":\"user\",\"content\":\"hi\"}`, batches, batch contents), valid or with the last one bad; **64MiB** the largest input accepted: 250,000 elements (`api.MaxElements`, the most an array may have) padded to fill the 64 MiB limit; **over** 250,001 tiny elements, refused with `too_large` naming the array before anything is decoded (see RATIONALE.md, \"At most 250,000 elements per array\"). Each call on a fresh instance (it pays for growing the plug-in's heap); **staged** as the clipfold hosts call, **plain** through Extism memory as the Extism Go SDK does. Milliseconds.\n\n")
 	for _, bd := range r.Builds {
 		rows := bd.largeRows()
 		if len(rows) == 0 {

@@ -22,8 +22,8 @@ import (
 //   - Matching is case-insensitive substring matching. "When" answers are
 //     also accepted in a few more spellings of the date (acceptedDates).
 
-// clipArchivePrefix starts the clip-archive message (SPEC §3,
-// buildClipArchive).
+// clipArchivePrefix starts the clip-archive message
+// (docs/spec.md#clip-archive-format, buildClipArchive).
 const clipArchivePrefix = "[Context Summary"
 
 // isArchive reports whether m is a clip-archive message.

@@ -11,9 +11,9 @@ import (
 )
 
 // The benchmark's input: testdata/fidelity/<name>.json (a conversation in
-// SPEC §2's native shape) and <name>.questions.json (its questions; the
-// format, and the rules internal/convdata's tests hold both files to, in
-// testdata/fidelity/README.md).
+// the native Message shape, docs/spec.md#message) and <name>.questions.json
+// (its questions; the format, and the rules internal/convdata's tests hold
+// both files to, in testdata/fidelity/README.md).
 
 type question struct {
 	ID       string   `json:"id"`

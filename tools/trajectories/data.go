@@ -12,8 +12,8 @@ import (
 )
 
 // The benchmark's input: testdata/trajectories/<name>.json, each a JSON
-// array of native (SPEC §2) messages: a system message, user turns,
-// assistant messages with OpenAI-style tool calls, the tool messages
+// array of native (docs/spec.md#message) messages: a system message, user
+// turns, assistant messages with OpenAI-style tool calls, the tool messages
 // answering them, final assistant text (written once by
 // tools/trajectories/gen/generate.py; sources in the directory's README).
 

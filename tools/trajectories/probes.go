@@ -229,8 +229,8 @@ func containsWhole(s, v string) bool {
 
 func alnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// isArchive reports whether m is a clip-archive message (SPEC §3,
-// buildClipArchive).
+// isArchive reports whether m is a clip-archive message
+// (docs/spec.md#clip-archive-format, buildClipArchive).
 func isArchive(m *message) bool {
 	return m.Role == "system" && strings.HasPrefix(m.Content, core.ClipArchivePrefix)
 }

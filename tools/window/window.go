@@ -1,10 +1,10 @@
 // Command window measures clipfold's conservative token estimate against
-// real tokenizers on the corpus of testdata/tokens (SPEC §2 "Counting
-// tokens and the window") and writes docs/window.md (make window). The
-// real counts come from js-tiktoken (count.mjs, o200k_base and
-// cl100k_base); the estimates from the plug-in itself, build/clipfold.wasm
-// (or $CLIPFOLD_WASM), checked equal to core's. The test in this package
-// holds every kind to the same bounds, so a regression fails make test.
+// real tokenizers on the corpus of testdata/tokens
+// (docs/spec.md#counting-tokens-and-the-window) and writes docs/window.md
+// (make window). The real counts come from js-tiktoken (count.mjs, o200k_base
+// and cl100k_base); the estimates from the plug-in itself, build/clipfold.wasm
+// (or $CLIPFOLD_WASM), checked equal to core's. The test in this package holds
+// every kind to the same bounds, so a regression fails make test.
 //
 //	go run ./tools/window [-out docs/window.md] [-features FILE]
 //
@@ -31,7 +31,7 @@ import (
 	"github.com/clipfold/clipfold/internal/wasmhost"
 )
 
-// Bounds of SPEC §2 "Counting tokens and the window".
+// Bounds of docs/spec.md#counting-tokens-and-the-window.
 const (
 	minShare    = 0.95 // of a kind's messages estimated at least the larger real count
 	proseLimit  = 1.35 // English prose: estimate ÷ o200k_base in total, at most
@@ -286,7 +286,7 @@ estimated by the plug-in (` + "`estimateTokens`" + ` of ` + "`{\"text\": …}`" 
 estimator: no per-message framing) and counted by js-tiktoken with
 ` + "`o200k_base`" + ` and ` + "`cl100k_base`" + `. Ratios are estimate ÷ real count: mean and 5th
 percentile over the kind's messages, the lowest message, and the kind's
-totals. SPEC §2 "Counting tokens and the window" asks, per kind, that at
+totals. [Counting tokens and the window](spec.md#counting-tokens-and-the-window) asks, per kind, that at
 least 95% of messages are estimated at or above the larger of the two
 counts and that the total is (column "≥ max"), and that English prose is
 at most 1.35× ` + "`o200k_base`" + ` in total.

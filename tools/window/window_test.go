@@ -15,12 +15,12 @@ import (
 )
 
 // TestWindowBounds holds the plug-in's conservative estimate (through
-// build/clipfold.wasm, checked equal to core's) to SPEC §2 "Counting
-// tokens and the window" on every kind of the corpus, against
-// o200k_base and cl100k_base as js-tiktoken counts them now: at least
-// 95% of each kind's messages and its total at or above the larger
-// count, English prose at most 1.35× o200k_base in total. This is the
-// check make window's table reports.
+// build/clipfold.wasm, checked equal to core's) to
+// docs/spec.md#counting-tokens-and-the-window on every kind of the corpus,
+// against o200k_base and cl100k_base as js-tiktoken counts them now: at least
+// 95% of each kind's messages and its total at or above the larger count,
+// English prose at most 1.35× o200k_base in total. This is the check make
+// window's table reports.
 func TestWindowBounds(t *testing.T) {
 	rows, _, err := measure()
 	require.NoError(t, err)

@@ -334,8 +334,8 @@ func (s *Store) ListBlocks(ctx context.Context, tier, labelPrefix string) ([]cor
 	return out, nil
 }
 
-// Commit implements store.Store (SPEC §5 compaction_commit). Everything is
-// checked, under the conversation lock and row locks, before anything is
+// Commit implements store.Store (docs/spec.md#compaction_commit). Everything
+// is checked, under the conversation lock and row locks, before anything is
 // written, so a conflicting commit changes nothing — not even an identity
 // sequence.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {

@@ -339,7 +339,7 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
 	return out, nil
 }
 
-// Commit implements store.Store (SPEC §5 compaction_commit). Existence is
+// Commit implements store.Store (docs/spec.md#compaction_commit). Existence is
 // checked before anything is written, inside the IMMEDIATE transaction, so
 // a loser of a race changes nothing and reports core.ErrConflict.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {

@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite every store.Store must pass.
 // The SQLite and PostgreSQL stores run it from their own tests; a new
-// backend proves it keeps the contract of SPEC §5 by running it too:
+// backend proves it keeps the contract of docs/spec.md#host-functions by
+// running it too:
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })

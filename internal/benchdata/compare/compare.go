@@ -37,7 +37,8 @@ func Export(b *testing.B, export string, in []byte, staged, plain Caller, name f
 }
 
 // Sizes are the history sizes, in messages, at which the exports are
-// compared: an agent's turn (100) to issue 20's largest (100k).
+// compared: an agent's turn (100) to the largest history of the targets
+// (100k).
 var Sizes = []int{100, 1_000, 10_000, 100_000}
 
 // ExportSizes runs Export on a benchdata history of each of Sizes, as
