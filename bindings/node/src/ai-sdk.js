@@ -16,7 +16,7 @@
  *
  * The AI SDK hands prepareStep the whole list every step (the messages
  * given plus every response so far) and the app usually keeps its whole
- * list across turns: the caller owns the history (SPEC §4
+ * list across turns: the caller owns the history (docs/spec.md#who-owns-the-history
  * history_owner "caller"). Each step the list is compacted when due into
  * the same compacted view — summaries archived once, removed messages
  * written to recall once, searchable through memory_read.
@@ -131,7 +131,7 @@ export function prepareStep(o) {
     });
     if (r !== null) onCompact?.(r);
     // A failed caller-owned compaction archives nothing new and returns the
-    // view earlier compactions made (SPEC §4; RATIONALE "A caller-owned
+    // view earlier compactions made (docs/spec.md#who-owns-the-history; RATIONALE "A caller-owned
     // history"), which is what fits the model — or the list itself.
     /** @type {ModelMessage[]} */
     const view = r === null || (r.failed && r.history.length >= history.length) ? history : r.history;
@@ -154,7 +154,7 @@ export function prepareStep(o) {
  */
 
 /**
- * The memory_read tool (SPEC §5) the clip-archive points to: the model
+ * The memory_read tool (docs/spec.md#search) the clip-archive points to: the model
  * asks a question in plain words and gets the best archived summaries and
  * removed messages, and the messages of the step that are still in its
  * context (the AI SDK hands a tool the step's messages; they are searched

@@ -66,7 +66,7 @@ export function manifestConfig(config) {
  * @property {boolean} [dryRun]      do everything but the commit; the result carries `commit`
  * @property {string | number} [now] the clock for the circuit breaker
  * @property {string} [operationId]
- * @property {boolean} [callerOwned] the caller keeps the messages (SPEC §4 history_owner "caller"), as LangChain,
+ * @property {boolean} [callerOwned] the caller keeps the messages (docs/spec.md#who-owns-the-history, history_owner "caller"), as LangChain,
  *   LangGraph, the AI SDK and the provider SDKs do: the history is the caller's whole list, nothing of it is stored,
  *   the removed messages are written to recall storage once each (by id, given or derived), and the result's history
  *   is the compacted view to send to the model. Either pattern works: replace the list with the result's history and
@@ -81,12 +81,12 @@ export function manifestConfig(config) {
  */
 
 /**
- * The message shapes of SPEC §2 ("auto": detect).
+ * The message shapes of docs/spec.md#message-shapes ("auto": detect).
  * @typedef {'auto'|'chat'|'anthropic'|'responses'|'ai_sdk'|'langchain'} HistoryShape
  */
 
 /**
- * A message in any shape of SPEC §2: OpenAI Chat (Message), Anthropic,
+ * A message in any shape of docs/spec.md#message-shapes: OpenAI Chat (Message), Anthropic,
  * OpenAI Responses items, AI SDK ModelMessage, LangChain message dicts.
  * @typedef {Message | Record<string, unknown>} AnyMessage
  */
@@ -434,9 +434,9 @@ export async function createCompactor(opts = {}) {
     get stagedCalls() { return pure.stagedCalls; },
 
     /**
-     * Compacts a conversation (SPEC §4), as the Go host's Compress does.
+     * Compacts a conversation (docs/spec.md#compress), as the Go host's Compress does.
      *
-     * `history`: the messages, in any shape of SPEC §2 (OpenAI Chat,
+     * `history`: the messages, in any shape of docs/spec.md#message-shapes (OpenAI Chat,
      * Anthropic, OpenAI Responses items, AI SDK ModelMessages, LangChain
      * message dicts), sent as they are (JSON.stringify of each): a message
      * without an `id` gets the plug-in's derived id, one without
@@ -444,7 +444,7 @@ export async function createCompactor(opts = {}) {
      * holds the kept messages exactly as given and the clip-archive as a
      * message of the history's shape (its text also in `clip_archive`).
      *
-     * By default the store owns the history (SPEC §4 history_owner
+     * By default the store owns the history (docs/spec.md#who-owns-the-history, history_owner
      * "store"): the messages the store holds nowhere yet (ids as the
      * decodeHistory export gives them) are appended to its active history,
      * and the store's active history is compacted and returned — what the
@@ -571,8 +571,8 @@ export async function createCompactor(opts = {}) {
     /** @returns {Promise<{version: string, abi: number}>} */
     version: () => call('version', {}),
     /**
-     * The plug-in's analysis of a natural-language search query (SPEC §3
-     * searchQuery): the terms, the FTS5 expression and the tsquery.
+     * The plug-in's analysis of a natural-language search query (searchQuery,
+     * docs/spec.md#searchquery): the terms, the FTS5 expression and the tsquery.
      * @param {string} query
      * @param {{language?: string}} [o]
      * @returns {Promise<SearchQuery>}
@@ -580,7 +580,7 @@ export async function createCompactor(opts = {}) {
     searchQuery: async (query, o = {}) => call('searchQuery', compact({ query: requireString(query, 'query'), language: o.language })),
 
     /**
-     * Searches what compaction archived (SPEC §5 memory_read) — batch
+     * Searches what compaction archived (memory_read, docs/spec.md#search) — batch
      * summaries and recalled messages — and what is still in the context
      * (hits with `in_context`: the store's active history, or
      * `o.inContext`), one list, best first, ties to the more recent. The

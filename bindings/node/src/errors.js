@@ -3,13 +3,13 @@
  * @module
  */
 
-/** The SPEC §3 error codes an export may fail with. */
+/** The error codes an export may fail with (docs/spec.md#errors-and-limits). */
 export const EXPORT_ERROR_CODES = Object.freeze(['invalid_json', 'invalid_input', 'too_large', 'host_error', 'internal']);
 
 /**
  * A clipfold export failed, or the plug-in could not be run.
  *
- * - `code`: the SPEC code (`invalid_json`, `invalid_input`, `too_large`,
+ * - `code`: the error code of docs/spec.md#errors-and-limits (`invalid_json`, `invalid_input`, `too_large`,
  *   `host_error`, `internal`). A trap or a dead worker is `internal`.
  * - `field`: the offending field the plug-in named first
  *   (`messages[3].role`), or `null` when the message names none.
@@ -59,7 +59,7 @@ export function fieldOf(detail) {
  * Turns the text of an Extism plug-in error into a ClipfoldError.
  * "Plugin-originated error: invalid_input: messages[0].role: …" and
  * "invalid_input: messages[0].role: …" both parse; anything that does not
- * start with a SPEC code becomes `internal`.
+ * start with such a code becomes `internal`.
  * @param {string} exportName
  * @param {unknown} err
  * @returns {ClipfoldError}
@@ -78,7 +78,7 @@ export function toClipfoldError(exportName, err) {
 
 /**
  * What a host function implementation may throw to report a failure with
- * a SPEC code (`timeout`, `rate_limited`, `unavailable`, `context_overflow`,
+ * an LLM error code (`timeout`, `rate_limited`, `unavailable`, `context_overflow`,
  * `invalid_request`, `auth`, `other`, or `conflict` for a commit). Any other
  * thrown value is reported to the plug-in as a non-retryable `other`.
  */

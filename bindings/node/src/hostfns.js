@@ -1,5 +1,5 @@
 /**
- * The extism:host/user functions of SPEC §5, bound to JavaScript
+ * The extism:host/user functions of docs/spec.md#host-functions, bound to JavaScript
  * implementations. Every failure — a thrown exception, a rejected promise,
  * unreadable input — is answered with an error object; nothing is ever
  * thrown into the plug-in (with runInWorker a thrown host function would

@@ -27,7 +27,7 @@
  * (searchable through memory_read), not discarded. For the model call the
  * clip-archive is appended to the agent's system message. The agent's
  * state owns the messages: the compactor's store keeps only the archive
- * and recall storage (SPEC §4 history_owner "caller").
+ * and recall storage (docs/spec.md#who-owns-the-history, history_owner "caller").
  *
  * The window is kept whatever the trigger: it works in wrapModelCall,
  * where the model request is, and counts it as the model will — the
@@ -95,7 +95,7 @@ import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from 
 export const CLIP_ARCHIVE_SOURCE = 'clipfold';
 
 /**
- * A LangChain message as the plug-in reads LangChain messages (SPEC §2
+ * A LangChain message as the plug-in reads LangChain messages (docs/spec.md#message-shapes,
  * "LangChain message dicts"): type, content, id, name, tool_calls,
  * tool_call_id.
  * @param {BaseMessage} m
@@ -336,7 +336,7 @@ export function clipfoldMiddleware(o) {
  */
 
 /**
- * The memory_read tool (SPEC §5), made with LangChain's `tool()`: the model
+ * The memory_read tool (docs/spec.md#search), made with LangChain's `tool()`: the model
  * asks a question in plain words and gets the best archived summaries and
  * removed messages, and the messages still in the agent's state (the
  * caller-owned context, searched with the archive: hits "in your

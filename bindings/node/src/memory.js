@@ -1,5 +1,5 @@
 /**
- * memory_read (SPEC §5) for agents: what the framework adapters' tools
+ * memory_read (docs/spec.md#search) for agents: what the framework adapters' tools
  * run. Framework-free: the search is the compactor's (the plug-in's
  * searchQuery export, the store's ranked search, the caller's context
  * ranked with it), the reading by id the store's, and the wording within a

@@ -193,7 +193,7 @@ export function normalizeTime(s) {
 
 /**
  * A message's text: the string, or an array's text parts joined by "\n"
- * (SPEC §2), as the Go and Python stores keep it in `content`.
+ * (docs/spec.md#message), as the Go and Python stores keep it in `content`.
  * @param {unknown} content
  * @returns {string}
  */
@@ -216,7 +216,7 @@ const unique = (ids) => [...new Set(ids)];
 const LEGACY_HEADER = /^\[depth:(\d+)\|start:([^|\]]*)\|end:([^|\]]*)\|count:(\d+)\]$/;
 
 /**
- * A block's batch metadata (SPEC §4.6: one JSON metadata line, "\n", the
+ * A block's batch metadata (docs/spec.md#archived-batches: one JSON metadata line, "\n", the
  * summary; or the legacy `[depth:N|start:…|end:…|count:M]` header), or
  * null when its content carries none.
  * @param {string} content
@@ -345,8 +345,8 @@ export const READ_MIN_VERSION = 4;
 /**
  * The embedded store: a file or `":memory:"`.
  *
- * Every write is one `BEGIN IMMEDIATE` transaction; `commit` is SPEC §5's
- * compaction_commit (all or nothing; `conflict` when an id to remove or
+ * Every write is one `BEGIN IMMEDIATE` transaction; `commit` is
+ * compaction_commit (docs/spec.md#compaction_commit; all or nothing; `conflict` when an id to remove or
  * delete no longer exists). All methods are synchronous except `search`,
  * which asks the plug-in to analyse the query.
  *
@@ -836,7 +836,7 @@ UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value F
    * Adds messages already read — each one's id, role, text and time as
    * the plug-in's decodeHistory export gives them, and its exact JSON
    * text `raw` — in order, after the conversation's active history: how
-   * compress stores a list in any message shape (SPEC §2), under the ids
+   * compress stores a list in any message shape (docs/spec.md#message-shapes), under the ids
    * compress derives. Same rules as append (ids unique within the
    * conversation, nothing added when one is refused).
    * @param {string} conversationId
@@ -965,7 +965,7 @@ ORDER BY conversation_id LIMIT 11`, [wf(messageId), wf(conversationId)]));
   // ------------------------------------------------------------ blocks
 
   /**
-   * memory_list (SPEC §5): the blocks of `tier` whose label starts with
+   * memory_list (docs/spec.md#host-functions): the blocks of `tier` whose label starts with
    * `label_prefix` (taken literally), oldest first.
    * @param {{tier?: string, label_prefix?: string}} req
    * @returns {{blocks: ArchiveBlock[]}}
@@ -1019,7 +1019,7 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
   // ------------------------------------------------------------ commit
 
   /**
-   * compaction_commit (SPEC §5): every archive write, archive delete, the
+   * compaction_commit (docs/spec.md#compaction_commit): every archive write, archive delete, the
    * move of each removed message into recall (indexed by the commit's
    * `search_text`) and the insert of the clip-archive before the
    * remaining history — in one transaction, or nothing. The clip-archive
@@ -1030,7 +1030,7 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * already stays) and its row takes the replacement, same position
    * (queries/replace_message.sql).
    *
-   * A caller-owned commit (`history_owner: "caller"`, SPEC §4) touches no
+   * A caller-owned commit (`history_owner: "caller"`, docs/spec.md#who-owns-the-history) touches no
    * active history: it writes each of `recall_writes` to recall storage
    * once (queries/write_recall.sql: an id recall holds already is left as
    * it is; another conversation's message of the same id is another
@@ -1274,7 +1274,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
   }
 
   /**
-   * Ranked search (SPEC §5 memory_read) over the active history, archived
+   * Ranked search (memory_read, docs/spec.md#search) over the active history, archived
    * batches and recalled messages in one list, best first, ties to the
    * more recent. `query` is a question as a person asks it, analysed by
    * the plug-in's searchQuery export (any of its words matches; no

@@ -1,5 +1,6 @@
 /**
- * JSDoc types of clipfold's wire format (SPEC §2, §4, §5). This module
+ * JSDoc types of clipfold's wire format (docs/spec.md#wire-types,
+ * docs/spec.md#compress, docs/spec.md#host-functions). This module
  * exports nothing at run time; import the types with
  * `import type { Message } from 'clipfold'` (TypeScript) or
  * `@typedef {import('clipfold').Message} Message` (JSDoc).
@@ -40,7 +41,7 @@
  */
 
 /**
- * The [summarization] keys (SPEC §2); every key is optional.
+ * The [summarization] keys (docs/spec.md#config); every key is optional.
  * @typedef {object} Config
  * @property {number} [chunk_size]
  * @property {number} [keep_recent]
@@ -82,8 +83,8 @@
  */
 
 /**
- * The provider's count of the last model call (SPEC "Counting tokens and
- * the window"): `input_tokens` for a request that held the first
+ * The provider's count of the last model call (docs/spec.md#counting-tokens-and-the-window):
+ * `input_tokens` for a request that held the first
  * `messages` messages of the history now checked or compacted (system
  * prompt and tools included). Those messages count `input_tokens`; only
  * the rest is estimated.
@@ -93,7 +94,7 @@
  */
 
 /**
- * What compress returns (SPEC §4).
+ * What compress returns (docs/spec.md#compactionresult).
  * @typedef {object} CompactionResult
  * @property {any[]} history              `[clip-archive, …kept]` in the input's shape, or the input when failed
  * @property {number} batches_created
@@ -162,7 +163,7 @@
  */
 
 /**
- * What compaction_commit receives (SPEC §5).
+ * What compaction_commit receives (docs/spec.md#compaction_commit).
  * @typedef {object} CommitInput
  * @property {string} conversation_id
  * @property {string} operation_id
@@ -175,7 +176,7 @@
  *   (its text, tool names, tool inputs and outputs); "" for a superseded clip-archive
  * @property {Record<string, unknown>} [insert_raw] the clip-archive as compress returns it, in the history's shape:
  *   what a store that keeps the active history stores for it
- * @property {'store'|'caller'} [history_owner] SPEC §4; default "store"
+ * @property {'store'|'caller'} [history_owner] docs/spec.md#who-owns-the-history; default "store"
  * @property {RecallWrite[]} [recall_writes] history_owner "caller": the removed messages, each to be written to
  *   recall storage once (remove_message_ids is then empty)
  * @property {ReplaceMessage[]} [replace_messages] history_owner "store": kept messages replaced in place
@@ -206,7 +207,7 @@
  */
 
 /**
- * The searchQuery export's analysis of a question (SPEC §3).
+ * The searchQuery export's analysis of a question (docs/spec.md#searchquery).
  * @typedef {object} SearchQuery
  * @property {string[]} terms   the folded, stemmed words
  * @property {string} fts5      an FTS5 MATCH expression ("" = nothing to search for)
@@ -227,7 +228,7 @@
  */
 
 /**
- * One search hit (SPEC §5 memory_read). `text` is the hit's full text: a
+ * One search hit (memory_read, docs/spec.md#search). `text` is the hit's full text: a
  * message's indexed text (with its tool calls and results), a batch's
  * summary. Times are RFC 3339 UTC with milliseconds ('' when unknown).
  * @typedef {object} SearchHit
@@ -251,7 +252,7 @@
  */
 
 /**
- * A batch's metadata, parsed from its block (SPEC §4.6).
+ * A batch's metadata, parsed from its block (docs/spec.md#archived-batches).
  * @typedef {object} BatchMeta
  * @property {number} depth
  * @property {string} start_time

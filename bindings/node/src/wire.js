@@ -2,7 +2,7 @@
  * A compacted history back on the wire, per provider.
  *
  * `compress` returns the kept messages byte for byte as they were given
- * and the clip-archive rendered in the history's shape (SPEC §2), so these
+ * and the clip-archive rendered in the history's shape (docs/spec.md#message-shapes), so these
  * helpers are thin: they take off the fields only clipfold reads (a native
  * history's `id`, `conversation_id`, `created_at`, `pinned`: the OpenAI
  * API answers "Additional properties are not allowed ('id' was

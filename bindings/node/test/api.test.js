@@ -8,7 +8,7 @@ import { requireExports, wasmPath } from './helpers/common.js';
 import { makeConversation } from './helpers/conversation.js';
 import { assertHistoryUnchanged, compressRaw, controllableLLM, controllableStore } from './helpers/harness.js';
 
-/** The exports of SPEC §3 this build must have. */
+/** The exports of docs/spec.md#exports this build must have. */
 const SPEC_EXPORTS = ['score', 'split', 'chunk', 'estimateTokens', 'buildSummarizationRequest', 'buildResummarizationRequest',
   'buildClipArchive', 'providerRequest', 'providerResponse', 'shouldCompact', 'compress', 'version'];
 
@@ -36,7 +36,7 @@ describe('createCompactor', () => {
   test('pure exports answer through the API', async () => {
     assert.deepEqual(await c.estimateTokens('abcdefgh'), { tokens: 2 });
     assert.equal((await c.version()).abi, 1);
-    // Every export of SPEC §3 is there (and the build's own list agrees).
+    // Every export of docs/spec.md#exports is there (and the build's own list agrees).
     for (const name of SPEC_EXPORTS) assert.ok(c.exports.includes(name), `the plug-in does not export ${name}`);
     requireExports(...SPEC_EXPORTS);
     assert.equal((await c.chunk(makeConversation('ch', 30), { chunk_size: 7 })).chunks[0].length, 7);

@@ -1,4 +1,4 @@
-// The fault-injection matrix (SPEC §4 guarantee 1): fail each host call in
+// The fault-injection matrix (docs/spec.md#nothing-is-lost): fail each host call in
 // turn — the 1st, 2nd, … llm_complete, memory_list, compaction_commit with
 // an error and with a conflict — and check that the returned history is
 // the input byte for byte, `failed: true` with the right failure_code, and

@@ -2,7 +2,8 @@
 asyncio (AsyncCompactor, async LLMs), urllib.request with http.client and
 ssl (the HTTP LLMs' first request) and inspect are imported on first use.
 Together they were about 40% of `import clipfold`, which is most of the
-Python cold start (docs/benchmarks-history.md, fifth session)."""
+Python cold start (docs/benchmarks-history.md, "Every plain Extism SDK
+measured")."""
 
 import json
 import os

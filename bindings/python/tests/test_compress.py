@@ -1,5 +1,5 @@
 """compress end to end through the plug-in, with the SQLite store, and the
-fault-injection matrix of SPEC §4's guarantees."""
+fault-injection matrix of docs/spec.md#nothing-is-lost."""
 
 import glob
 import json

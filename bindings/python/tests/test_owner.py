@@ -1,4 +1,4 @@
-"""Who owns the history (SPEC §4): frameworks keep their messages (no ids,
+"""Who owns the history (docs/spec.md#who-owns-the-history): frameworks keep their messages (no ids,
 no times) and either replace their list with the compacted one or send all
 of it every turn. Both work, store-owned or caller-owned, with no
 duplicate, no no_gain and no commit_conflict — as the Go host's

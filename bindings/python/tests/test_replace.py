@@ -1,5 +1,5 @@
-"""After a compaction the history fits (SPEC "Counting tokens and the
-window"): tool results cleared (``clear_tool_results``, and the window
+"""After a compaction the history fits
+(docs/spec.md#counting-tokens-and-the-window): tool results cleared (``clear_tool_results``, and the window
 guarantee), a message larger than the window middle-truncated, pinned
 overflow refused with over_window — through the real plug-in and SQLite.
 The Python store applies a commit's ``replace_messages`` as the Go stores

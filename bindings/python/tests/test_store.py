@@ -248,7 +248,7 @@ def test_label_prefix_is_literal_and_per_conversation() -> None:
     s.commit(commit(conversation_id="c1-x", remove_message_ids=["y0"],
                     archive_writes=[{"label": "compaction-batch-c1-x-2026", "content": "x"}],
                     insert_message={"id": "clipx", "content": "x"}))
-    assert len(s.list_blocks("archival", "compaction-batch-c1-")) == 2  # prefix match, as SPEC says
+    assert len(s.list_blocks("archival", "compaction-batch-c1-")) == 2  # prefix match, docs/spec.md#memory_list
     assert len(s.list_blocks("archival", "compaction-batch-c1-x-")) == 1
     assert s.list_blocks("archival", "compaction-batch-c1_") == []
     assert s.list_blocks("archival", "compaction-batch-c%") == []

@@ -21,7 +21,7 @@ ANTHROPIC_FIELDS = {"role", "content"}
 
 
 def native(n: int) -> List[Dict[str, Any]]:
-    """A native history: SPEC Messages with ids, times, a pinned note."""
+    """A native history: Messages (docs/spec.md#message) with ids, times, a pinned note."""
     out: List[Dict[str, Any]] = []
     for i in range(n):
         for j, m in enumerate(framework_turn(i)):

@@ -1,4 +1,4 @@
-"""The three host functions of SPEC §5, registered once with the Extism SDK.
+"""The three host functions of docs/spec.md#host-functions, registered once with the Extism SDK.
 
 The SDK keeps host functions in a process-wide registry (``extism.host_fn``),
 so clipfold registers ``llm_complete``, ``memory_list`` and

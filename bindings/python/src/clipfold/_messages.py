@@ -1,6 +1,6 @@
 """Messages on their way to the plug-in and back.
 
-The plug-in reads every message shape of SPEC §2 (OpenAI Chat, Anthropic,
+The plug-in reads every message shape of docs/spec.md#message-shapes (OpenAI Chat, Anthropic,
 OpenAI Responses, AI SDK, LangChain dicts) and returns the messages it
 keeps byte for byte, so the host only has to turn what it is given into
 JSON text and the result back into what it was given:

@@ -23,7 +23,7 @@ from .types import (Batch, CompactionResult, Config, ContextUsage, MemoryRead, M
                     SearchHit, SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 MessageLike = Any
-"""A message: a dict in any shape of SPEC §2, or a LangChain message object."""
+"""A message: a dict in any shape of docs/spec.md#message-shapes, or a LangChain message object."""
 
 __all__ = ["Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "WASM_ENV", "find_wasm", "normalize_messages"]
 
@@ -294,7 +294,7 @@ class Compactor:
              handlers: Optional[Dict[str, Callable[[bytes], bytes]]] = None) -> bytes:
         """Calls an export with raw input (bytes, text, or a dict to encode)
         and returns its raw output. A failure the export reports raises
-        ClipfoldError with SPEC's code."""
+        ClipfoldError with the export's error code."""
         if isinstance(data, Mapping):
             data = _check.json_text(data, "")
         if isinstance(data, str):
@@ -327,7 +327,7 @@ class Compactor:
 
     # ------------------------------------------------------------ pure exports
     def score(self, messages: Sequence[MessageLike], config: Optional[Config] = None) -> List[float]:
-        """Importance score of each message (SPEC §3 score)."""
+        """Importance score of each message (docs/spec.md#score)."""
         out = self._json("score", {"messages": _plain(messages), "config": self._config(config)})
         return [float(x) for x in out["scores"]]
 
@@ -515,10 +515,10 @@ class Compactor:
                  config: Optional[Config] = None, dry_run: bool = False,
                  now: Optional[Union[str, datetime]] = None, operation_id: Optional[str] = None,
                  usage: Optional[ContextUsage] = None) -> CompactionResult:
-        """Compacts a conversation (SPEC §4) and returns the CompactionResult,
+        """Compacts a conversation (docs/spec.md#compress) and returns the CompactionResult,
         as the Go host's ``Compactor.Compress`` does.
 
-        ``history``: the messages, in any shape of SPEC §2 (OpenAI Chat,
+        ``history``: the messages, in any shape of docs/spec.md#message-shapes (OpenAI Chat,
         Anthropic, OpenAI Responses, AI SDK, LangChain dicts) as dicts, or
         LangChain message objects. They are sent as they are: a message
         without an ``id`` gets the plug-in's derived id, one without
@@ -527,7 +527,7 @@ class Compactor:
         objects, the very objects; the clip-archive a new message of the
         history's shape; its text is also ``result["clip_archive"]``).
 
-        By default the store owns the history (SPEC §4 ``history_owner``
+        By default the store owns the history (docs/spec.md#who-owns-the-history, ``history_owner``
         "store"): the messages of ``history`` the store holds nowhere yet
         (neither active nor in recall; ids as the plug-in's
         ``decodeHistory`` export gives them) are appended to its active

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Optional
 
-#: The error codes of SPEC §3, the first word of an export's error string.
+#: The error codes of docs/spec.md#errors-and-limits, the first word of an export's error string.
 EXPORT_CODES = frozenset({"invalid_json", "invalid_input", "too_large", "host_error", "internal"})
 
 
 class ClipfoldError(Exception):
     """A clipfold call failed.
 
-    ``code`` is SPEC's code (``invalid_json``, ``invalid_input``, ``too_large``,
+    ``code`` is the error code of docs/spec.md#errors-and-limits (``invalid_json``, ``invalid_input``, ``too_large``,
     ``host_error``, ``internal``) when the plug-in reported the failure, or
     ``plugin_error`` when the Wasm runtime itself failed (a trap, a missing
     export). ``message`` is the text after the code; it names the offending

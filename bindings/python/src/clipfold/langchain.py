@@ -13,7 +13,7 @@
   The removed messages are not lost: they go to recall storage, searchable
   with
 - :func:`memory_read_tool`: a LangChain tool that searches what was
-  archived (SPEC §5 "memory_read"): summaries and the original messages.
+  archived (docs/spec.md#search): summaries and the original messages.
 
 Nothing here re-implements clipfold: the plug-in reads LangChain's message
 dicts (``model_dump``), splits, keeps tool calls with their results,
@@ -71,7 +71,8 @@ def _conversation(conversation_id: Union[None, str, Callable[[], str]]) -> str:
 class ChatModelLLM:
     """A LangChain chat model as clipfold's LLM (``llm_complete``): the
     ModelRequest's ``system`` and messages become LangChain messages, the
-    model's text the summary. A failure is SPEC §2's error object
+    model's text the summary. A failure is an LLM error object
+    (docs/spec.md#model-requests-and-responses)
     (retryable, except a context overflow), never an exception."""
 
     def __init__(self, model: BaseChatModel) -> None:
@@ -391,8 +392,8 @@ def _replacing_state(new: List[Any], response: Any) -> ExtendedModelResponse[Any
 def memory_read_tool(compactor: Compactor, *, conversation_id: Union[None, str, Callable[[], str]] = None,
                      limit: int = 10, max_tokens: int = DEFAULT_MEMORY_READ_TOKENS,
                      name: str = "memory_read") -> BaseTool:
-    """A LangChain tool searching what clipfold archived (SPEC §5
-    "memory_read", the tool the clip-archive points to) and what is still
+    """A LangChain tool searching what clipfold archived
+    (memory_read, docs/spec.md#search: the tool the clip-archive points to) and what is still
     in the agent's context: the summaries and the original messages of the
     conversation (``conversation_id``; default the run's ``thread_id``;
     ``""`` every conversation), ranked, best first, and the messages of the

@@ -3,7 +3,7 @@
 :func:`pre_model_hook` builds the ``pre_model_hook`` of
 ``create_react_agent(model, tools, pre_model_hook=...)`` that keeps the
 graph's full message list and gives the model a compacted view of it
-(``llm_input_messages``): the resend-everything pattern of SPEC §4. Every
+(``llm_input_messages``): the resend-everything pattern of docs/spec.md#who-owns-the-history. Every
 model call sends clipfold the whole list (caller-owned); clipfold lists
 what it archived before, leaves out the messages its summaries already
 cover, compacts the rest when due, and answers the same view for the same

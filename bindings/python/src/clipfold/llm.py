@@ -4,7 +4,8 @@ plug-in's own, through its ``extractiveSummary`` export).
 
 Every adapter is a callable ``ModelRequest dict -> ModelResponse dict`` (also
 ``complete``, and ``await acomplete`` which runs it in a thread) that
-answers a failure with SPEC §2's error object instead of raising:
+answers a failure with an LLM error object
+(docs/spec.md#model-requests-and-responses) instead of raising:
 
 ====================================  ==================  =========
 what happened                         code                retryable

@@ -17,7 +17,7 @@ database written by one host opens in the other:
 The migration steps and the shared queries are the Go store's own .sql
 files (see ``_schema``).
 
-``commit`` is SPEC §5's ``compaction_commit``: one ``BEGIN IMMEDIATE``
+``commit`` is ``compaction_commit`` (docs/spec.md#compaction_commit): one ``BEGIN IMMEDIATE``
 transaction that applies everything or nothing, and answers ``conflict``
 when an id to remove or delete no longer exists.
 """
@@ -88,7 +88,7 @@ class NotFoundError(StoreError):
 
 
 def format_time(t: datetime) -> str:
-    """SPEC's time format: UTC, milliseconds, ``Z``."""
+    """clipfold's time format (docs/spec.md#conventions): UTC, milliseconds, ``Z``."""
     t = t.astimezone(timezone.utc)
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
 
@@ -173,7 +173,7 @@ _LEGACY_HEADER = re.compile(r"^\[depth:(\d+)\|start:([^|\]]*)\|end:([^|\]]*)\|co
 
 
 def parse_batch(content: str) -> Optional[Dict[str, Any]]:
-    """A block's batch metadata (SPEC §4.6: one JSON metadata line, "\\n",
+    """A block's batch metadata (docs/spec.md#archived-batches: one JSON metadata line, "\\n",
     the summary; or the legacy ``[depth:N|start:…|end:…|count:M]`` header),
     as {"depth", "start_time", "end_time", "message_count",
     "source_message_ids", "method", "operation_id", "summary"}; None when the
@@ -357,7 +357,7 @@ class SQLiteStore:
     def append_messages(self, conversation_id: str, messages: Sequence[MessageInput]) -> None:
         """Adds messages, in order, after the conversation's active history.
 
-        Each message is a SPEC Message (``id``, ``role``, …) as a dict (stored
+        Each message is a native Message (docs/spec.md#message; ``id``, ``role``, …) as a dict (stored
         as compact JSON) or the exact JSON text/bytes to store. Ids are
         unique within the conversation, active and recall: a repeated id,
         or one the conversation already holds, is an error
@@ -712,7 +712,7 @@ class SQLiteStore:
     # ------------------------------------------------------------ search
     def search(self, query: str, conversation_id: str = "", limit: int = DEFAULT_SEARCH_LIMIT,
                in_context: Optional[Sequence[Mapping[str, Any]]] = None) -> List[SearchHit]:
-        """Ranked search (SPEC §5 memory_read) over the active history,
+        """Ranked search (memory_read, docs/spec.md#search) over the active history,
         archived batches and recalled messages in one list, best first:
         ``query`` is a question as a person asks it, analysed by the
         plug-in's searchQuery export (any of its words matches; no character
@@ -835,7 +835,7 @@ class SQLiteStore:
 
     # ------------------------------------------------------------ host functions
     def host_memory_list(self, request: Mapping[str, Any]) -> Dict[str, Any]:
-        """memory_list (SPEC §5): {"tier","label_prefix"} → {"blocks":[…]}."""
+        """memory_list (docs/spec.md#host-functions): {"tier","label_prefix"} → {"blocks":[…]}."""
         tier = request.get("tier") or "archival"
         prefix = request.get("label_prefix")
         if not isinstance(tier, str) or not isinstance(prefix, str):
@@ -844,7 +844,7 @@ class SQLiteStore:
         return {"blocks": self.list_blocks(tier, prefix)}
 
     def host_compaction_commit(self, request: Mapping[str, Any]) -> Dict[str, Any]:
-        """compaction_commit (SPEC §5): {"ok":true} or an error object,
+        """compaction_commit (docs/spec.md#compaction_commit): {"ok":true} or an error object,
         ``conflict`` when another compaction won."""
         try:
             self.commit(request)  # type: ignore[arg-type]

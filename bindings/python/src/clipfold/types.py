@@ -1,4 +1,5 @@
-"""Typed shapes of clipfold's wire types (SPEC §2, §4), as TypedDicts.
+"""Typed shapes of clipfold's wire types (docs/spec.md#wire-types,
+docs/spec.md#compactionresult), as TypedDicts.
 
 They describe the plain dicts the API takes and returns; nothing is
 converted, so every message keeps its unknown fields.
@@ -40,7 +41,7 @@ class Message(TypedDict, total=False):
 
 
 class Batch(TypedDict):
-    """One summary (SPEC §2)."""
+    """One summary (docs/spec.md#batch)."""
 
     content: str
     depth: int
@@ -100,8 +101,8 @@ class ShouldCompactResult(TypedDict):
 
 
 class ContextUsage(TypedDict):
-    """The provider's count of the last model call (SPEC "Counting tokens
-    and the window"): ``input_tokens`` for a request that held the first
+    """The provider's count of the last model call (docs/spec.md#counting-tokens-and-the-window):
+    ``input_tokens`` for a request that held the first
     ``messages`` messages of the history now checked or compacted (system
     prompt and tools included). Those messages count ``input_tokens``;
     only the rest is estimated."""
@@ -240,7 +241,7 @@ class Block(TypedDict):
 
 
 class CompactionResult(TypedDict):
-    """What ``compress`` returns (SPEC §4)."""
+    """What ``compress`` returns (docs/spec.md#compactionresult)."""
 
     history: List[Message]
     batches_created: int
