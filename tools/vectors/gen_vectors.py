@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes testdata/vectors/*.json, clipfold's conformance vectors.
 
-Expected outputs are computed here, in Python, straight from SPEC.md and the
+Expected outputs are computed here, in Python, straight from docs/spec.md and the
 seed documents -- independently of the Go code they test -- or written out
 by hand. Every host (Go native, Go+wasm, Node, Python) runs these files.
 
@@ -75,7 +75,7 @@ def cfg(over=None):
 
 
 # ---------------------------------------------------------------- message shapes
-# SPEC §2 "Message shapes agents already have", transcribed: every message
+# docs/spec.md#message-shapes, transcribed: every message
 # is read into one normalized form whatever its shape -- role as clipfold
 # reads it, content (tool-result outputs first, then text parts, joined
 # with "\n"), tool entries (calls, and results carried as parts), the
@@ -406,7 +406,7 @@ def message_runes(n):
 
 
 # The conservative token estimator, a second implementation of the
-# algorithm docs/spec.md "The conservative estimator" documents (core's is
+# algorithm docs/spec.md#the-conservative-estimator documents (core's is
 # core/tokens.go): one pass over the text counting events, each with a
 # cost in thousandths of a token, the sum rounded up.
 COST = dict(word=880, letter=100, case=1000, long=220, latin_word=2500, digits=1400, mixed=620, punct=570,
@@ -570,7 +570,7 @@ def pinned(m, c):
 
 
 def leaders(msgs, start):
-    """Unit leader of every message at or after start (SPEC: a tool call and
+    """Unit leader of every message at or after start (docs/spec.md#split: a tool call and
     everything answering it, in any shape): results join their call's unit by
     call id (a tool message without one joins the call it follows), a message
     with join_next takes the next one in, and a message answering calls of two
@@ -960,7 +960,7 @@ chunk_vec("max_chunk_tokens cuts by estimated tokens", ["context-compaction.AC1.
 chunk_vec("a message larger than max_chunk_tokens gets a chunk of its own", [],
           [msg(0, "user", "a" * 8), msg(1, "tool", "b" * 400, tool_call_id=None), msg(2, "user", "c" * 8)],
           {"max_chunk_tokens": 10, "token_estimator": "chars4"})
-chunk_vec("max_chunk_tokens counts each message's conservative estimate and framing", ["SPEC §2 counting tokens"],
+chunk_vec("max_chunk_tokens counts each message's conservative estimate and framing", ["docs/spec.md#counting-tokens-and-the-window"],
           [msg(i, "user", "我们明天在会议室讨论项目的预算问题。" * (i + 1)) for i in range(4)], {"max_chunk_tokens": 120})
 chunk_vec("a tool call and its results are never cut apart", [],
           [msg(0, "user", "x"), msg(1, "user", "y")] + multi[1:4] + [msg(5, "user", "z")], {"chunk_size": 3})
@@ -1012,19 +1012,19 @@ TEXTS = [
     ("a script without costs of its own counts a token a byte", "ქართული ენა"),
 ]
 for label, t in TEXTS:
-    vec("estimateTokens", "conservative text: " + label, ["SPEC §2 counting tokens"], {"text": t}, {"tokens": conservative(t)})
-vec("estimateTokens", "conservative text: empty", ["SPEC §2 counting tokens"], {"text": ""}, {"tokens": 0})
+    vec("estimateTokens", "conservative text: " + label, ["docs/spec.md#counting-tokens-and-the-window"], {"text": t}, {"tokens": conservative(t)})
+vec("estimateTokens", "conservative text: empty", ["docs/spec.md#counting-tokens-and-the-window"], {"text": ""}, {"tokens": 0})
 framed = [msg(0, "user", "Where is my order?"), call(1, "c1", "lookup_order", '{"order_id":"A-5000"}'),
           result(2, "c1", '{"status":"shipped","carrier":"DHL","eta":"2026-03-02"}')]
-vec("estimateTokens", "conservative messages: text, tool calls and outputs, and per-message framing", ["SPEC §2 counting tokens"],
+vec("estimateTokens", "conservative messages: text, tool calls and outputs, and per-message framing", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed}, {"tokens": estimate(framed)})
 pictures = [msg(0, "user", [{"type": "text", "text": "What is in these?"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
                             {"type": "image_url", "image_url": {"url": "https://example.com/b.png"}}])]
-vec("estimateTokens", "an image counts image_tokens (default 1600), its placeholder stays in the text", ["SPEC §2 counting tokens"],
+vec("estimateTokens", "an image counts image_tokens (default 1600), its placeholder stays in the text", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": pictures}, {"tokens": estimate(pictures)})
-vec("estimateTokens", "image_tokens is configurable", ["SPEC §2 counting tokens"],
+vec("estimateTokens", "image_tokens is configurable", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": pictures, "config": {"image_tokens": 765}}, {"tokens": estimate(pictures, {"image_tokens": 765})})
-vec("estimateTokens", "overhead_tokens is not added: it is what hosts measure with this export", ["SPEC §2 counting tokens"],
+vec("estimateTokens", "overhead_tokens is not added: it is what hosts measure with this export", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "config": {"overhead_tokens": 900}}, {"tokens": estimate(framed)})
 vec("estimateTokens", "token_estimator must be conservative or chars4", [], {"text": "a", "config": {"token_estimator": "words"}},
     error=err("invalid_input", "config.token_estimator"))
@@ -1045,25 +1045,25 @@ vec("shouldCompact", "defaults: 0.8 x 200000", ["context-compaction.AC1.1"],
     {"messages": [msg(0, "user", "hello")]}, {"due": False, "tokens": estimate([msg(0, "user", "hello")]), "limit": 160000})
 zh = [msg(i, ("user", "assistant")[i % 2], "我们明天在会议室讨论项目的预算问题，请准时参加。") for i in range(40)]
 zh_tok = estimate(zh)
-vec("shouldCompact", "a Chinese conversation is due by the conservative count, not by chars / 4", ["SPEC §2 counting tokens"],
+vec("shouldCompact", "a Chinese conversation is due by the conservative count, not by chars / 4", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": zh, "config": {"model_max_tokens": 1000}}, {"due": zh_tok > 800, "tokens": zh_tok, "limit": 800})
-vec("shouldCompact", "overhead_tokens is added to the count", ["SPEC §2 counting tokens"],
+vec("shouldCompact", "overhead_tokens is added to the count", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "config": {"overhead_tokens": 3000, "model_max_tokens": 4000}},
     {"due": estimate(framed) + 3000 > 3200, "tokens": estimate(framed) + 3000, "limit": 3200})
 vec("shouldCompact", "usage: the provider's count of the first K messages plus the estimate of the rest, no overhead on top",
-    ["SPEC §2 counting tokens"],
+    ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "config": {"overhead_tokens": 3000}, "usage": {"input_tokens": 2500, "messages": 2}},
     {"due": False, "tokens": 2500 + estimate(framed[2:]), "limit": 160000})
-vec("shouldCompact", "usage of the whole history is the provider's count", ["SPEC §2 counting tokens"],
+vec("shouldCompact", "usage of the whole history is the provider's count", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "config": {"model_max_tokens": 3000}, "usage": {"input_tokens": 2500, "messages": 3}},
     {"due": True, "tokens": 2500, "limit": 2400})
-vec("shouldCompact", "usage beyond the history is refused", ["SPEC §2 counting tokens"],
+vec("shouldCompact", "usage beyond the history is refused", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "usage": {"input_tokens": 2500, "messages": 4}}, error=err("invalid_input", "usage.messages"))
-vec("shouldCompact", "usage with negative input_tokens is refused", ["SPEC §2 counting tokens"],
+vec("shouldCompact", "usage with negative input_tokens is refused", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "usage": {"input_tokens": -1, "messages": 1}}, error=err("invalid_input", "usage.input_tokens"))
-vec("shouldCompact", "usage must be an object", ["SPEC §2 counting tokens"],
+vec("shouldCompact", "usage must be an object", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "usage": 2500}, error=err("invalid_input", "usage"))
-vec("split", "usage is read by split too", ["SPEC §2 counting tokens"],
+vec("split", "usage is read by split too", ["docs/spec.md#counting-tokens-and-the-window"],
     {"messages": framed, "usage": {"input_tokens": 2500, "messages": "2"}}, error=err("invalid_input", "usage.messages"))
 vec("shouldCompact", "context_budget must be in (0, 1]", [], {"messages": [], "config": {"context_budget": 0}},
     error=err("invalid_input", "config.context_budget"))
@@ -1096,7 +1096,7 @@ vec("buildSummarizationRequest", "a custom prompt is used as is", ["compaction-v
 vec("buildSummarizationRequest", "defaults: model and max_tokens from config", [],
     {"messages": conv[:1], "config": {"model": "gpt-x", "max_summary_tokens": 77, "prompt": "P"}},
     summ_request("P", None, conv[:1], "gpt-x", 77))
-vec("buildSummarizationRequest", "defaults: SPEC defaults with nothing set", [],
+vec("buildSummarizationRequest", "defaults: the spec's defaults with nothing set", [],
     {"messages": []}, summ_request(None, None, [], "", 1024))
 huge = [msg(0, "tool", "abcdefghijklmnopqrstuvwxyz", tool_call_id="c"), msg(1, "user", "короткий")]
 vec("buildSummarizationRequest", "each message is middle-truncated to max_message_chars", [],
@@ -1105,7 +1105,7 @@ vec("buildSummarizationRequest", "each message is middle-truncated to max_messag
 arr = [msg(0, "user", [{"type": "text", "text": "part one"}, {"type": "text", "text": "part two"}])]
 vec("buildSummarizationRequest", "content-part arrays are joined", [], {"messages": arr, "model": "m", "max_tokens": 5},
     summ_request(None, None, arr, "m", 5))
-# Deviation (docs/spec.md "buildSummarizationRequest"): a tool result
+# Deviation (docs/spec.md#buildsummarizationrequest): a tool result
 # names the call it answers, found by id among the messages (the nearest
 # one before it when an id is reused), its arguments on one line and cut
 # to 200 code points; a result whose call is not among them is as before,
@@ -1187,7 +1187,7 @@ vec("buildClipArchive", "end_time must be RFC 3339", [], {"batches": [dict(batch
 
 # ---------------------------------------------------------------- providerRequest / providerResponse
 def provider_body(provider, req):
-    """SPEC §3 providerRequest, transcribed: the wire body each provider accepts."""
+    """docs/spec.md#providerrequest, transcribed: the wire body each provider accepts."""
     msgs = [m for m in req["messages"] if m["content"].strip() != ""]
     if provider == "anthropic":
         system = "\n\n".join([x for x in [req.get("system") or ""] if x] + [m["content"] for m in msgs if m["role"] == "system"])
@@ -1340,7 +1340,7 @@ ex_vec("only filler: the best sentence, never an empty summary", [
 
 
 # ---------------------------------------------------------------- message shapes
-# Histories in each shape of SPEC §2. Their inputs are input_raw, compact
+# Histories in each shape of docs/spec.md#message-shapes. Their inputs are input_raw, compact
 # (cj), so a tool input that is a JSON object counts as the text cj writes.
 def raw_vec(export, name, proves, inp, expected=None, error=None):
     vec(export, name, proves, input_raw=cj(inp), expected=expected, error=error)
@@ -1352,27 +1352,27 @@ def shape_vecs(label, msgs, keeps=(), chunk_size=2, summarize=True, extra=None):
     extra = extra or {}
     for k in keeps:
         over = {"keep_recent": k}
-        raw_vec("split", "%s: keep_recent %d keeps every tool call with its results" % (label, k), ["SPEC §2 shapes"],
+        raw_vec("split", "%s: keep_recent %d keeps every tool call with its results" % (label, k), ["docs/spec.md#message-shapes"],
                 dict({"messages": msgs, "config": over}, **extra), split(msgs, cfg(over)))
     c = cfg()
-    raw_vec("score", "%s: text, tool inputs and outputs as the shape has them" % label, ["SPEC §2 shapes"],
+    raw_vec("score", "%s: text, tool inputs and outputs as the shape has them" % label, ["docs/spec.md#message-shapes"],
             dict({"messages": msgs}, **extra), {"scores": [score(m, i, len(msgs), c) for i, m in enumerate(nmsgs(msgs))]})
     over = {"chunk_size": chunk_size}
-    raw_vec("chunk", "%s: chunk_size %d never cuts a tool unit" % (label, chunk_size), ["SPEC §2 shapes"],
+    raw_vec("chunk", "%s: chunk_size %d never cuts a tool unit" % (label, chunk_size), ["docs/spec.md#message-shapes"],
             dict({"messages": msgs, "config": over}, **extra), {"chunks": chunk(msgs, cfg(over))})
-    raw_vec("estimateTokens", "%s: text, tool inputs and tool outputs count" % label, ["SPEC §2 shapes"],
+    raw_vec("estimateTokens", "%s: text, tool inputs and tool outputs count" % label, ["docs/spec.md#message-shapes"],
             dict({"messages": msgs}, **extra), {"tokens": estimate(msgs)})
     tok = estimate(msgs)
     over = {"model_max_tokens": tok, "context_budget": 0.5}
-    raw_vec("shouldCompact", "%s: due over the budget" % label, ["SPEC §2 shapes"],
+    raw_vec("shouldCompact", "%s: due over the budget" % label, ["docs/spec.md#message-shapes"],
             dict({"messages": msgs, "config": over}, **extra), {"due": tok > int(0.5 * tok), "tokens": tok, "limit": int(0.5 * tok)})
     if summarize:
-        raw_vec("buildSummarizationRequest", "%s: tool inputs and outputs rendered for the summarizer" % label, ["SPEC §2 shapes"],
+        raw_vec("buildSummarizationRequest", "%s: tool inputs and outputs rendered for the summarizer" % label, ["docs/spec.md#message-shapes"],
                 dict({"messages": msgs, "model": "m", "max_tokens": 256, "config": {"max_message_chars": 60}}, **extra),
                 summ_request(None, None, msgs, "m", 256, max_chars=60))
 
 
-# Anthropic Messages (issue 19): tool_use in assistant turns, tool_result
+# Anthropic Messages: tool_use in assistant turns, tool_result
 # blocks in the user turns after them (a parallel pair in one turn, text
 # beside a result, a result whose call is gone), images and documents as
 # placeholders, thinking counted as nothing. With keep_recent 3 and 5 the
@@ -1400,11 +1400,11 @@ anthropic = [
 ]
 shape_vecs("anthropic", anthropic, keeps=(3, 5, 0, 20))
 clip_turn = {"role": "user", "content": "[Context Summary — 9 messages compressed across 1 compaction cycle]\n[Batch 1 — depth 0, 2026-02-28T10:00:00.000Z to 2026-02-28T10:09:00.000Z]\nThe order A-4999 was refunded."}
-raw_vec("split", "anthropic: a leading clip-archive user turn is the prior summary", ["SPEC §2 shapes", "context-compaction.AC1.6"],
+raw_vec("split", "anthropic: a leading clip-archive user turn is the prior summary", ["docs/spec.md#message-shapes", "context-compaction.AC1.6"],
         {"messages": [clip_turn] + anthropic[:6], "config": {"keep_recent": 2}}, split([clip_turn] + anthropic[:6], cfg({"keep_recent": 2})))
-raw_vec("split", "anthropic: a clip-archive user turn that is not first is the user's", ["SPEC §2 shapes"],
+raw_vec("split", "anthropic: a clip-archive user turn that is not first is the user's", ["docs/spec.md#message-shapes"],
         {"messages": anthropic[:2] + [clip_turn], "config": {"keep_recent": 1}}, split(anthropic[:2] + [clip_turn], cfg({"keep_recent": 1})))
-raw_vec("split", "anthropic text turns: the shape input makes a leading clip-archive turn the prior summary", ["SPEC §2 shapes"],
+raw_vec("split", "anthropic text turns: the shape input makes a leading clip-archive turn the prior summary", ["docs/spec.md#message-shapes"],
         {"messages": [clip_turn, {"role": "assistant", "content": "ok"}], "shape": "anthropic", "config": {"keep_recent": 1}},
         split([clip_turn, {"role": "assistant", "content": "ok"}], cfg({"keep_recent": 1})))
 # One user turn answering the calls of two assistant turns joins them into one unit.
@@ -1416,9 +1416,9 @@ joined = [{"role": "user", "content": "start"},
                                        {"type": "tool_result", "tool_use_id": "t2", "content": "B"}]},
           {"role": "assistant", "content": "done"}, {"role": "user", "content": "bye"}]
 for k in (1, 3):
-    raw_vec("split", "anthropic: a turn answering two calls joins their units (keep_recent %d)" % k, ["SPEC §2 shapes"],
+    raw_vec("split", "anthropic: a turn answering two calls joins their units (keep_recent %d)" % k, ["docs/spec.md#message-shapes"],
             {"messages": joined, "config": {"keep_recent": k}}, split(joined, cfg({"keep_recent": k})))
-raw_vec("chunk", "anthropic: joined units stay one run", ["SPEC §2 shapes"],
+raw_vec("chunk", "anthropic: joined units stay one run", ["docs/spec.md#message-shapes"],
         {"messages": joined, "config": {"chunk_size": 2}}, {"chunks": chunk(joined, cfg({"chunk_size": 2}))})
 
 # OpenAI Responses input items: reasoning travels with the call after it.
@@ -1481,29 +1481,29 @@ chat = [msg(0, "user", "Deploy the fix?"),
 shape_vecs("chat", chat, keeps=(4,))
 
 # Shape errors: one shape per call, naming the message.
-vec("split", "mixed shapes: an Anthropic turn after an OpenAI Chat tool call", ["SPEC §2 shapes"],
+vec("split", "mixed shapes: an Anthropic turn after an OpenAI Chat tool call", ["docs/spec.md#message-shapes"],
     {"messages": [chat[1], anthropic[2]]}, error=err("invalid_input", "messages[1]"))
-vec("score", "mixed shapes: a Responses item among AI SDK messages", ["SPEC §2 shapes"],
+vec("score", "mixed shapes: a Responses item among AI SDK messages", ["docs/spec.md#message-shapes"],
     {"messages": [aisdk[2], aisdk[3], responses[3]]}, error=err("invalid_input", "messages[2]"))
-vec("chunk", "the shape input must match every message", ["SPEC §2 shapes"],
+vec("chunk", "the shape input must match every message", ["docs/spec.md#message-shapes"],
     {"messages": [{"role": "user", "content": "a"}, chat[2]], "shape": "anthropic"}, error=err("invalid_input", "messages[1]"))
-vec("estimateTokens", "an unknown shape is refused", ["SPEC §2 shapes"], {"messages": [], "shape": "gemini"},
+vec("estimateTokens", "an unknown shape is refused", ["docs/spec.md#message-shapes"], {"messages": [], "shape": "gemini"},
     error=err("invalid_input", "shape"))
-vec("shouldCompact", "a Responses message item needs a role", ["SPEC §2 shapes"],
+vec("shouldCompact", "a Responses message item needs a role", ["docs/spec.md#message-shapes"],
     {"messages": [{"type": "message", "content": "x"}]}, error=err("invalid_input", "messages[0].role"))
-vec("buildSummarizationRequest", "a message mixing parts of two shapes", ["SPEC §2 shapes"],
+vec("buildSummarizationRequest", "a message mixing parts of two shapes", ["docs/spec.md#message-shapes"],
     {"messages": [{"role": "user", "content": [{"type": "input_text", "text": "a"}, {"type": "tool_use", "id": "t", "name": "f", "input": {}}]}]},
     error=err("invalid_input", "messages[0]"))
-vec("split", "a tool_result without its tool_use is its own unit", ["SPEC §2 shapes"],
+vec("split", "a tool_result without its tool_use is its own unit", ["docs/spec.md#message-shapes"],
     {"messages": [anthropic[0], anthropic[2], anthropic[3]], "config": {"keep_recent": 1}},
     split([anthropic[0], anthropic[2], anthropic[3]], cfg({"keep_recent": 1})))
 unknown = [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "some_future_block", "x": {"deep": [1, 2]}}]},
            {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}]
-raw_vec("estimateTokens", "unknown block types are kept and counted as nothing", ["SPEC §2 shapes"], {"messages": unknown},
+raw_vec("estimateTokens", "unknown block types are kept and counted as nothing", ["docs/spec.md#message-shapes"], {"messages": unknown},
         {"tokens": estimate(unknown)})
 
 
-# Derived ids (SPEC §2: an input without ids gets stable ids): FNV-1a 128
+# Derived ids (docs/spec.md#derived-ids: a message without an id gets a stable id): FNV-1a 128
 # over the normalized content, then over that digest and the occurrence
 # among identical messages; "d_" (or "clip_" for a clip-archive) and 24 hex
 # digits. Checked by api's TestDerivedIDsFromPython (not an export).
@@ -1548,8 +1548,8 @@ with open(os.path.join(OUT, "..", "shapes", "derived-ids.json"), "w", encoding="
 
 
 # ---------------------------------------------------------------- searchQuery
-# A second transcription of the query analysis (SPEC §3 searchQuery, §5
-# memory_read), from the descriptions, not from the Go code: words are runs
+# A second transcription of the query analysis (docs/spec.md#searchquery,
+# docs/spec.md#search), from the descriptions, not from the Go code: words are runs
 # of letters and digits (the vectors keep to ASCII and Latin-1, where
 # Python's str.isalnum agrees with SQLite's unicode61), folded to lower case
 # without diacritics; PostgreSQL's English stop words; Porter's stemmer as

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 MARGIN = 0.03   # every message at least 3% over the larger real count
-LIMIT = 1.27    # English prose, in total, under 1.27 × o200k before rounding (SPEC: 1.35)
+LIMIT = 1.27    # English prose, in total, under 1.27 × o200k before rounding (docs/spec.md#counting-tokens-and-the-window: 1.35)
 # Events with no (or too little) calibration data, pinned: a control
 # character or a byte of an unknown script is at most one token (a
 # byte-level BPE never uses more); the rest are lower bounds.

@@ -1,8 +1,9 @@
 // Command sdk-go loads a clipfold plug-in with nothing but the Extism Go
 // SDK (github.com/extism/go-sdk) and WASI, provides the three host
-// functions of SPEC §5 scripted from harness/sdks/cases.json, and checks
-// the cases there. It is not the repository's own host (internal/wasmhost
-// adds staging and pooling); it is what a Go user writes from the README.
+// functions of docs/spec.md#host-functions scripted from
+// harness/sdks/cases.json, and checks the cases there. It is not the
+// repository's own host (internal/wasmhost adds staging and pooling); it is
+// what a Go user writes from the README.
 //
 // Usage: go run ./harness/sdks/go CASES_JSON WASM
 //

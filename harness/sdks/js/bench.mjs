@@ -1,7 +1,7 @@
 // Times `split` through nothing but @extism/extism (no clipfold host, no
 // staging): input and output cross the SDK's kernel 8 bytes per call, as
 // for any user who loads the plug-in with the plain SDK. tools/benchreport
-// runs it for docs/benchmarks.md (issue 20, "a plain Extism SDK").
+// runs it for docs/benchmarks.md ("split through a plain Extism SDK").
 //
 // Usage: node bench.mjs WASM INPUTS_DIR SIZES [RUNS]
 //   INPUTS_DIR holds history-N.json (tools/benchreport writes them from

@@ -23,7 +23,7 @@ what the real tool returns:
     environment with that task's init_environment: every task starts from
     the suite's data, as the benchmark defines its ground truths.
 
-The messages are in clipfold's native shape (SPEC "Messages"): a system
+The messages are in clipfold's native shape (docs/spec.md#message): a system
 message, user turns, assistant messages with one OpenAI-style tool call
 each, tool messages answering them, and the assistant's final text per
 turn. What is not real and is said so in the README: the system prompts

@@ -1,5 +1,5 @@
 //! Loads a clipfold plug-in with nothing but the `extism` crate and WASI,
-//! provides the three host functions of SPEC §5 scripted from
+//! provides the three host functions of docs/spec.md#host-functions scripted from
 //! harness/sdks/cases.json, and checks the cases there.
 //!
 //! Usage: clipfold-sdk-check CASES_JSON WASM

@@ -22,7 +22,7 @@ import org.extism.sdk.chicory.Plugin;
  * Times {@code split} through nothing but the Extism Chicory SDK (no
  * staging: input and output cross the SDK's kernel 8 bytes per call), as
  * for any Java user who loads the plug-in. tools/benchreport runs it for
- * docs/benchmarks.md (issue 20, "a plain Extism SDK").
+ * docs/benchmarks.md ("split through a plain Extism SDK").
  *
  * <p>Usage: {@code java -cp … org.clipfold.sdkcheck.Bench [--aot] [--warmup=N] WASM INPUTS_DIR SIZES [RUNS]}.
  * {@code --aot} compiles the module to JVM bytecode when it loads

@@ -26,7 +26,7 @@ import org.extism.sdk.chicory.Plugin;
 /**
  * Loads a clipfold plug-in with nothing but the Extism Chicory SDK
  * (org.extism.sdk:chicory-sdk-core) and WASI, provides the three host
- * functions of SPEC §5 scripted from harness/sdks/cases.json, and checks
+ * functions of docs/spec.md#host-functions scripted from harness/sdks/cases.json, and checks
  * the cases there.
  *
  * <p>Usage: {@code java -cp … org.clipfold.sdkcheck.Check CASES_JSON WASM}
