@@ -167,6 +167,8 @@ describe('clipfold/mastra with the real Mastra', () => {
       });
       assert.ok(recalled > TURNS, `${recalled} messages recalled`);
       assert.deepEqual(store.activeMessages(conv), [], 'Memory owns the thread: nothing of it is stored twice');
+      console.log(`${requests.length} model calls, the longest ${longest} tokens (limit ${LIMIT}, the thread ${whole}); `
+        + `${done.length} compactions; ${recalled} messages in recall`);
     } finally {
       await compactor.close();
       store.close();
