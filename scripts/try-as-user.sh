@@ -2,7 +2,7 @@
 # Installs clipfold the way the README's "Install" section says, as a new
 # user would, from a clean clone of this checkout's HEAD in a temporary
 # directory, and compacts and searches a bundled conversation through each
-# install (issue 18). Part of `make test` (make test-install).
+# install. Part of `make test` (make test-install).
 #
 #   scripts/try-as-user.sh [STEP...]     steps: readme go go-lib python node (default: all)
 #
