@@ -29,7 +29,7 @@
  * results. The change is to this model call only: Memory's storage keeps
  * every message, the compacted ones are also in clipfold's recall storage
  * (searchable through memory_read), and each later call is compacted into
- * the same view (SPEC "Who owns the history", history_owner "caller").
+ * the same view (docs/spec.md#who-owns-the-history, history_owner "caller").
  *
  * It counts the request as the model will: the provider's usage of the
  * step before (`steps[i].usage.inputTokens`, for the view that step was
@@ -189,7 +189,7 @@ export function clipfoldProcessor(o) {
  */
 
 /**
- * The memory_read tool (SPEC "memory_read: what a host's search must do")
+ * The memory_read tool (docs/spec.md#search)
  * made with Mastra's `createTool`: the model asks a question in plain
  * words and gets the best archived summaries and compacted messages of the
  * thread, or reads one by id — within `maxTokens`, by the plug-in's

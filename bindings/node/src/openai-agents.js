@@ -18,7 +18,7 @@
  *
  * The session keeps its items in another Session (`session`, default the
  * SDK's MemorySession). After the runner adds a turn's items, the stored
- * history is compacted when due (SPEC "Who owns the history",
+ * history is compacted when due (docs/spec.md#who-owns-the-history,
  * history_owner "caller": the caller keeps the items) and replaced by the
  * plug-in's view: the clip-archive as a system message, the newest items
  * verbatim with function calls and their results. What it removed is
@@ -27,7 +27,7 @@
  *
  * A run does not read the session again between its model calls, so the
  * window is kept by the filter, which the runner calls before every model
- * call (SPEC "Counting tokens and the window": compaction is checked before
+ * call (docs/spec.md#counting-tokens-and-the-window: compaction is checked before
  * every model call): it compacts the call's input into the same view,
  * counting it as the model will — the provider's usage of the run's call
  * before (for the view that call was sent), the estimate of what came after
@@ -37,7 +37,7 @@
  *
  * The SDK's items are the Responses API's in camelCase (`callId`,
  * `function_call_result`); the plug-in reads the Responses API's own
- * (SPEC "Message shapes agents already have"), so they are renamed for it
+ * (docs/spec.md#message-shapes), so they are renamed for it
  * (toResponsesItem) and the items it keeps are given back as they were.
  *
  * This module imports `@openai/agents` and `zod` (peer dependencies);
@@ -354,7 +354,7 @@ export class ClipfoldSession {
  */
 
 /**
- * The memory_read tool (SPEC "memory_read: what a host's search must do")
+ * The memory_read tool (docs/spec.md#search)
  * made with the SDK's `tool()`: the model asks a question in plain words
  * and gets the best archived summaries and compacted items, or reads one
  * by id — within `maxTokens`, by the plug-in's buildMemoryRead. Its

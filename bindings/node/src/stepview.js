@@ -68,7 +68,7 @@ export function sentView(view, list) {
  * sent: when `list` continues the list `prev` stood for (the framework
  * appended the answer and the tool results), that view followed by what was
  * appended, counted by the provider's input count `n` of that call for the
- * view's messages (SPEC "Counting tokens and the window": the provider's
+ * view's messages (docs/spec.md#counting-tokens-and-the-window: the provider's
  * usage is the truth for what it counted); else `list` itself, without a
  * count.
  * @template T
@@ -91,7 +91,7 @@ export function continueView(prev, list, n) {
 /**
  * What the model is sent after compactIfDue: the history when nothing
  * changed, or when a compaction failed without a view of earlier ones
- * (SPEC "Who owns the history": a failed caller-owned compaction archives
+ * (docs/spec.md#who-owns-the-history: a failed caller-owned compaction archives
  * nothing new and returns the view earlier compactions made, which fits,
  * or the list itself); else the compacted history.
  * @template T
