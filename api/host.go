@@ -7,7 +7,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// hostPorts binds core's ports to the host functions of SPEC §5.
+// hostPorts binds core's ports to the host functions of
+// docs/spec.md#host-functions.
 type hostPorts struct{ h HostCaller }
 
 // hostOutput checks a host function's output and returns its root,
@@ -117,7 +118,8 @@ func AppendBlocks(b []byte, blocks []core.Block) []byte {
 	return append(b, "]}"...)
 }
 
-// AppendCommit writes compaction_commit's input (SPEC §5).
+// AppendCommit writes compaction_commit's input
+// (docs/spec.md#compaction_commit).
 func AppendCommit(b []byte, c *core.Commit) []byte {
 	b = append(b, `{"conversation_id":`...)
 	b = core.AppendJSONString(b, c.ConversationID)

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Batch is one archived summary (SPEC §2). Depth 0 summarizes raw
+// Batch is one archived summary (docs/spec.md#batch). Depth 0 summarizes raw
 // messages; depth n+1 re-summarizes batches of depth ≤ n. Start and End
 // are the earliest and latest created_at of the covered messages.
 type Batch struct {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Failure codes of a CompactionResult (SPEC §4).
+// Failure codes of a CompactionResult (docs/spec.md#compactionresult).
 const (
 	FailLLM         = "llm_failed"
 	FailLLMTimeout  = "llm_timeout"
@@ -36,11 +36,12 @@ type CompressInput struct {
 	Shape  HistoryShape
 	Config Config
 	DryRun bool
-	// Now is the caller's clock reading (SPEC: input "now"); zero means
-	// ask the Clock port.
+	// Now is the caller's clock reading (input "now",
+	// docs/spec.md#compress-input); zero means ask the Clock port.
 	Now         time.Time
 	OperationID string // required; the api layer generates one when absent
-	// HistoryOwner is OwnerStore ("" too) or OwnerCaller (SPEC §4).
+	// HistoryOwner is OwnerStore ("" too) or OwnerCaller
+	// (docs/spec.md#who-owns-the-history).
 	HistoryOwner string
 	// OnlyIfDue compacts only when the history (for a caller-owned one,
 	// its compacted view) is due as ShouldCompact says; otherwise the
@@ -48,7 +49,7 @@ type CompressInput struct {
 	// every turn.
 	OnlyIfDue bool
 	// Usage is the provider's count for the first messages of History
-	// (SPEC §2 "Counting tokens and the window"); the api layer checks it
+	// (docs/spec.md#counting-tokens-and-the-window); the api layer checks it
 	// against the history.
 	Usage Usage
 }
@@ -107,22 +108,22 @@ func (f *failure) Error() string { return f.code + ": " + f.msg }
 
 func fail(code, msg string) *failure { return &failure{code, msg} }
 
-// Compress runs the compaction pipeline of SPEC §4: split → chunk in
-// importance order → fold-in summarization through the LLM port → list
-// archived batches → re-summarize by depth when too many → clip-archive →
-// exactly one commit. The only durable effect is that commit; on any
-// failure before it the result carries the input history untouched.
+// Compress runs the compaction pipeline of docs/spec.md#pipeline: split →
+// chunk in importance order → fold-in summarization through the LLM port →
+// list archived batches → re-summarize by depth when too many → clip-archive →
+// exactly one commit. The only durable effect is that commit; on any failure
+// before it the result carries the input history untouched.
 //
 // Messages without a created_at are dated at the compaction's now (the
 // input's, else the clock's): batch times and dated summary lines follow.
 //
-// With a caller-owned history (SPEC §4) the archived batches are listed
-// first, and unless the history starts with a clip-archive (the caller
-// replaced its list with a compacted one), messages the live batches
-// already cover and clip-archives are left out: the pipeline runs on the
-// compacted view, the current clip-archive (built from the live batches)
-// followed by the uncovered messages, and returns it, compacted further
-// when something is due; see callerView.
+// With a caller-owned history (docs/spec.md#who-owns-the-history) the archived
+// batches are listed first, and unless the history starts with a clip-archive
+// (the caller replaced its list with a compacted one), messages the live
+// batches already cover and clip-archives are left out: the pipeline runs on
+// the compacted view, the current clip-archive (built from the live batches)
+// followed by the uncovered messages, and returns it, compacted further when
+// something is due; see callerView.
 func Compress(in *CompressInput, p Ports) CompressResult {
 	c := &in.Config
 	now := in.Now
@@ -884,9 +885,9 @@ func (u *run) summaryCaps(window, pinned int) (chunkCap, resumCap int) {
 // selectForTarget chooses what a target_tokens compaction compresses: the
 // newest compressible units that fit are kept verbatim, the older rest is
 // compressed (still in the split's importance order, so chunking and
-// fold-in see it as SPEC says). Kept units are contiguous: walking from the
-// newest back, the first unit that does not fit ends the kept run. A tool
-// call and its results are one unit; pinned messages and the last
+// fold-in see it as docs/spec.md#pipeline says). Kept units are contiguous:
+// walking from the newest back, the first unit that does not fit ends the kept
+// run. A tool call and its results are one unit; pinned messages and the last
 // keep_recent (the split's to_keep) are always kept. "Fits" counts the
 // clip-archive the compaction will produce: the live batches plus, per new
 // batch, a summary of up to capTok tokens, re-summarized (into at most
@@ -1051,7 +1052,8 @@ func (u *run) resummarize(contents []string, maxTok int) (string, string, error)
 	return u.complete(&req, false, ex)
 }
 
-// complete calls the LLM with SPEC's retry policy and returns the
+// complete calls the LLM with the retry policy of
+// docs/spec.md#retries-and-the-deadline and returns the
 // summary text and how it was made; ex is the extractive summary of the
 // same input, for fallback "extractive".
 // When shrinkable, a timeout is returned at once so the caller can

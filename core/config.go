@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Config holds every [summarization] key of SPEC §2. Field comments give
-// the wire key; DefaultConfig gives the defaults. Build one with
+// Config holds every [summarization] key of docs/spec.md#config. Field
+// comments give the wire key; DefaultConfig gives the defaults. Build one with
 // DefaultConfig and Set, never by hand, so validation cannot be skipped.
 type Config struct {
 	ChunkSize        int     // chunk_size, ≥ 1
@@ -107,7 +107,7 @@ func (s *Scoring) SetKeywords(kw []string) {
 	}
 }
 
-// DefaultConfig returns a Config with every default of SPEC §2.
+// DefaultConfig returns a Config with every default of docs/spec.md#config.
 func DefaultConfig() Config {
 	return Config{
 		ChunkSize:              20,
@@ -156,7 +156,8 @@ type Value struct {
 	List []string
 }
 
-// Keys lists every configuration key Set accepts, in SPEC order.
+// Keys lists every configuration key Set accepts, in the order of
+// docs/spec.md#config.
 var Keys = []string{
 	"chunk_size", "keep_recent", "max_summary_tokens", "clip_first", "clip_last", "prompt",
 	"role_weight_system", "role_weight_user", "role_weight_assistant", "recency_decay",

@@ -18,9 +18,9 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Compress on histories in every message shape of SPEC §2, through the
-// .wasm and natively, on real stores: the clip-archive comes back in the
-// history's shape, kept messages byte for byte, tool calls never apart
+// Compress on histories in every message shape of docs/spec.md#message-shapes,
+// through the .wasm and natively, on real stores: the clip-archive comes back
+// in the history's shape, kept messages byte for byte, tool calls never apart
 // from their results; and the two ways frameworks keep their messages
 // (history_owner "caller") work turn after turn with no duplicate, no
 // no_gain and no conflict.
@@ -76,7 +76,8 @@ var shapeTurns = map[string]shapeTurn{
 	},
 }
 
-// archiveHead is how each shape's clip-archive starts (SPEC §2).
+// archiveHead is how each shape's clip-archive starts
+// (docs/spec.md#message-shapes).
 var archiveHead = map[string]string{
 	"chat":      `{"role":"system","content":"[Context Summary`,
 	"anthropic": `{"role":"user","content":"[Context Summary`,
