@@ -296,7 +296,7 @@ func (u *run) compress() error {
 		prev = hist[split.Prior].Content
 	}
 	var created []Batch
-	size, maxTok := c.ChunkSize, c.MaxChunkTokens
+	size, maxTok := c.ChunkSize, c.ChunkTokens()
 	chunks := chunkUnits(hist, compress, size, maxTok, &split.units, c)
 	done := 0 // messages of compress summarized so far
 	// chunk_size may be anything up to MaxInt: never allocate more than
@@ -962,8 +962,8 @@ func (u *run) newBatches(msgs, runes int) int {
 	if msgs == 0 {
 		return 0
 	}
-	if u.c.MaxChunkTokens > 0 {
-		return max(1, (u.toTokens(runes)+u.c.MaxChunkTokens-1)/u.c.MaxChunkTokens)
+	if maxTok := u.c.ChunkTokens(); maxTok > 0 {
+		return max(1, (u.toTokens(runes)+maxTok-1)/maxTok)
 	}
 	return (msgs + u.c.ChunkSize - 1) / max(1, u.c.ChunkSize)
 }

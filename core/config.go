@@ -22,10 +22,14 @@ type Config struct {
 	CompactionMaxRetries   int     // compaction_max_retries, ≥ 0
 	BackoffBaseMs          int     // backoff_base_ms, ≥ 0
 	MaxChunkTokens         int     // max_chunk_tokens; 0 = unset (chunk by count)
+	// ChunkTokensAuto is max_chunk_tokens "auto": chunks sized to what
+	// one summarization request holds (see ChunkTokens).
+	ChunkTokensAuto bool
 	MaxConsecutiveFailures int     // max_consecutive_failures, ≥ 1
 	BreakerCooldownMs      int     // breaker_cooldown_ms, ≥ 0
 	ContextBudget          float64 // context_budget, (0, 1]
 	ModelMaxTokens         int     // model_max_tokens, ≥ 1
+	PrepareAt              float64 // prepare_at, (0, 1]: the soft threshold, a share of the limit
 	TargetTokens           int     // target_tokens; 0 = unset
 	Fallback               string  // fallback: "none" | "extractive"
 	Summarizer             string  // summarizer: "llm" | "extractive" (in the plug-in, never llm_complete)
@@ -123,6 +127,7 @@ func DefaultConfig() Config {
 		BreakerCooldownMs:      60000,
 		ContextBudget:          0.8,
 		ModelMaxTokens:         200000,
+		PrepareAt:              DefaultPrepareAt,
 		Fallback:               "none",
 		Summarizer:             SummarizerLLM,
 		PinSystem:              true,
@@ -164,7 +169,7 @@ var Keys = []string{
 	"question_bonus", "tool_call_bonus", "keyword_bonus", "content_length_weight",
 	"important_keywords", "compaction_timeout", "compaction_max_retries", "backoff_base_ms",
 	"max_chunk_tokens", "max_consecutive_failures", "breaker_cooldown_ms", "context_budget",
-	"model_max_tokens", "target_tokens", "fallback", "summarizer", "model", "pin_system", "max_message_chars",
+	"model_max_tokens", "prepare_at", "target_tokens", "fallback", "summarizer", "model", "pin_system", "max_message_chars",
 	"token_estimator", "image_tokens", "overhead_tokens", "clear_tool_results", "clear_exclude_tools",
 }
 
@@ -272,7 +277,18 @@ func (c *Config) Set(key string, v Value, field string) error {
 	case "backoff_base_ms":
 		return intKey(&c.BackoffBaseMs, 0, false)
 	case "max_chunk_tokens":
-		return intKey(&c.MaxChunkTokens, 1, true)
+		switch {
+		case v.Kind == KindString && v.Str == ChunkTokensAuto:
+			c.MaxChunkTokens, c.ChunkTokensAuto = 0, true
+			return nil
+		case v.Kind != KindNull && v.Kind != KindNumber:
+			return Invalid(field, `must be an integer ≥ 1, "auto" or null, got `+v.describe())
+		}
+		if err := intKey(&c.MaxChunkTokens, 1, true); err != nil {
+			return err
+		}
+		c.ChunkTokensAuto = false
+		return nil
 	case "max_consecutive_failures":
 		return intKey(&c.MaxConsecutiveFailures, 1, false)
 	case "breaker_cooldown_ms":
@@ -284,6 +300,11 @@ func (c *Config) Set(key string, v Value, field string) error {
 		return floatKey(&c.ContextBudget, 0, 1)
 	case "model_max_tokens":
 		return intKey(&c.ModelMaxTokens, 1, false)
+	case "prepare_at":
+		if v.Kind == KindNumber && v.Num == 0 {
+			return Invalid(field, "must be a number in (0, 1], got 0")
+		}
+		return floatKey(&c.PrepareAt, 0, 1)
 	case "target_tokens":
 		return intKey(&c.TargetTokens, 1, true)
 	case "fallback":
@@ -379,6 +400,10 @@ func ParseValue(key, s, field string) (Value, error) {
 	switch key {
 	case "prompt", "fallback", "summarizer", "model", "token_estimator":
 		return Value{Kind: KindString, Str: s}, nil
+	case "max_chunk_tokens":
+		if strings.TrimSpace(s) == ChunkTokensAuto {
+			return Value{Kind: KindString, Str: ChunkTokensAuto}, nil
+		}
 	case "pin_system":
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {

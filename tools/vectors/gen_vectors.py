@@ -804,7 +804,18 @@ def err(code, field):
 files = {}
 
 
+def with_prepare_limit(export, inp, expected):
+    """shouldCompact's answer also gives the soft threshold of compaction
+    ahead of time, prepare_limit = floor(prepare_at x limit)
+    (docs/spec.md#shouldcompact)."""
+    if export != "shouldCompact" or not isinstance(expected, dict) or "limit" not in expected:
+        return expected
+    pa = ((inp or {}).get("config") or {}).get("prepare_at", 0.7)
+    return dict(expected, prepare_limit=int(pa * expected["limit"]))
+
+
 def vec(export, name, proves, input=None, expected=None, error=None, input_raw=None, expected_raw=None):
+    expected = with_prepare_limit(export, input, expected)
     v = {"name": name, "proves": proves}
     if input_raw is not None:
         v["input_raw"] = input_raw
@@ -970,6 +981,21 @@ vec("chunk", "max_chunk_tokens 0 is rejected", [], {"messages": ten, "config": {
     error=err("invalid_input", "config.max_chunk_tokens"))
 vec("chunk", "chunk_size must be a number", [], {"messages": ten, "config": {"chunk_size": "20"}},
     error=err("invalid_input", "config.chunk_size"))
+# max_chunk_tokens "auto": chunks of what one summarization request holds
+# (model_max_tokens less the prompt, the directive and the summaries a
+# request carries), at least 1000 tokens; by chunk_size under the
+# extractive summarizer.
+vec("chunk", "max_chunk_tokens auto: a short history fits one request", ["docs/spec.md#config"],
+    {"messages": ten, "config": {"max_chunk_tokens": "auto", "chunk_size": 3}}, {"chunks": [ten]})
+vec("chunk", "max_chunk_tokens auto chunks by chunk_size under the extractive summarizer", ["docs/spec.md#config"],
+    {"messages": ten, "config": {"max_chunk_tokens": "auto", "chunk_size": 3, "summarizer": "extractive"}},
+    {"chunks": chunk(ten, cfg({"chunk_size": 3}))})
+long_msgs = [msg(i, "user", "The quick brown fox jumps over the lazy dog. " * 40) for i in range(4)]
+vec("chunk", "max_chunk_tokens auto is never below 1000 tokens", ["docs/spec.md#config"],
+    {"messages": long_msgs, "config": {"max_chunk_tokens": "auto", "model_max_tokens": 10}},
+    {"chunks": chunk(long_msgs, cfg({"max_chunk_tokens": 1000}))})
+vec("chunk", "max_chunk_tokens is an integer, \"auto\" or null", [], {"messages": ten, "config": {"max_chunk_tokens": "big"}},
+    error=err("invalid_input", "config.max_chunk_tokens"))
 
 # ---------------------------------------------------------------- estimateTokens
 C4 = {"token_estimator": "chars4"}
@@ -1072,6 +1098,14 @@ vec("shouldCompact", "summarizer \"extractive\" is a valid config key", [],
     {"due": False, "tokens": estimate([msg(0, "user", "hello")]), "limit": 160000})
 vec("shouldCompact", "summarizer must be \"llm\" or \"extractive\"", [], {"messages": [], "config": {"summarizer": "gpt"}},
     error=err("invalid_input", "config.summarizer"))
+vec("shouldCompact", "prepare_limit is prepare_at x limit: the soft threshold of compaction ahead of time",
+    ["docs/spec.md#compaction-ahead-of-time"],
+    {"messages": [msg(0, "user", "hello")], "config": {"model_max_tokens": 1000, "prepare_at": 0.5}},
+    {"due": False, "tokens": estimate([msg(0, "user", "hello")]), "limit": 800})
+vec("shouldCompact", "prepare_at must be in (0, 1]", ["docs/spec.md#compaction-ahead-of-time"],
+    {"messages": [], "config": {"prepare_at": 0}}, error=err("invalid_input", "config.prepare_at"))
+vec("shouldCompact", "prepare_at must be a number", ["docs/spec.md#compaction-ahead-of-time"],
+    {"messages": [], "config": {"prepare_at": "soon"}}, error=err("invalid_input", "config.prepare_at"))
 
 # ---------------------------------------------------------------- buildSummarizationRequest
 conv = [msg(0, "user", "Can we ship on Friday?"), msg(1, "assistant", "Only if the migration passes."),
@@ -1343,7 +1377,7 @@ ex_vec("only filler: the best sentence, never an empty summary", [
 # Histories in each shape of docs/spec.md#message-shapes. Their inputs are input_raw, compact
 # (cj), so a tool input that is a JSON object counts as the text cj writes.
 def raw_vec(export, name, proves, inp, expected=None, error=None):
-    vec(export, name, proves, input_raw=cj(inp), expected=expected, error=error)
+    vec(export, name, proves, input_raw=cj(inp), expected=with_prepare_limit(export, inp, expected), error=error)
 
 
 def shape_vecs(label, msgs, keeps=(), chunk_size=2, summarize=True, extra=None):
