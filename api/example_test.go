@@ -41,6 +41,9 @@ func ExampleExportNames() {
 	// decodeHistory
 	// estimateTokens
 	// extractiveSummary
+	// parseBlocks
+	// planAppend
+	// planCommit
 	// providerRequest
 	// providerResponse
 	// score

@@ -64,7 +64,7 @@ func FuzzExports(f *testing.F) {
 
 var exportNames = []string{"score", "split", "chunk", "estimateTokens", "shouldCompact", "buildSummarizationRequest",
 	"buildResummarizationRequest", "buildClipArchive", "providerRequest", "providerResponse", "extractiveSummary", "version", "searchQuery", "decodeHistory",
-	"buildMemoryRead"}
+	"buildMemoryRead", "planCommit", "planAppend", "parseBlocks"}
 
 // FuzzSplitChunkInvariants: every input message appears exactly once
 // across prior_summary / to_compress / to_keep, tool units are never

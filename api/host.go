@@ -238,24 +238,25 @@ func DecodeCommit(in []byte) (core.Commit, error) {
 	if err != nil {
 		return c, err
 	}
-	c.ConversationID = root.Get("conversation_id").String()
-	c.OperationID = root.Get("operation_id").String()
-	if c.ConversationID == "" {
+	conv := root.Get("conversation_id")
+	if !conv.Exists() {
 		return c, required("conversation_id")
 	}
-	for i, w := range root.Get("archive_writes").Array() {
-		f := idx("archive_writes", i)
-		if w.Get("label").Type != gjson.String || w.Get("content").Type != gjson.String {
-			return c, core.Invalid(f, "needs string label and content")
-		}
-		c.ArchiveWrites = append(c.ArchiveWrites, core.ArchiveWrite{Label: w.Get("label").Str, Content: w.Get("content").Str,
-			Tier: orStr(w.Get("tier").String(), "archival"), Reason: w.Get("reason").String()})
+	if conv.Type != gjson.String || conv.Str == "" {
+		return c, core.Invalid("conversation_id", "must be a non-empty string")
 	}
-	for _, d := range root.Get("archive_deletes").Array() {
-		c.ArchiveDeletes = append(c.ArchiveDeletes, d.String())
+	c.ConversationID = conv.Str
+	if c.OperationID, err = optString(root.Get("operation_id"), "operation_id"); err != nil {
+		return c, err
 	}
-	for _, d := range root.Get("remove_message_ids").Array() {
-		c.RemoveMessageIDs = append(c.RemoveMessageIDs, d.String())
+	if c.ArchiveWrites, err = decodeEach(root, "archive_writes", decodeArchiveWrite); err != nil {
+		return c, err
+	}
+	if c.ArchiveDeletes, err = decodeEach(root, "archive_deletes", decodeID); err != nil {
+		return c, err
+	}
+	if c.RemoveMessageIDs, err = decodeEach(root, "remove_message_ids", decodeID); err != nil {
+		return c, err
 	}
 	im := root.Get("insert_message")
 	if im.Type == gjson.Null && im.Exists() {
@@ -325,12 +326,54 @@ func decodeEach[T any](root object, field string, dec func(gjson.Result, string)
 	return out, err
 }
 
+// decodeArchiveWrite reads one entry of a commit's archive_writes: a
+// string label, and content, tier and reason strings when present.
+func decodeArchiveWrite(v gjson.Result, f string) (core.ArchiveWrite, error) {
+	var w core.ArchiveWrite
+	if !v.IsObject() {
+		return w, wrongType(f, "an archive write object", v)
+	}
+	label := v.Get("label")
+	if label.Type != gjson.String {
+		return w, wrongType(f+".label", "a string", label)
+	}
+	w.Label = label.Str
+	var err error
+	for _, s := range [...]struct {
+		to   *string
+		name string
+	}{{&w.Content, "content"}, {&w.Tier, "tier"}, {&w.Reason, "reason"}} {
+		if *s.to, err = optString(v.Get(s.name), f+"."+s.name); err != nil {
+			return w, err
+		}
+	}
+	w.Tier = orStr(w.Tier, "archival")
+	return w, nil
+}
+
+// decodeID reads one id of archive_deletes or remove_message_ids.
+func decodeID(v gjson.Result, f string) (string, error) {
+	if v.Type != gjson.String {
+		return "", wrongType(f, "a string", v)
+	}
+	return v.Str, nil
+}
+
 // decodeInsert reads a commit's insert_message (and insert_raw) into c.
 func decodeInsert(root object, im gjson.Result, c core.Commit) (core.Commit, error) {
 	var err error
 	c.Insert = core.InsertMessage{ID: im.Get("id").String(), ConversationID: orStr(im.Get("conversation_id").String(), c.ConversationID),
-		Role: core.RoleSystem, Content: im.Get("content").String()}
-	if t := im.Get("created_at"); t.Exists() {
+		Role: core.RoleSystem}
+	if c.Insert.Content, err = optString(im.Get("content"), "insert_message.content"); err != nil {
+		return c, err
+	}
+	if r := im.Get("role"); r.Exists() && r.Type != gjson.Null {
+		var ok bool
+		if c.Insert.Role, ok = core.ParseRole(r.String()); !ok || r.Type != gjson.String {
+			return c, core.Invalid("insert_message.role", "must be one of user, assistant, system, tool")
+		}
+	}
+	if t := im.Get("created_at"); t.Exists() && t.Type != gjson.Null {
 		if c.Insert.CreatedAt, err = core.ParseTime(t.String()); err != nil {
 			return c, core.Invalid("insert_message.created_at", "must be an RFC 3339 time")
 		}

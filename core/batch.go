@@ -1,7 +1,6 @@
 package core
 
 import (
-	"strconv"
 	"strings"
 	"time"
 )
@@ -86,24 +85,17 @@ const (
 	OwnerLegacyLabel
 )
 
-// ParseBatchBlock reads an archived block back into a Batch: the JSON
-// metadata line or the legacy "[depth:N|start:ISO|end:ISO|count:M]" header.
-// It returns ok = false for a block that is not a batch of conversationID:
-// metadata naming another conversation, or a legacy block whose label,
-// after the conversation's prefix, is not a bare timestamp (so "c1" never
-// claims "c1-x"'s batches).
+// ParseBatchBlock reads an archived block back into a Batch (ParseBlock).
+// It returns ok = false for a block that is not a readable batch of
+// conversationID: no metadata, malformed metadata, metadata naming another
+// conversation, or a legacy block whose label, after the conversation's
+// prefix, is not a bare timestamp (so "c1" never claims "c1-x"'s batches).
 func ParseBatchBlock(conversationID, label, content string) (b Batch, ok bool) {
-	line, rest, _ := strings.Cut(content, "\n")
-	if strings.HasPrefix(line, "{") {
-		var conv string
-		b, conv, ok = parseMetaLine(line)
-		if !ok || conv != conversationID {
-			return Batch{}, false
-		}
-		b.Content = rest
-		return b, true
+	m, ok, _ := ParseBlock(content)
+	if !ok {
+		return Batch{}, false
 	}
-	if strings.HasPrefix(line, "[depth:") && strings.HasSuffix(line, "]") {
+	if m.Legacy {
 		suffix, found := strings.CutPrefix(label, BatchLabelPrefix(conversationID))
 		if !found {
 			return Batch{}, false
@@ -111,42 +103,8 @@ func ParseBatchBlock(conversationID, label, content string) (b Batch, ok bool) {
 		if _, err := ParseTime(suffix); err != nil {
 			return Batch{}, false
 		}
-		b, ok = parseLegacyHeader(line[1 : len(line)-1])
-		if !ok {
-			return Batch{}, false
-		}
-		b.Content = rest
-		b.Method = MethodLLM
-		return b, true
+	} else if m.ConversationID != conversationID {
+		return Batch{}, false
 	}
-	return Batch{}, false
-}
-
-// parseLegacyHeader reads "depth:N|start:ISO|end:ISO|count:M".
-func parseLegacyHeader(h string) (b Batch, ok bool) {
-	seen := 0
-	for _, part := range strings.Split(h, "|") {
-		k, v, found := strings.Cut(part, ":")
-		if !found {
-			return Batch{}, false
-		}
-		var err error
-		switch k {
-		case "depth":
-			b.Depth, err = strconv.Atoi(v)
-		case "start":
-			b.Start, err = ParseTime(v)
-		case "end":
-			b.End, err = ParseTime(v)
-		case "count":
-			b.MessageCount, err = strconv.Atoi(v)
-		default:
-			continue
-		}
-		if err != nil {
-			return Batch{}, false
-		}
-		seen++
-	}
-	return b, seen == 4 && b.Depth >= 0 && b.MessageCount >= 0
+	return m.Batch, true
 }
