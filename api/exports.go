@@ -117,7 +117,7 @@ func (e *Env) Chunk(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.MaxChunkTokens, &cfg)
+	chunks := core.Chunk(msgs, core.Identity(len(msgs)), cfg.ChunkSize, cfg.ChunkTokens(), &cfg)
 	b := e.outBuffer(len(in) + 16 + 4*len(chunks))
 	b = append(b, `{"chunks":[`...)
 	for k, c := range chunks {
@@ -162,7 +162,7 @@ func (e *Env) EstimateTokens(in []byte) ([]byte, error) {
 }
 
 // ShouldCompact is the shouldCompact export: {messages, config, usage?}
-// → {"due":bool,"tokens":n,"limit":n}; tokens per
+// → {"due":bool,"tokens":n,"limit":n,"prepare_limit":n}; tokens per
 // docs/spec.md#counting-tokens-and-the-window (core.ContextTokens).
 func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
 	msgs, cfg, usage, err := e.messagesConfigUsage(in, true)
@@ -176,6 +176,8 @@ func (e *Env) ShouldCompact(in []byte) ([]byte, error) {
 	b = strconv.AppendInt(b, int64(tokens), 10)
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, `,"prepare_limit":`...)
+	b = strconv.AppendInt(b, int64(cfg.PrepareLimit(limit)), 10)
 	return append(b, '}'), nil
 }
 

@@ -370,7 +370,7 @@ func (u *run) archSize(s *SplitResult, compress []int, maxSum, resumSum int, ed 
 		return 0
 	}
 	runes := 0
-	if c.MaxChunkTokens > 0 {
+	if c.ChunkTokens() > 0 {
 		for _, k := range compress {
 			runes = AddCounts(runes, u.size(&ed.hist[k]))
 		}
