@@ -22,9 +22,6 @@ type Config struct {
 	CompactionMaxRetries   int     // compaction_max_retries, ≥ 0
 	BackoffBaseMs          int     // backoff_base_ms, ≥ 0
 	MaxChunkTokens         int     // max_chunk_tokens; 0 = unset (chunk by count)
-	// ChunkTokensAuto is max_chunk_tokens "auto": chunks sized to what
-	// one summarization request holds (see ChunkTokens).
-	ChunkTokensAuto bool
 	MaxConsecutiveFailures int     // max_consecutive_failures, ≥ 1
 	BreakerCooldownMs      int     // breaker_cooldown_ms, ≥ 0
 	ContextBudget          float64 // context_budget, (0, 1]
@@ -46,6 +43,9 @@ type Config struct {
 	// ClearExcludeTools is clear_exclude_tools: the tools whose results
 	// are never cleared.
 	ClearExcludeTools []string
+	// ChunkTokensAuto is max_chunk_tokens "auto": chunks sized to what
+	// one summarization request holds (see ChunkTokens).
+	ChunkTokensAuto bool
 }
 
 // ClearToolResultsUnset is ClearToolResults when clear_tool_results is
