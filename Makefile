@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-tinygo test-sdks test-install check-32bit bench fidelity trajectories window demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-tinygo test-sdks test-install test-frameworks check-32bit bench fidelity trajectories window demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -42,8 +42,8 @@ vectors:
 	python3 tools/vectors/gen_vectors.py
 
 ## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build,
-## every Extism SDK, and the README's installs from a clean clone
-test: build test-go test-node test-python test-tinygo test-sdks test-install
+## every Extism SDK, the README's installs from a clean clone, and the Node adapters against the frameworks' newest releases
+test: build test-go test-node test-python test-tinygo test-sdks test-install test-frameworks
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
@@ -69,6 +69,12 @@ chaos: build
 ## test-node: the Node.js host's suite (npm ci into bindings/node, then node --test)
 test-node: build
 	cd bindings/node && npm ci --no-audit --no-fund && npm test
+
+## test-frameworks: the Node adapters' suites (LangChain.js, AI SDK, Mastra, OpenAI Agents SDK) and the README's examples
+## against each framework's newest release within the declared peer range, installed fresh without the lock file
+## (bindings/node/scripts/test-frameworks-latest.sh; needs the npm registry). The pinned versions are tested by test-node.
+test-frameworks: build
+	bash bindings/node/scripts/test-frameworks-latest.sh
 
 ## test-python: the Python host's suite in a virtualenv made on the fly
 test-python: build

@@ -95,7 +95,12 @@ const kind = (m) => (m.role === 'system' ? 'system' : m.role === 'user' ? 'user'
  */
 function promptOf(view, archive) {
   let out = view;
-  if (archive !== null && view[0]?.role === 'system' && view[0].content === archive) {
+  // The plug-in renders the clip-archive first: a system message, or a
+  // user turn when the kept messages start with an assistant turn.
+  const first = /** @type {any} */ (view[0]);
+  const text = typeof first?.content === 'string' ? first.content
+    : Array.isArray(first?.content) ? first.content.map((/** @type {any} */ p) => p?.text ?? '').join('') : null;
+  if (archive !== null && text === archive) {
     const n = view.findIndex((m, i) => i > 0 && m.role !== 'system');
     const end = n < 0 ? view.length : n;
     out = [...view.slice(1, end), view[0], ...view.slice(end)];

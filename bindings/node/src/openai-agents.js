@@ -315,7 +315,8 @@ export class ClipfoldSession {
     // The clip-archive (this call's, or the one the session stored first)
     // joins the instructions.
     const first = /** @type {any} */ (view[0]);
-    const archived = first !== undefined && kind(first) === 'system' && typeof first.content === 'string' && first.content.startsWith('[Context Summary');
+    // (a system item, or a user turn when the kept items start with another)
+    const archived = first !== undefined && kind(first) !== 'other' && typeof first.content === 'string' && first.content.startsWith('[Context Summary');
     if (view === input && !archived) return modelData;
     const items = archived ? view.slice(1) : view;
     const instructions = archived ? joinText(modelData.instructions, first.content) ?? undefined : modelData.instructions;

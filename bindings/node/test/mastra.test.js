@@ -15,7 +15,6 @@ import { Memory } from '@mastra/memory';
 import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
 import { clipfoldProcessor, memoryReadTool, toolSchemas } from '../src/mastra.js';
-import { CONTINUATION } from '../src/stepview.js';
 import { wasmPath } from './helpers/common.js';
 
 const CONFIG = { model_max_tokens: 4000, context_budget: 0.5, keep_recent: 4, chunk_size: 8, max_summary_tokens: 150 };
@@ -139,19 +138,21 @@ describe('clipfold/mastra with the real Mastra', () => {
         const first = prompt.find((m) => m.role !== 'system');
         assert.equal(first?.role, 'user', `request ${i} starts with ${first?.role} after the system messages`);
         assert.equal(prompt[0].content, INSTRUCTIONS, `request ${i}: the instructions stay first`);
-        assert.ok(prompt.filter((m) => m.role === 'system' && String(m.content).startsWith('[Context Summary')).length <= 1);
+        assert.ok(prompt.filter((m) => text(m).startsWith('[Context Summary')).length <= 1);
       }
-      const summarized = requests.filter(({ prompt }) => prompt.some((m) => m.role === 'system' && String(m.content).startsWith('[Context Summary')));
+      // The clip-archive: a system message, or the user turn first when the kept messages start with an assistant turn.
+      const summarized = requests.filter(({ prompt }) => prompt.some((m) => m.role !== 'assistant' && text(m).startsWith('[Context Summary')));
       assert.ok(summarized.length >= TURNS, `${summarized.length} requests carried the clip-archive`);
-      assert.ok(requests.some(({ prompt }) => text(prompt.find((m) => m.role !== 'system')) === CONTINUATION),
-        'some compaction kept a tail that starts with an assistant turn: a user turn was put in front');
+      assert.ok(requests.some(({ prompt }) => /^\(conversation continues\)$|^\[Context Summary/.test(text(prompt.find((m) => m.role !== 'system')))),
+        'a compaction that kept a tail starting with an assistant turn put a user turn in front');
       const longest = Math.max(...requests.map((r) => r.tokens));
       const whole = (await compactor.estimateTokens(fullPrompt, CONFIG)).tokens;
       assert.ok(whole > 4 * LIMIT, `the thread (${whole} tokens) is far over the window (${LIMIT}); the longest request ${longest}`);
 
       // The first turn's fact: out of the model's view at the end, found by memory_read.
       const asked = requests.at(-2)?.prompt ?? [];
-      assert.ok(!asked.filter((m) => m.role !== 'system').some((m) => text(m).includes('BLUE-OTTER-7')), 'the fact is no longer in the messages');
+      assert.ok(!asked.filter((m) => m.role !== 'system' && !text(m).startsWith('[Context Summary')).some((m) => text(m).includes('BLUE-OTTER-7')),
+        'the fact is no longer in the messages');
       assert.match(last, /^From memory: .*BLUE-OTTER-7/s, last);
 
       // Nothing lost: every message of the thread's last prompt is in the

@@ -1,8 +1,8 @@
-// The README's "Counting what the model counts", "Use with LangChain.js" and
-// "Use with the AI SDK" examples, extracted and run as they are — `model`
-// defined first as the framework's own fake model (no network) — importing
-// `clipfold`, `clipfold/langchain` and `clipfold/ai-sdk` by name (the
-// package's self-reference).
+// The README's "Counting what the model counts", "Use with LangChain.js",
+// "Use with the AI SDK", "Use with Mastra" and "Use with the OpenAI Agents
+// SDK" examples, extracted and run as they are — `model` defined first as
+// the framework's own fake model (no network) — importing `clipfold` and its
+// adapters by name (the package's self-reference).
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -59,6 +59,23 @@ const model = new MockLanguageModelV3({ doGenerate: { content: [{ type: 'text', 
   finishReason: { unified: 'stop', raw: 'stop' }, warnings: [],
   usage: { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } } } });`,
     example('Use with the AI SDK'));
+    assert.equal(out.trim(), 'We were upgrading Postgres.');
+  });
+
+  test('Use with Mastra', () => {
+    const out = run('mastra.mjs', `import { MastraLanguageModelV2Mock } from '@mastra/core/test-utils/llm-mock';
+const model = new MastraLanguageModelV2Mock({ doGenerate: { content: [{ type: 'text', text: 'We were upgrading Postgres.' }],
+  finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, warnings: [] } });`, example('Use with Mastra'));
+    assert.equal(out.trim(), 'We were upgrading Postgres.');
+  });
+
+  test('Use with the OpenAI Agents SDK', () => {
+    // The fake Model of the Agents SDK; tracing off (it would ask for an OpenAI key on stderr).
+    const out = run('openai-agents.mjs', `import { Usage, setTracingDisabled } from '@openai/agents';
+setTracingDisabled(true);
+const model = { async getResponse() { return { usage: new Usage({ requests: 1, inputTokens: 1, outputTokens: 1, totalTokens: 2 }),
+  output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'We were upgrading Postgres.' }] }] }; },
+  async *getStreamedResponse() {} };`, example('Use with the OpenAI Agents SDK'));
     assert.equal(out.trim(), 'We were upgrading Postgres.');
   });
 });

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The framework adapters' tests against each framework's newest release:
+# a copy of the package (no lock file) in a temporary directory, the
+# frameworks installed there fresh — `npm install <package>@<range>`, the
+# newest release within the range package.json's peerDependencies declares
+# (the newest a user of this version of clipfold can have; a package that
+# is no peer, @mastra/memory, as @latest) — then
+# the adapters' suites (LangChain.js, the AI SDK, Mastra, the OpenAI Agents
+# SDK) and the README's examples run against them. The pinned versions are
+# tested by `npm test`; this sees a framework release that breaks an
+# adapter the day it lands. The versions tested are printed at the end as
+# the README's table rows ("Framework versions").
+#
+# A newer major release outside that range is named in the table (the
+# adapter has to be ported to it first). A release whose package.json
+# declares a Node.js version this machine does not have (engines) is
+# installed and tested all the same, and said so: the adapters are tested
+# on the Node.js the package supports.
+#
+# Environment: CLIPFOLD_WASM (default build/clipfold.wasm of this checkout).
+set -euo pipefail
+
+pkg="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$pkg/../.." && pwd)"
+wasm="${CLIPFOLD_WASM:-$repo/build/clipfold.wasm}"
+[ -f "$wasm" ] || { echo "test-frameworks-latest: $wasm not found: run \`make build\` first" >&2; exit 1; }
+
+# The frameworks, as npm names them; zod and the tooling stay as pinned.
+frameworks=(langchain @langchain/core @langchain/langgraph ai @mastra/core @mastra/memory @openai/agents)
+suites=(test/langchain.test.js test/ai-sdk.test.js test/mastra.test.js test/openai-agents.test.js test/readme.test.js)
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/clipfold-frameworks-XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+cp -R "$pkg/package.json" "$pkg/index.cjs" "$pkg/README.md" "$pkg/src" "$pkg/test" "$tmp/"
+
+cd "$tmp"
+mapfile -t specs < <(node -e '
+  const peers = require("./package.json").peerDependencies ?? {};
+  for (const name of process.argv.slice(1)) console.log(`${name}@${peers[name] ?? "latest"}`);' "${frameworks[@]}")
+echo "test-frameworks-latest: npm install ${specs[*]} (node $(node --version))"
+npm install --no-package-lock --no-audit --no-fund --loglevel=error "${specs[@]}"
+
+# What was installed, and the Node.js each release declares it needs.
+rows="$(node --input-type=module -e '
+  import { readFileSync } from "node:fs";
+  import { execFileSync } from "node:child_process";
+  const pinned = JSON.parse(readFileSync("'"$pkg"'/package.json", "utf8")).devDependencies;
+  for (const name of process.argv.slice(1)) {
+    const p = JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8"));
+    const deps = Object.keys({ ...p.dependencies });
+    // A release needs what its own dependencies need too (@openai/agents: openai).
+    const engines = [p.engines?.node, ...deps.map((d) => {
+      try { return JSON.parse(readFileSync(`node_modules/${d}/package.json`, "utf8")).engines?.node; } catch { return undefined; }
+    })].filter(Boolean);
+    const node = [...new Set(engines)].join(", ") || "any";
+    const latest = execFileSync("npm", ["view", name, "version"], { encoding: "utf8" }).trim();
+    console.log(`| ${name} | ${pinned[name]} | ${p.version} | ${latest === p.version ? "the same" : latest + " (outside the peer range)"} | ${node} |`);
+  }' "${frameworks[@]}")"
+
+CLIPFOLD_WASM="$wasm" CLIPFOLD_SQL_DIR="$repo/hostfuncs/store/sqlite" node --test "${suites[@]}"
+
+echo
+echo "test-frameworks-latest: passed on node $(node --version); the versions tested:"
+echo "| package | pinned | newest tested | newest on npm | its engines (node) |"
+echo "| --- | --- | --- | --- | --- |"
+echo "$rows"
