@@ -105,6 +105,12 @@ type Compactor struct {
 	logger    *slog.Logger
 	// conversations serializes the compactions of each conversation.
 	conversations convLocks
+	// ahead is CompactAhead's state per conversation, and aheadPool the
+	// instances its compactions run on (made on first use), so that the
+	// checks of other turns never wait for a summarizer.
+	ahead     aheadStates
+	aheadPool *wasmhost.Pool
+	poolSize  int
 }
 
 // CallError is an export's refusal of its input: the error code of
@@ -125,6 +131,16 @@ func Open(ctx context.Context, opts Options) (*Compactor, error) {
 			cfg = map[string]any{}
 		}
 		cfg["summarizer"] = core.SummarizerExtractive
+	}
+	if opts.LLM != nil && !hasAny(cfg, "chunk_size", "max_chunk_tokens") {
+		// A model summarizes: each request holds as much as it can, so a
+		// compaction makes few calls (one after the other: each folds in
+		// the summary before it).
+		cfg = maps.Clone(cfg)
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		cfg["max_chunk_tokens"] = core.ChunkTokensAuto
 	}
 	if cfg != nil {
 		b, err := json.Marshal(cfg)
@@ -162,6 +178,7 @@ func Open(ctx context.Context, opts Options) (*Compactor, error) {
 	}
 	c.rt = rt
 	c.pool = wasmhost.NewPool(rt, opts.PoolSize)
+	c.poolSize = opts.PoolSize
 	if opts.Config != nil {
 		// Refuse a bad config now, naming the key, rather than on every call.
 		if _, err := c.ShouldCompact(ctx, nil, nil); err != nil {
@@ -195,6 +212,10 @@ func (c *Compactor) closeStore() error {
 func (c *Compactor) Close() error {
 	ctx := context.Background()
 	c.pool.Close(ctx)
+	c.ahead.stop()
+	if p := c.aheadInstances(false); p != nil {
+		p.Close(ctx)
+	}
 	err := c.rt.Close(ctx)
 	return errors.Join(err, c.closeStore())
 }
@@ -211,6 +232,11 @@ func (c *Compactor) Call(ctx context.Context, export string, input []byte) ([]by
 // call encodes input (with the Compactor's config unless it has one),
 // runs export and decodes its output into out.
 func (c *Compactor) call(ctx context.Context, export string, input map[string]any, out any) error {
+	return c.callOn(ctx, c.pool, export, input, out)
+}
+
+// callOn is call on the instances of pool.
+func (c *Compactor) callOn(ctx context.Context, pool *wasmhost.Pool, export string, input map[string]any, out any) error {
 	if _, ok := input["config"]; !ok && c.config != nil {
 		input["config"] = json.RawMessage(c.config)
 	}
@@ -218,7 +244,7 @@ func (c *Compactor) call(ctx context.Context, export string, input map[string]an
 	if err != nil {
 		return fmt.Errorf("clipfold: %s: encoding the input: %w", export, err)
 	}
-	raw, err := c.Call(ctx, export, in)
+	raw, err := pool.Call(ctx, export, in)
 	if err != nil {
 		return err
 	}
@@ -262,6 +288,10 @@ type Due struct {
 	Due    bool `json:"due"`
 	Tokens int  `json:"tokens"`
 	Limit  int  `json:"limit"`
+	// PrepareLimit is the soft threshold, ⌊prepare_at × Limit⌋: over it,
+	// CompactAhead starts a compaction in the background (Limit when the
+	// plug-in does not report one).
+	PrepareLimit int `json:"prepare_limit"`
 }
 
 // Usage is what the provider reported for the last model call
@@ -311,7 +341,11 @@ func (c *Compactor) ShouldCompact(ctx context.Context, messages []json.RawMessag
 			in["config"] = mergeConfig(c.config, opts.Config)
 		}
 	}
+	out.PrepareLimit = -1
 	err := c.call(ctx, "shouldCompact", in, &out)
+	if out.PrepareLimit < 0 {
+		out.PrepareLimit = out.Limit
+	}
 	return out, err
 }
 
@@ -387,6 +421,10 @@ type Result struct {
 	// messages middle-truncated; each original is in recall storage.
 	ToolResultsCleared int `json:"tool_results_cleared"`
 	MessagesTruncated  int `json:"messages_truncated"`
+	// Commit is what a successful dry run would have committed: the exact
+	// compaction_commit input (docs/spec.md#dry-run). CompactAhead applies
+	// it later.
+	Commit json.RawMessage `json:"commit,omitempty"`
 }
 
 // CompressOptions are compress's optional inputs.
@@ -444,13 +482,33 @@ type CompressOptions struct {
 // with FailureCode "commit_conflict", which does not count toward the
 // circuit breaker.
 func (c *Compactor) Compress(ctx context.Context, conversationID string, history []json.RawMessage, opts *CompressOptions) (*Result, error) {
+	return c.compressOn(ctx, c.pool, conversationID, history, opts)
+}
+
+// compressOn is Compress on the instances of pool. A dry run holds the
+// conversation's lock only while it reads the stored history: it commits
+// nothing, so a compaction of the conversation may go on beside it.
+func (c *Compactor) compressOn(ctx context.Context, pool *wasmhost.Pool, conversationID string, history []json.RawMessage, opts *CompressOptions) (*Result, error) {
 	release, err := c.conversations.lock(ctx, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("clipfold: compress %q: waiting for the compaction of this conversation under way: %w", conversationID, err)
 	}
 	defer release()
-	in := map[string]any{"conversation_id": conversationID}
-	var indexWarning string
+	in, indexWarning, err := c.compressInput(ctx, conversationID, history, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts != nil && opts.DryRun {
+		release()
+	}
+	return c.runCompress(ctx, pool, conversationID, in, indexWarning, opts, release)
+}
+
+// compressInput is compress's input: for a store-owned history, the
+// messages of history the store holds nowhere appended first, then the
+// store's active history. The caller holds the conversation's lock.
+func (c *Compactor) compressInput(ctx context.Context, conversationID string, history []json.RawMessage, opts *CompressOptions) (in map[string]any, indexWarning string, err error) {
+	in = map[string]any{"conversation_id": conversationID}
 	switch {
 	case opts != nil && opts.CallerOwned:
 		in["history_owner"] = "caller"
@@ -458,7 +516,7 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 		appended := 0
 		if history != nil {
 			if appended, err = c.sync(ctx, conversationID, history); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		}
 		// The store's active history is what a store-owned compaction
@@ -468,7 +526,7 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 		// ids of identical messages depend on which of them a list holds).
 		active, err := c.store.ActiveMessages(ctx, conversationID)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if err := indexActive(ctx, c.store, conversationID, active, appended); err != nil {
 			// The appended messages stay searchable by their content.
@@ -507,8 +565,14 @@ func (c *Compactor) Compress(ctx context.Context, conversationID string, history
 			in["operation_id"] = opts.OperationID
 		}
 	}
+	return in, indexWarning, nil
+}
+
+// runCompress runs compress on in, releases the conversation's lock, and
+// embeds what a compaction archived.
+func (c *Compactor) runCompress(ctx context.Context, pool *wasmhost.Pool, conversationID string, in map[string]any, indexWarning string, opts *CompressOptions, release func()) (*Result, error) {
 	var out Result
-	if err := c.call(ctx, "compress", in, &out); err != nil {
+	if err := c.callOn(ctx, pool, "compress", in, &out); err != nil {
 		return nil, err
 	}
 	release() // committed (or not): embedding needs no turn
