@@ -17,7 +17,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -237,6 +236,10 @@ type StoredBlock struct {
 	CreatedAt      time.Time // when it was written
 	// Batch is the parsed batch metadata, nil when Content carries none.
 	Batch *core.Batch
+	// Malformed says what is wrong with the metadata line when Content's
+	// first line is meant as one but cannot be read (core.ParseBlock): the
+	// block is then read as a plain one, Batch nil.
+	Malformed string
 }
 
 // Record is a message or block read by id (Read).
@@ -335,7 +338,7 @@ func FinishHit(h *Hit, kind, createdAt string) error {
 	}
 	h.Start, h.End = h.CreatedAt, h.CreatedAt
 	if h.Kind == HitBatch {
-		if h.Batch = ParseBatch(h.ConversationID, h.Label, h.Text); h.Batch != nil {
+		if h.Batch, _ = ParseBatch(h.Text); h.Batch != nil {
 			h.Text = h.Batch.Content
 			h.Start, h.End = h.Batch.Start, h.Batch.End
 		}
@@ -399,207 +402,32 @@ type wireMessage struct {
 
 // MarshalMessage builds the wire JSON of a message from its fields:
 // {"id","conversation_id","role","content","created_at"}, created_at in
-// core.FormatTime and left out when zero. HTML characters are not escaped
-// so the content reads back exactly as written.
-func MarshalMessage(m *Message) (json.RawMessage, error) {
-	w := wireMessage{ID: m.ID, ConversationID: m.ConversationID, Role: m.Role, Content: m.Content}
-	if !m.CreatedAt.IsZero() {
-		w.CreatedAt = core.FormatTime(m.CreatedAt)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&w); err != nil {
-		return nil, fmt.Errorf("encoding message %q: %w", m.ID, err)
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+// core.FormatTime and left out when zero (core.AppendStoredMessageJSON, as
+// a commit writes a clip-archive without insert_raw).
+func MarshalMessage(m *Message) json.RawMessage {
+	return core.AppendStoredMessageJSON(nil, m.ConversationID,
+		&core.StoredMessage{ID: m.ID, Role: m.Role, Content: m.Content, CreatedAt: FormatTime(m.CreatedAt)})
 }
 
-// PreparedCommit is a commit checked and ready for a backend to apply.
-type PreparedCommit struct {
-	Insert    Message  // the clip-archive as a stored message (InsertAsMessage)
-	NoInsert  bool     // insert_message is null: no clip-archive to insert
-	RemoveIDs []string // remove_message_ids without repeats
-	DeleteIDs []string // archive_deletes without repeats
-	// Replace are replace_messages (store-owned): each original moves to
-	// recall storage (once: an original already there is kept), and its
-	// row takes the replacement, same position. MoveIDs are RemoveIDs
-	// then the replaced ids: every id that must be active, and whose row
-	// goes to recall.
-	Replace []Replacement
-	MoveIDs []string
-	// SearchText is the commit's search_text by message id, for the ids
-	// it removes (the first entry of an id wins). A removed message
-	// without an entry is indexed by its stored content.
-	SearchText map[string]string
-	// CallerOwned: the caller keeps the history (history_owner
-	// "caller"): write RecallWrites to recall storage, each id once;
-	// remove nothing from and insert nothing into the active history.
-	CallerOwned bool
-	// RecallWrites are the caller-owned commit's removed messages, ids
-	// without repeats (the first wins), with the text to index.
-	RecallWrites []RecallWrite
-}
-
-// Replacement is one message a store-owned commit replaces in place: the
-// row of ID takes NewID, Role, Content and Raw (seq and created_at stay).
-type Replacement struct {
-	ID, NewID, Role, Content string
-	Raw                      json.RawMessage
-}
-
-// AddedID is an id a store-owned commit adds to the conversation, with
-// the field of the commit that names it.
-type AddedID struct{ ID, Field string }
-
-// AddedIDs are the ids a store-owned commit adds to the conversation, which
-// it must hold nowhere yet: the clip-archive's, and each replacement's
-// that is not its message's own id.
-func (p *PreparedCommit) AddedIDs() []AddedID {
-	var out []AddedID
-	if !p.NoInsert {
-		out = append(out, AddedID{p.Insert.ID, "insert_message"})
-	}
-	for i, r := range p.Replace {
-		if r.NewID != r.ID {
-			out = append(out, AddedID{r.NewID, fmt.Sprintf("replace_messages[%d].new_id", i)})
-		}
-	}
-	return out
-}
-
-// RecallWrite is one message a caller-owned commit writes to recall
-// storage (when no message with its id is there yet).
-type RecallWrite struct {
-	Message
-	SearchText string
-}
-
-// PrepareCommit checks what can be checked before a transaction starts —
-// a conversation id, the insert message, a label on every archive write —
-// and returns the commit ready to apply at now. Both backends call it, so
-// they refuse the same commits with the same words.
-func PrepareCommit(c *core.Commit, now time.Time) (PreparedCommit, error) {
+// CommitError is a commit's error that core.PlanCommit or the checking of
+// its ids returned, with the commit it refused.
+func CommitError(c *core.Commit, err error) error {
 	if c == nil {
-		return PreparedCommit{}, errors.New("commit: nil commit")
+		return fmt.Errorf("commit: %w", err)
 	}
-	if c.ConversationID == "" {
-		return PreparedCommit{}, fmt.Errorf("commit %q: conversation_id is empty", c.OperationID)
-	}
-	var insert Message
-	if !c.NoInsert {
-		var err error
-		if insert, err = InsertAsMessage(c, now); err != nil {
-			return PreparedCommit{}, err
-		}
-	}
-	for i, w := range c.ArchiveWrites {
-		if w.Label == "" {
-			return PreparedCommit{}, fmt.Errorf("commit %q: archive_writes[%d]: label is empty", c.OperationID, i)
-		}
-	}
-	p := PreparedCommit{Insert: insert, NoInsert: c.NoInsert, RemoveIDs: UniqueStrings(c.RemoveMessageIDs), DeleteIDs: UniqueStrings(c.ArchiveDeletes),
-		SearchText: make(map[string]string, len(c.SearchText))}
-	if c.HistoryOwner == core.OwnerCaller {
-		if len(p.RemoveIDs) > 0 {
-			return PreparedCommit{}, fmt.Errorf("commit %q: history_owner caller: remove_message_ids must be empty (the store holds no active history of a caller-owned conversation)", c.OperationID)
-		}
-		if len(c.ReplaceMessages) > 0 {
-			return PreparedCommit{}, fmt.Errorf("commit %q: history_owner caller: replace_messages must be empty (the originals are recall_writes)", c.OperationID)
-		}
-		p.CallerOwned = true
-		seen := make(map[string]bool, len(c.RecallWrites))
-		for i := range c.RecallWrites {
-			w := &c.RecallWrites[i]
-			if w.ID == "" {
-				return PreparedCommit{}, fmt.Errorf("commit %q: recall_writes[%d].id is empty", c.OperationID, i)
-			}
-			if !json.Valid(w.Raw) {
-				return PreparedCommit{}, fmt.Errorf("commit %q: recall_writes[%d] (%q): message is not valid JSON", c.OperationID, i, w.ID)
-			}
-			if seen[w.ID] {
-				continue
-			}
-			seen[w.ID] = true
-			m := Message{ID: w.ID, ConversationID: c.ConversationID, Role: w.Role.String(), Content: w.Content, Raw: json.RawMessage(w.Raw)}
-			if !w.CreatedAt.IsZero() {
-				m.CreatedAt = w.CreatedAt.UTC().Truncate(time.Millisecond)
-			}
-			p.RecallWrites = append(p.RecallWrites, RecallWrite{Message: m, SearchText: w.SearchText})
-		}
-		return p, nil
-	}
-	removed := make(map[string]bool, len(p.RemoveIDs)+len(c.ReplaceMessages))
-	for _, id := range p.RemoveIDs {
-		removed[id] = true
-	}
-	p.MoveIDs = append([]string(nil), p.RemoveIDs...)
-	for i := range c.ReplaceMessages {
-		r := &c.ReplaceMessages[i]
-		f := fmt.Sprintf("commit %q: replace_messages[%d]", c.OperationID, i)
-		switch {
-		case r.ID == "" || r.NewID == "":
-			return PreparedCommit{}, fmt.Errorf("%s: id and new_id must not be empty", f)
-		case removed[r.ID]:
-			return PreparedCommit{}, fmt.Errorf("%s: %q is removed or replaced twice", f, r.ID)
-		case r.Role == core.RoleInvalid:
-			return PreparedCommit{}, fmt.Errorf("%s (%q): role is not user, assistant, system or tool", f, r.ID)
-		case !json.Valid(r.Raw):
-			return PreparedCommit{}, fmt.Errorf("%s (%q): message is not valid JSON", f, r.ID)
-		}
-		removed[r.ID] = true
-		p.MoveIDs = append(p.MoveIDs, r.ID)
-		p.Replace = append(p.Replace, Replacement{ID: r.ID, NewID: r.NewID, Role: r.Role.String(), Content: r.Content, Raw: json.RawMessage(r.Raw)})
-	}
-	for _, st := range c.SearchText {
-		if _, dup := p.SearchText[st.MessageID]; !dup && removed[st.MessageID] {
-			p.SearchText[st.MessageID] = st.Text
-		}
-	}
-	return p, nil
+	return fmt.Errorf("commit %q to %q: %w", c.OperationID, c.ConversationID, err)
 }
 
-// InsertAsMessage turns a commit's clip-archive into the Message to store:
-// the conversation is the commit's, the role "system" unless set, the
-// created_at the insert's (or now, when it has none), and Raw the
-// commit's insert_raw, or built by MarshalMessage when it has none.
-func InsertAsMessage(c *core.Commit, now time.Time) (Message, error) {
-	in := c.Insert
-	if in.ID == "" {
-		return Message{}, fmt.Errorf("commit %q: insert_message.id is empty", c.OperationID)
+// CheckFailed is a commit's error when a check of its plan (a
+// core.CommitCheck of field and must) failed for ids: a conflict when ids
+// must be active or archival blocks (another compaction won), a
+// *DuplicateIDError when they must be new.
+func CheckFailed(p *core.CommitPlan, field, must string, ids []string) error {
+	if must == core.CheckNew {
+		return fmt.Errorf("commit %q to %q: %s: %w", p.OperationID, p.ConversationID, field,
+			&DuplicateIDError{ConversationID: p.ConversationID, IDs: ids})
 	}
-	conv := in.ConversationID
-	if conv == "" {
-		conv = c.ConversationID
-	}
-	if conv != c.ConversationID {
-		return Message{}, fmt.Errorf("commit %q: insert_message.conversation_id %q differs from conversation_id %q",
-			c.OperationID, conv, c.ConversationID)
-	}
-	role := "system"
-	if in.Role != core.RoleInvalid {
-		role = in.Role.String()
-	}
-	created := in.CreatedAt
-	if created.IsZero() {
-		created = now
-	}
-	m := Message{ID: in.ID, ConversationID: conv, Role: role, Content: in.Content, CreatedAt: created.UTC().Truncate(time.Millisecond)}
-	if len(c.InsertRaw) > 0 {
-		// The clip-archive as the plug-in returned it, in the history's
-		// shape: the active history gives back what the caller got.
-		if !json.Valid(c.InsertRaw) {
-			return Message{}, fmt.Errorf("commit %q: insert_raw is not valid JSON", c.OperationID)
-		}
-		m.Raw = json.RawMessage(c.InsertRaw)
-		return m, nil
-	}
-	raw, err := MarshalMessage(&m)
-	if err != nil {
-		return Message{}, err
-	}
-	m.Raw = raw
-	return m, nil
+	return ConflictError(p.ConversationID, field, ids)
 }
 
 // PrepareAppend validates msgs for AppendMessages and fills the gaps: the
@@ -633,11 +461,7 @@ func PrepareAppend(conversationID string, msgs []Message) ([]Message, error) {
 			m.CreatedAt = m.CreatedAt.UTC().Truncate(time.Millisecond)
 		}
 		if len(m.Raw) == 0 {
-			raw, err := MarshalMessage(&m)
-			if err != nil {
-				return nil, err
-			}
-			m.Raw = raw
+			m.Raw = MarshalMessage(&m)
 		} else if !json.Valid(m.Raw) {
 			return nil, fmt.Errorf("append: message %q: raw is not valid JSON", m.ID)
 		}
@@ -687,20 +511,6 @@ func ConflictError(conversationID, what string, missing []string) error {
 	return fmt.Errorf("%w: conversation %q: %s no longer exist: %q", core.ErrConflict, conversationID, what, missing)
 }
 
-// UniqueStrings returns ss without repeats, first occurrence kept, so a
-// commit naming an id twice is not mistaken for a missing id.
-func UniqueStrings(ss []string) []string {
-	seen := make(map[string]bool, len(ss))
-	out := make([]string, 0, len(ss))
-	for _, s := range ss {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // FormatTime is how every instant is stored: core.FormatTime, or "" for the
 // zero time (a message without created_at).
 func FormatTime(t time.Time) string {
@@ -722,26 +532,17 @@ func ParseTime(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// ParseBatch reads a block's batch metadata for a search hit. The
-// conversation is taken from the metadata line itself (falling back to
-// the block's conversation for legacy headers), since a hit is shown for
-// whatever conversation wrote it.
-func ParseBatch(blockConversationID, label, content string) *core.Batch {
-	conv := blockConversationID
-	if len(content) > 0 && content[0] == '{' {
-		line, _, _ := strings.Cut(content, "\n")
-		var meta struct {
-			ConversationID string `json:"conversation_id"`
-		}
-		if err := json.Unmarshal([]byte(line), &meta); err == nil {
-			conv = meta.ConversationID
-		}
-	}
-	b, ok := core.ParseBatchBlock(conv, label, content)
+// ParseBatch reads a block's batch metadata (core.ParseBlock), nil when
+// its content carries none or metadata that cannot be read: problem then
+// says what is wrong. The conversation is the metadata line's (the
+// block's own for a legacy header), since a block is shown for whatever
+// conversation wrote it.
+func ParseBatch(content string) (b *core.Batch, problem string) {
+	m, ok, problem := core.ParseBlock(content)
 	if !ok {
-		return nil
+		return nil, problem
 	}
-	return &b
+	return &m.Batch, ""
 }
 
 // ClampLimit applies DefaultSearchLimit and MaxSearchLimit.

@@ -24,3 +24,12 @@ func MigrationSQL() map[int][2]string {
 	}
 	return out
 }
+
+// QueryText runs a query returning one text, for tests.
+func (s *Store) QueryText(ctx context.Context, sql string, args ...any) (string, error) {
+	var out string
+	err := s.pool.with(ctx, func(c *pgx.Conn) error {
+		return c.QueryRow(ctx, sql, args...).Scan(&out)
+	})
+	return out, err
+}

@@ -73,6 +73,10 @@ func redact(c *pgx.ConnConfig) string {
 	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
 }
 
+// SetNow sets the store's clock (time.Now by default), for tests and
+// tools that need the times a commit writes to be known.
+func (s *Store) SetNow(now func() time.Time) { s.now = now }
+
 // Exec runs one SQL statement on a pooled connection, for tools and tests
 // that need SQL beside the Store API.
 func (s *Store) Exec(ctx context.Context, sql string, args ...any) error {
@@ -334,73 +338,38 @@ func (s *Store) ListBlocks(ctx context.Context, tier, labelPrefix string) ([]cor
 	return out, nil
 }
 
-// Commit implements store.Store (docs/spec.md#compaction_commit). Everything
-// is checked, under the conversation lock and row locks, before anything is
-// written, so a conflicting commit changes nothing — not even an identity
-// sequence.
+// Commit implements store.Store (docs/spec.md#compaction_commit): the
+// plan of core.PlanCommit, applied in one transaction (SCHEMA.md, "The
+// commit"). Everything is checked, under the conversation lock and row
+// locks, before anything is written, so a conflicting commit changes
+// nothing — not even an identity sequence.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
-	now := s.now().UTC()
-	p, err := store.PrepareCommit(c, now)
+	p, err := core.PlanCommit(c, s.now())
 	if err != nil {
-		return err
+		return store.CommitError(c, err)
 	}
-	insert, removeIDs, deleteIDs := p.Insert, p.RemoveIDs, p.DeleteIDs
-	nowText := core.FormatTime(now)
-	searchIDs := make([]string, 0, len(p.SearchText))
-	searchTexts := make([]string, 0, len(p.SearchText))
-	for id, text := range p.SearchText {
-		searchIDs = append(searchIDs, id)
+	conv, now, op := p.ConversationID, p.Now, p.OperationID
+	searchIDs := make([]string, len(p.SearchText))
+	searchTexts := make([]string, len(p.SearchText))
+	for i, st := range p.SearchText {
 		// PostgreSQL text holds no NUL and only valid UTF-8; this is index
 		// text, not the message (whose content must already be storable).
-		searchTexts = append(searchTexts, pgText(text))
+		searchIDs[i], searchTexts[i] = st.MessageID, pgText(st.Text)
 	}
-
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockConversation(ctx, tx, c.ConversationID); err != nil {
+		if err := lockConversation(ctx, tx, conv); err != nil {
 			return err
 		}
-		if p.CallerOwned {
-			return commitCaller(ctx, tx, c, &p, nowText)
+		if err := checkPlan(ctx, tx, &p); err != nil {
+			return err
 		}
-		found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE`,
-			c.ConversationID, p.MoveIDs)
-		if err != nil {
-			return fmt.Errorf("checking remove_message_ids: %w", err)
-		}
-		if missing := store.Minus(removeIDs, found); len(missing) > 0 {
-			return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
-		}
-		if missing := store.Minus(p.MoveIDs[len(removeIDs):], found); len(missing) > 0 {
-			return store.ConflictError(c.ConversationID, "replace_messages", missing)
-		}
-		found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, deleteIDs)
-		if err != nil {
-			return fmt.Errorf("checking archive_deletes: %w", err)
-		}
-		if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
-			return store.ConflictError(c.ConversationID, "archive_deletes", missing)
-		}
-		// New ids (the insert's, a replacement's that is not its
-		// message's own) must be the conversation's nowhere yet.
-		for _, r := range p.AddedIDs() {
-			taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = $2
-UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = $2`, c.ConversationID, r.ID)
-			if err != nil {
-				return fmt.Errorf("checking %s: %w", r.Field, err)
+		if in := p.Insert; in != nil {
+			// Before every message of the history, the removed ones too.
+			if _, err := tx.Exec(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw)
+SELECT $1, $2, COALESCE(MIN(seq) - 1, 0), $3, $4, $5, $6 FROM messages WHERE conversation_id = $2`,
+				in.ID, conv, in.Role, pgText(in.Content), in.CreatedAt, string(in.Raw)); err != nil {
+				return fmt.Errorf("inserting message %q: %w", in.ID, err)
 			}
-			if len(taken) > 0 {
-				return fmt.Errorf("%s: %w", r.Field, &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
-			}
-		}
-		// The clip-archive goes before every message that stays; computing
-		// the position before the removal keeps it below the removed too.
-		var minSeq *int64
-		if err := tx.QueryRow(ctx, `SELECT MIN(seq) FROM messages WHERE conversation_id = $1`, c.ConversationID).Scan(&minSeq); err != nil {
-			return fmt.Errorf("reading first position: %w", err)
-		}
-		insertSeq := int64(0)
-		if minSeq != nil {
-			insertSeq = *minSeq - 1
 		}
 		if len(p.MoveIDs) > 0 {
 			// A replacement that kept its id leaving the active history:
@@ -409,63 +378,80 @@ UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = $2`, c.Conversat
 SELECT m.id, m.conversation_id, m.seq, m.role, m.content, m.created_at, m.raw, $3, $4, st.text FROM messages m
 LEFT JOIN unnest($5::text[], $6::text[]) AS st(id, text) ON st.id = m.id
 WHERE m.conversation_id = $1 AND m.id = ANY($2) ORDER BY m.seq
-ON CONFLICT (conversation_id, id) DO NOTHING`, c.ConversationID, p.MoveIDs, nowText, c.OperationID, searchIDs, searchTexts); err != nil {
+ON CONFLICT (conversation_id, id) DO NOTHING`, conv, p.MoveIDs, now, op, searchIDs, searchTexts); err != nil {
 				return fmt.Errorf("moving removed messages to recall: %w", err)
 			}
 		}
-		if len(removeIDs) > 0 {
-			if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE conversation_id = $1 AND id = ANY($2)`, c.ConversationID, removeIDs); err != nil {
+		if len(p.RemoveIDs) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM messages WHERE conversation_id = $1 AND id = ANY($2)`, conv, p.RemoveIDs); err != nil {
 				return fmt.Errorf("removing messages: %w", err)
 			}
 		}
 		for _, r := range p.Replace {
 			// Not indexed: its original, in recall, is the hit.
 			if _, err := tx.Exec(ctx, `UPDATE messages SET id = $3, role = $4, content = $5, raw = $6, search_text = '' WHERE conversation_id = $1 AND id = $2`,
-				c.ConversationID, r.ID, r.NewID, r.Role, pgText(r.Content), string(r.Raw)); err != nil {
+				conv, r.ID, r.NewID, r.Role, pgText(r.Content), string(r.Raw)); err != nil {
 				return fmt.Errorf("replacing message %q: %w", r.ID, err)
 			}
 		}
-		if err := writeBlocks(ctx, tx, c, deleteIDs, nowText); err != nil {
-			return err
+		for _, w := range p.RecallWrites {
+			if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
+VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM recall WHERE conversation_id = $2), $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (conversation_id, id) DO NOTHING`, w.ID, conv, w.Role, pgText(w.Content), w.CreatedAt, string(w.Raw),
+				now, op, pgText(w.SearchText)); err != nil {
+				return fmt.Errorf("recall_writes: writing message %q: %w", w.ID, err)
+			}
 		}
-		if p.NoInsert {
-			return nil
+		if len(p.DeleteIDs) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE id = ANY($1)`, p.DeleteIDs); err != nil {
+				return fmt.Errorf("deleting archive blocks: %w", err)
+			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-			insert.ID, insert.ConversationID, insertSeq, insert.Role, pgText(insert.Content), store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
-			return fmt.Errorf("inserting message %q: %w", insert.ID, err)
+		for i, w := range p.ArchiveWrites {
+			id, err := store.NewID("blk_")
+			if err != nil {
+				return fmt.Errorf("archive_writes[%d]: %w", i, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, w.Tier, w.Label, pgText(w.Content), now, conv, w.Reason, op); err != nil {
+				return fmt.Errorf("archive_writes[%d] (%q): %w", i, w.Label, err)
+			}
 		}
 		return nil
 	})
-	if err != nil {
-		if errors.Is(err, core.ErrConflict) {
-			return err
-		}
-		return fmt.Errorf("commit %q to %q: %w", c.OperationID, c.ConversationID, err)
+	var dup *store.DuplicateIDError
+	if err == nil || errors.Is(err, core.ErrConflict) || errors.As(err, &dup) {
+		return err
 	}
-	return nil
+	return fmt.Errorf("commit %q to %q: %w", op, conv, err)
 }
 
-// writeBlocks deletes the commit's archive_deletes and inserts its
-// archive_writes (steps 5 and 6 of SCHEMA.md).
-func writeBlocks(ctx context.Context, tx pgx.Tx, c *core.Commit, deleteIDs []string, nowText string) error {
-	if len(deleteIDs) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM blocks WHERE id = ANY($1)`, deleteIDs); err != nil {
-			return fmt.Errorf("deleting archive blocks: %w", err)
+// checkPlan runs the plan's checks in order, locking the rows to remove,
+// replace or delete (FOR UPDATE, in id order): the first that fails is
+// the commit's error (store.CheckFailed).
+func checkPlan(ctx context.Context, tx pgx.Tx, p *core.CommitPlan) error {
+	for _, ch := range p.Checks {
+		var found []string
+		var err error
+		switch ch.Must {
+		case core.CheckActive:
+			found, err = queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = ANY($2) ORDER BY id FOR UPDATE`,
+				p.ConversationID, ch.IDs)
+		case core.CheckBlock:
+			found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, ch.IDs)
+		default:
+			found, err = queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = $1 AND id = ANY($2)
+UNION SELECT id FROM recall WHERE conversation_id = $1 AND id = ANY($2)`, p.ConversationID, ch.IDs)
 		}
-	}
-	for i, w := range c.ArchiveWrites {
-		tier := w.Tier
-		if tier == "" {
-			tier = "archival"
-		}
-		id, err := store.NewID("blk_")
 		if err != nil {
-			return fmt.Errorf("archive_writes[%d]: %w", i, err)
+			return fmt.Errorf("checking %s: %w", ch.Field, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, pgText(w.Content), nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
-			return fmt.Errorf("archive_writes[%d] (%q): %w", i, w.Label, err)
+		failed := store.Minus(ch.IDs, found)
+		if ch.Must == core.CheckNew {
+			failed = store.Minus(ch.IDs, failed) // the ids held
+		}
+		if len(failed) > 0 {
+			return store.CheckFailed(p, ch.Field, ch.Must, failed)
 		}
 	}
 	return nil
@@ -477,30 +463,6 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, tier, w.Label, pgText(w.Content), 
 // raw JSON holds it exactly (a NUL in it is escaped).
 func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", " ")
-}
-
-// commitCaller applies a caller-owned commit (history_owner "caller"):
-// only archive_deletes can conflict; each recall write is written once
-// per conversation and id (ON CONFLICT (conversation_id, id) DO
-// NOTHING); the active history is not touched.
-func commitCaller(ctx context.Context, tx pgx.Tx, c *core.Commit, p *store.PreparedCommit, nowText string) error {
-	found, err := queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id = ANY($1) ORDER BY id FOR UPDATE`, p.DeleteIDs)
-	if err != nil {
-		return fmt.Errorf("checking archive_deletes: %w", err)
-	}
-	if missing := store.Minus(p.DeleteIDs, found); len(missing) > 0 {
-		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
-	}
-	for i := range p.RecallWrites {
-		w := &p.RecallWrites[i]
-		if _, err := tx.Exec(ctx, `INSERT INTO recall (id, conversation_id, seq, role, content, created_at, raw, removed_at, operation_id, search_text)
-VALUES ($1, $2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM recall WHERE conversation_id = $2), $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (conversation_id, id) DO NOTHING`, w.ID, c.ConversationID, w.Role, pgText(w.Content), store.FormatTime(w.CreatedAt), string(w.Raw),
-			nowText, c.OperationID, pgText(w.SearchText)); err != nil {
-			return fmt.Errorf("recall_writes: writing message %q: %w", w.ID, err)
-		}
-	}
-	return writeBlocks(ctx, tx, c, p.DeleteIDs, nowText)
 }
 
 // Recall implements store.Store.
@@ -546,7 +508,7 @@ FROM blocks WHERE id = $1`, blockID)
 		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, store.ErrNotFound)
 	}
 	b := bs[0]
-	b.Batch = store.ParseBatch(b.ConversationID, b.Label, b.Content)
+	b.Batch, b.Malformed = store.ParseBatch(b.Content)
 	return b, nil
 }
 

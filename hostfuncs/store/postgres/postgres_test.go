@@ -162,3 +162,26 @@ func TestAppendNewTwoHandles(t *testing.T) {
 	u := freshSchema(t)
 	storetest.AppendNewRace(t, openOrFail(t, u), openOrFail(t, u))
 }
+
+// stateSQL is testdata/store/state.sql in PostgreSQL: the three tables'
+// rows as the store vectors compare them (recall and blocks in the order
+// written: their identity pos).
+const stateSQL = `SELECT json_build_object(
+	'messages', (SELECT COALESCE(json_agg(json_build_object('conversation_id', conversation_id, 'seq', seq, 'id', id, 'role', role,
+		'content', content, 'created_at', created_at, 'raw', raw, 'search_text', search_text) ORDER BY conversation_id COLLATE "C", seq), '[]') FROM messages),
+	'recall', (SELECT COALESCE(json_agg(json_build_object('conversation_id', conversation_id, 'seq', seq, 'id', id, 'role', role,
+		'content', content, 'created_at', created_at, 'raw', raw, 'removed_at', removed_at, 'operation_id', operation_id,
+		'search_text', search_text) ORDER BY conversation_id COLLATE "C", pos), '[]') FROM recall),
+	'blocks', (SELECT COALESCE(json_agg(json_build_object('tier', tier, 'label', label, 'content', content, 'created_at', created_at,
+		'conversation_id', conversation_id, 'reason', reason, 'operation_id', operation_id) ORDER BY pos), '[]') FROM blocks))::text`
+
+// The store vectors of testdata/store.
+func TestVectors(t *testing.T) {
+	serverURL(t)
+	storetest.RunVectors(t, func(t *testing.T) store.Store {
+		return openOrFail(t, freshSchema(t))
+	}, func(ctx context.Context, s store.Store) ([]byte, error) {
+		state, err := s.(*postgres.Store).QueryText(ctx, stateSQL)
+		return []byte(state), err
+	})
+}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipfold/clipfold/api"
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 
@@ -98,6 +99,10 @@ func openAt(path string, version int) (*Store, error) {
 	}
 	return s, nil
 }
+
+// SetNow sets the store's clock (time.Now by default), for tests and
+// tools that need the times a commit writes to be known.
+func (s *Store) SetNow(now func() time.Time) { s.now = now }
 
 // DB exposes the underlying handle, for tools and tests that need SQL.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -223,30 +228,24 @@ func (s *Store) appendMessages(ctx context.Context, conversationID string, msgs 
 		return nil, fmt.Errorf("append to %q: begin: %w", conversationID, err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	dups, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
-UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, idsJSON, conversationID)
+	held, err := queryStrings(ctx, tx, heldIDsSQL, idsJSON, conversationID)
 	if err != nil {
 		return nil, fmt.Errorf("append to %q: checking ids: %w", conversationID, err)
 	}
-	if msgs, err = store.WithoutHeld(conversationID, msgs, dups, skipHeld); err != nil {
+	if msgs, err = store.WithoutHeld(conversationID, msgs, held, skipHeld); err != nil {
 		return nil, fmt.Errorf("append to %q: %w", conversationID, err)
 	}
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	var maxSeq sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT MAX(seq) FROM messages WHERE conversation_id = ?`, conversationID).Scan(&maxSeq); err != nil {
-		return nil, fmt.Errorf("append to %q: reading last position: %w", conversationID, err)
-	}
-	seq := maxSeq.Int64 + 1
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, appendMessageSQL)
 	if err != nil {
 		return nil, fmt.Errorf("append to %q: %w", conversationID, err)
 	}
 	defer stmt.Close()
 	for i := range msgs {
 		m := &msgs[i]
-		if _, err := stmt.ExecContext(ctx, m.ID, conversationID, seq+int64(i), m.Role, m.Content, store.FormatTime(m.CreatedAt), string(m.Raw)); err != nil {
+		if _, err := stmt.ExecContext(ctx, m.ID, conversationID, m.Role, m.Content, store.FormatTime(m.CreatedAt), string(m.Raw)); err != nil {
 			return nil, fmt.Errorf("append to %q: inserting message %q: %w", conversationID, m.ID, err)
 		}
 	}
@@ -339,125 +338,77 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
 	return out, nil
 }
 
-// Commit implements store.Store (docs/spec.md#compaction_commit). Existence is
-// checked before anything is written, inside the IMMEDIATE transaction, so
-// a loser of a race changes nothing and reports core.ErrConflict.
+// Commit implements store.Store (docs/spec.md#compaction_commit): the
+// plan of core.PlanCommit, applied with the shared queries in one
+// IMMEDIATE transaction (SCHEMA.md, "The commit"). The checks run before
+// anything is written, inside the transaction, so a loser of a race
+// changes nothing and reports core.ErrConflict.
 func (s *Store) Commit(ctx context.Context, c *core.Commit) error {
 	if err := s.refuseWrite("commit"); err != nil {
 		return err
 	}
-	now := s.now().UTC()
-	p, err := store.PrepareCommit(c, now)
+	p, err := core.PlanCommit(c, s.now())
 	if err != nil {
-		return err
+		return store.CommitError(c, err)
 	}
-	insert, removeIDs, deleteIDs := p.Insert, p.RemoveIDs, p.DeleteIDs
-	removeJSON, err := jsonArray(removeIDs)
+	a, err := commitArgs(&p)
 	if err != nil {
-		return fmt.Errorf("commit %q: %w", c.OperationID, err)
-	}
-	moveJSON, err := jsonArray(p.MoveIDs)
-	if err != nil {
-		return fmt.Errorf("commit %q: %w", c.OperationID, err)
-	}
-	searchJSON, err := json.Marshal(p.SearchText)
-	if err != nil {
-		return fmt.Errorf("commit %q: encoding search_text: %w", c.OperationID, err)
-	}
-	deleteJSON, err := jsonArray(deleteIDs)
-	if err != nil {
-		return fmt.Errorf("commit %q: %w", c.OperationID, err)
+		return store.CommitError(c, err)
 	}
 	fail := func(what string, err error) error {
-		return fmt.Errorf("commit %q to %q: %s: %w", c.OperationID, c.ConversationID, what, err)
+		return fmt.Errorf("commit %q to %q: %s: %w", p.OperationID, p.ConversationID, what, err)
 	}
-
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fail("begin", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-
-	if p.CallerOwned {
-		return s.commitCaller(ctx, tx, c, &p, core.FormatTime(now), deleteJSON, fail)
+	if err := check(ctx, tx, &p, a.checks); err != nil {
+		return err
 	}
-	found, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-		c.ConversationID, moveJSON)
-	if err != nil {
-		return fail("checking remove_message_ids", err)
-	}
-	if missing := store.Minus(removeIDs, found); len(missing) > 0 {
-		return store.ConflictError(c.ConversationID, "remove_message_ids", missing)
-	}
-	if missing := store.Minus(p.MoveIDs[len(removeIDs):], found); len(missing) > 0 {
-		return store.ConflictError(c.ConversationID, "replace_messages", missing)
-	}
-	found, err = queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
-	if err != nil {
-		return fail("checking archive_deletes", err)
-	}
-	if missing := store.Minus(deleteIDs, found); len(missing) > 0 {
-		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
-	}
-	// New ids (the insert's, a replacement's that is not its message's
-	// own) must be the conversation's nowhere yet.
-	for _, r := range p.AddedIDs() {
-		taken, err := queryStrings(ctx, tx, `SELECT id FROM messages WHERE conversation_id = ?1 AND id = ?2
-UNION SELECT id FROM recall WHERE conversation_id = ?1 AND id = ?2`, c.ConversationID, r.ID)
-		if err != nil {
-			return fail("checking "+r.Field, err)
+	conv, now, op := p.ConversationID, p.Now, p.OperationID
+	exec := func(what, query string, args ...any) error {
+		if _, err := tx.ExecContext(ctx, query, args...); err != nil {
+			return fail(what, err)
 		}
-		if len(taken) > 0 {
-			return fail(r.Field, &store.DuplicateIDError{ConversationID: c.ConversationID, IDs: taken})
+		return nil
+	}
+	if p.Insert != nil {
+		if err := exec("inserting the clip-archive", insertClipArchiveSQL, a.insert...); err != nil {
+			return err
 		}
 	}
-
-	// The clip-archive goes before every message that stays; computing the
-	// position before the removal keeps it below the removed ones too.
-	var minSeq sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT MIN(seq) FROM messages WHERE conversation_id = ?`, c.ConversationID).Scan(&minSeq); err != nil {
-		return fail("reading first position", err)
-	}
-	insertSeq := int64(0)
-	if minSeq.Valid {
-		insertSeq = minSeq.Int64 - 1
-	}
-
-	nowText := core.FormatTime(now)
 	if len(p.MoveIDs) > 0 {
-		if _, err := tx.ExecContext(ctx, moveToRecallSQL, c.ConversationID, moveJSON, nowText, c.OperationID, string(searchJSON)); err != nil {
-			return fail("moving removed messages to recall", err)
+		if err := exec("moving removed messages to recall", moveToRecallSQL, conv, a.moveIDs, now, op, a.searchText); err != nil {
+			return err
 		}
 	}
-	if len(removeIDs) > 0 {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-			c.ConversationID, removeJSON); err != nil {
-			return fail("removing messages", err)
+	if len(p.RemoveIDs) > 0 {
+		if err := exec("removing messages", removeMessagesSQL, conv, a.removeIDs); err != nil {
+			return err
 		}
 	}
 	for _, r := range p.Replace {
-		if _, err := tx.ExecContext(ctx, replaceMessageSQL, c.ConversationID, r.ID, r.NewID, r.Role, r.Content, string(r.Raw)); err != nil {
-			return fail(fmt.Sprintf("replacing message %q", r.ID), err)
+		if err := exec(fmt.Sprintf("replacing message %q", r.ID), replaceMessageSQL, conv, r.ID, r.NewID, r.Role, r.Content, string(r.Raw)); err != nil {
+			return err
 		}
 	}
-	if err := writeBlocks(ctx, tx, c, deleteIDs, deleteJSON, nowText, fail); err != nil {
-		return err
-	}
-	if !p.NoInsert {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			insert.ID, insert.ConversationID, insertSeq, insert.Role, insert.Content, store.FormatTime(insert.CreatedAt), string(insert.Raw)); err != nil {
-			return fail(fmt.Sprintf("inserting message %q", insert.ID), err)
+	for _, w := range p.RecallWrites {
+		if err := exec(fmt.Sprintf("recall_writes: writing message %q", w.ID), writeRecallSQL,
+			w.ID, conv, w.Role, w.Content, w.CreatedAt, string(w.Raw), now, op, w.SearchText); err != nil {
+			return err
 		}
 	}
-	return s.commitTx(tx, fail)
-}
-
-// replaceMessageSQL is step 4 of the commit for a replaced message.
-var replaceMessageSQL = query("replace_message")
-
-// commitTx commits tx and, once it has, tells the vector cache the
-// archive changed.
-func (s *Store) commitTx(tx *sql.Tx, fail func(string, error) error) error {
+	if len(p.DeleteIDs) > 0 {
+		if err := exec("deleting archive blocks", deleteBlocksSQL, a.deleteIDs); err != nil {
+			return err
+		}
+	}
+	for i, w := range p.ArchiveWrites {
+		if err := exec(fmt.Sprintf("archive_writes[%d] (%q)", i, w.Label), writeBlockSQL, w.Tier, w.Label, w.Content, now, conv, w.Reason, op); err != nil {
+			return err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		if isBusy(err) {
 			return fail("commit (database busy)", err)
@@ -468,61 +419,58 @@ func (s *Store) commitTx(tx *sql.Tx, fail func(string, error) error) error {
 	return nil
 }
 
-// writeBlocks deletes the commit's archive_deletes and inserts its
-// archive_writes (steps 5 and 6 of SCHEMA.md).
-func writeBlocks(ctx context.Context, tx *sql.Tx, c *core.Commit, deleteIDs []string, deleteJSON, nowText string, fail func(string, error) error) error {
-	if len(deleteIDs) > 0 {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON); err != nil {
-			return fail("deleting archive blocks", err)
-		}
-	}
-	for i, w := range c.ArchiveWrites {
-		tier := w.Tier
-		if tier == "" {
-			tier = "archival"
-		}
-		id, err := store.NewID("blk_")
-		if err != nil {
-			return fail(fmt.Sprintf("archive_writes[%d]", i), err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, tier, w.Label, w.Content, nowText, c.ConversationID, w.Reason, c.OperationID); err != nil {
-			return fail(fmt.Sprintf("archive_writes[%d] (%q)", i, w.Label), err)
-		}
-	}
-	return nil
+// planArgs are a plan's JSON parameters of the shared queries.
+type planArgs struct {
+	checks, moveIDs, removeIDs, deleteIDs, searchText string
+	insert                                            []any
 }
 
-// commitCaller applies a caller-owned commit (history_owner "caller"):
-// only archive_deletes can conflict; each recall write is written once
-// per conversation and id (queries/write_recall.sql); the active history
-// is not touched.
-func (s *Store) commitCaller(ctx context.Context, tx *sql.Tx, c *core.Commit, p *store.PreparedCommit, nowText, deleteJSON string, fail func(string, error) error) error {
-	found, err := queryStrings(ctx, tx, `SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))`, deleteJSON)
+func commitArgs(p *core.CommitPlan) (planArgs, error) {
+	var a planArgs
+	var err error
+	for _, f := range []struct {
+		to  *string
+		ids []string
+	}{{&a.moveIDs, p.MoveIDs}, {&a.removeIDs, p.RemoveIDs}, {&a.deleteIDs, p.DeleteIDs}} {
+		if *f.to, err = jsonArray(f.ids); err != nil {
+			return a, err
+		}
+	}
+	a.checks = string(api.AppendCommitChecks(nil, p.Checks))
+	a.searchText = string(api.AppendSearchTexts(nil, p.SearchText))
+	if in := p.Insert; in != nil {
+		a.insert = []any{in.ID, p.ConversationID, in.Role, in.Content, in.CreatedAt, string(in.Raw)}
+	}
+	return a, nil
+}
+
+// check runs the plan's checks (queries/commit_check.sql): the first that
+// fails is the commit's error.
+func check(ctx context.Context, tx *sql.Tx, p *core.CommitPlan, checks string) error {
+	if len(p.Checks) == 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, commitCheckSQL, p.ConversationID, checks)
 	if err != nil {
-		return fail("checking archive_deletes", err)
+		return fmt.Errorf("commit %q to %q: checking ids: %w", p.OperationID, p.ConversationID, err)
 	}
-	if missing := store.Minus(p.DeleteIDs, found); len(missing) > 0 {
-		return store.ConflictError(c.ConversationID, "archive_deletes", missing)
-	}
-	if len(p.RecallWrites) > 0 {
-		stmt, err := tx.PrepareContext(ctx, writeRecallSQL)
-		if err != nil {
-			return fail("recall_writes", err)
+	defer rows.Close()
+	var field, must string
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&field, &must, &id); err != nil {
+			return err
 		}
-		defer stmt.Close()
-		for i := range p.RecallWrites {
-			w := &p.RecallWrites[i]
-			if _, err := stmt.ExecContext(ctx, w.ID, c.ConversationID, w.Role, w.Content, store.FormatTime(w.CreatedAt), string(w.Raw),
-				nowText, c.OperationID, w.SearchText); err != nil {
-				return fail(fmt.Sprintf("recall_writes: writing message %q", w.ID), err)
-			}
-		}
+		ids = append(ids, id)
 	}
-	if err := writeBlocks(ctx, tx, c, p.DeleteIDs, deleteJSON, nowText, fail); err != nil {
-		return err
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("commit %q to %q: checking ids: %w", p.OperationID, p.ConversationID, err)
 	}
-	return s.commitTx(tx, fail)
+	if len(ids) == 0 {
+		return nil
+	}
+	return store.CheckFailed(p, field, must, ids)
 }
 
 func isBusy(err error) bool {
@@ -594,7 +542,7 @@ func (s *Store) Block(ctx context.Context, blockID string) (store.StoredBlock, e
 	if b.CreatedAt, err = store.ParseTime(created); err != nil {
 		return store.StoredBlock{}, fmt.Errorf("block %q: %w", blockID, err)
 	}
-	b.Batch = store.ParseBatch(b.ConversationID, b.Label, b.Content)
+	b.Batch, b.Malformed = store.ParseBatch(b.Content)
 	return b, nil
 }
 

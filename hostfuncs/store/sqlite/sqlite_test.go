@@ -130,3 +130,15 @@ func TestConcurrentCommitsAcrossHandles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, blocks, 1)
 }
+
+// The store vectors of testdata/store, read with testdata/store/state.sql.
+func TestVectors(t *testing.T) {
+	query := storetest.StateSQL(t)
+	storetest.RunVectors(t, func(t *testing.T) store.Store {
+		return openOrFail(t, sqlite.MemoryPath)
+	}, func(ctx context.Context, s store.Store) ([]byte, error) {
+		var state string
+		err := s.(*sqlite.Store).DB().QueryRowContext(ctx, query).Scan(&state)
+		return []byte(state), err
+	})
+}

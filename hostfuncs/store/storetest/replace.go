@@ -139,7 +139,7 @@ func testCommitReplaceRefusals(t *testing.T, open Opener) {
 		{"no longer active", &core.Commit{ConversationID: "c1", OperationID: "op1", NoInsert: true, ReplaceMessages: []core.ReplaceMessage{gone}}, true, "u1"},
 		{"new id held", &core.Commit{ConversationID: "c1", OperationID: "op1", NoInsert: true, ReplaceMessages: []core.ReplaceMessage{taken}}, false, "u2"},
 		{"caller-owned", &core.Commit{ConversationID: "c1", OperationID: "op1", NoInsert: true, HistoryOwner: core.OwnerCaller,
-			RemoveMessageIDs: []string{}, ReplaceMessages: []core.ReplaceMessage{replaceT1("t1")}}, false, "replace_messages must be empty"},
+			RemoveMessageIDs: []string{}, ReplaceMessages: []core.ReplaceMessage{replaceT1("t1")}}, false, "replace_messages: must be empty"},
 		{"not JSON", &core.Commit{ConversationID: "c1", OperationID: "op1", NoInsert: true, ReplaceMessages: []core.ReplaceMessage{bad}}, false, "not valid JSON"},
 		{"removed and replaced", &core.Commit{ConversationID: "c1", OperationID: "op1", NoInsert: true, RemoveMessageIDs: []string{"t1"},
 			ReplaceMessages: []core.ReplaceMessage{replaceT1("t1")}}, false, "removed or replaced twice"},

@@ -370,7 +370,7 @@ func testCommitDuplicateInsertID(t *testing.T, open Opener) {
 	assert.Equal(t, before, dump(t, s))
 }
 
-// testCommitMalformedRefused: commits store.PrepareCommit refuses change
+// testCommitMalformedRefused: commits core.PlanCommit refuses change
 // nothing, and every backend says why in the same words.
 func testCommitMalformedRefused(t *testing.T, open Opener) {
 	ctx := context.Background()
@@ -382,11 +382,11 @@ func testCommitMalformedRefused(t *testing.T, open Opener) {
 		c    *core.Commit
 		want string
 	}{
-		{"nil", nil, "nil commit"},
-		{"no conversation", &core.Commit{OperationID: "op1", Insert: clipArchive("c1", "ca1")}, "conversation_id is empty"},
-		{"no insert id", &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"}}, "insert_message.id is empty"},
+		{"nil", nil, "no commit"},
+		{"no conversation", &core.Commit{OperationID: "op1", Insert: clipArchive("c1", "ca1")}, "conversation_id: is empty"},
+		{"no insert id", &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"}}, "insert_message.id: is empty"},
 		{"unlabelled archive write", &core.Commit{ConversationID: "c1", OperationID: "op1", RemoveMessageIDs: []string{"c1-m1"},
-			ArchiveWrites: []core.ArchiveWrite{{Label: label, Content: "a"}, {Content: "b"}}, Insert: clipArchive("c1", "ca1")}, "archive_writes[1]: label is empty"},
+			ArchiveWrites: []core.ArchiveWrite{{Label: label, Content: "a"}, {Content: "b"}}, Insert: clipArchive("c1", "ca1")}, "archive_writes[1].label: is empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,7 +420,7 @@ func testCommitInsertRaw(t *testing.T, open Opener) {
 	err = s.Commit(ctx, &core.Commit{ConversationID: "c1", OperationID: "op2", RemoveMessageIDs: []string{"c1-m2"},
 		Insert: clipArchive("c1", "clip_2"), InsertRaw: []byte(`{"role":`)})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "insert_raw is not valid JSON")
+	assert.Contains(t, err.Error(), "insert_raw: is not valid JSON")
 	assert.Equal(t, before, dump(t, s))
 }
 
@@ -513,9 +513,9 @@ func testCallerOwnedRefusals(t *testing.T, open Opener) {
 		want string
 	}{
 		{"remove ids", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
-			RemoveMessageIDs: []string{"c2-m1"}, Insert: clipArchive("c1", "clip_1")}, "remove_message_ids must be empty"},
+			RemoveMessageIDs: []string{"c2-m1"}, Insert: clipArchive("c1", "clip_1")}, "remove_message_ids: must be empty"},
 		{"no id", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
-			RecallWrites: []core.RecallWrite{{Role: core.RoleUser, Raw: []byte(`{}`)}}, Insert: clipArchive("c1", "clip_1")}, "recall_writes[0].id is empty"},
+			RecallWrites: []core.RecallWrite{{Role: core.RoleUser, Raw: []byte(`{}`)}}, Insert: clipArchive("c1", "clip_1")}, "recall_writes[0].id: is empty"},
 		{"raw that is not JSON", &core.Commit{ConversationID: "c1", OperationID: "op1", HistoryOwner: core.OwnerCaller,
 			RecallWrites: []core.RecallWrite{{ID: "d_y", Role: core.RoleUser, Raw: []byte(`{"a":`)}}, Insert: clipArchive("c1", "clip_1")}, "not valid JSON"},
 	}
