@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the Python host's test suite: creates bindings/python/.venv when
-# needed, installs the package with its test and langchain extras (the
-# frameworks pinned by tests/requirements-frameworks.txt), runs pytest.
+# needed, installs the package with its test extra and the extras of the
+# agent frameworks (LangChain, Pydantic AI with its OpenAI and Anthropic
+# models, the OpenAI Agents SDK: pinned by tests/requirements-frameworks.txt),
+# runs pytest.
 # The suite tests the build under test: $CLIPFOLD_WASM, by default the
 # checkout's build/clipfold.wasm (make build), and the checkout's SQL files
 # ($CLIPFOLD_SQL_DIR), not the copies the installed package bundles (those
@@ -20,10 +22,14 @@ if [ ! -x "$venv/bin/python" ]; then
 	"$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-# The agent frameworks (the "langchain" extra) at the versions the tests
-# prove: tests/requirements-frameworks.txt pins them and what they pull in.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-	-c "$here/tests/requirements-frameworks.txt" "$here[test,langchain]"
+# The agent frameworks at the versions the tests prove:
+# tests/requirements-frameworks.txt pins them and what they pull in
+# (CLIPFOLD_PY_UNPINNED=1: no pins, what the venv holds or pip resolves —
+# run_latest.sh).
+pins=(-c "$here/tests/requirements-frameworks.txt")
+[ "${CLIPFOLD_PY_UNPINNED:-}" = 1 ] && pins=()
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}" \
+	"$here[test,langchain,pydantic-ai,agents]" "pydantic-ai-slim[openai,anthropic]"
 
 cd "$here"
 set +e
