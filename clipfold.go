@@ -411,6 +411,7 @@ type Result struct {
 	FailureMessage      string   `json:"failure_message"`
 	OperationID         string   `json:"operation_id"`
 	LLMCalls            int      `json:"llm_calls"`
+	Retries             int      `json:"retries"`
 	Batches             []Batch  `json:"batches"`
 	Warnings            []string `json:"warnings"`
 	ConsecutiveFailures int      `json:"consecutive_failures"`

@@ -348,6 +348,16 @@ func (cf *configFlags) resolve(warn func(string)) (*settings, error) {
 			s.set["summarizer"] = mustMarshal(core.SummarizerExtractive)
 			s.cfg.Summarizer = core.SummarizerExtractive
 		}
+	} else if _, size := s.set["chunk_size"]; !size {
+		// A model summarizes: unless the configuration sizes the chunks,
+		// each request holds as much as it can (max_chunk_tokens "auto"),
+		// so a compaction makes few calls, one after the other (each folds
+		// in the summary before it).
+		if _, tok := s.set["max_chunk_tokens"]; !tok {
+			if err := s.setValue("max_chunk_tokens", core.Value{Kind: core.KindString, Str: core.ChunkTokensAuto}, "max_chunk_tokens"); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return s, nil
 }

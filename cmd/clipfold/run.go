@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/clipfold/clipfold"
+	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/internal/redact"
 	"github.com/tidwall/gjson"
 )
@@ -42,6 +45,16 @@ target_tokens; keep_recent is the floor). --target-share 0 compacts to
 keep_recent instead; an explicit --target-tokens (or target_tokens in the
 config file) wins over the share.
 
+--ahead compacts ahead of time, as an agent that never waits for compaction
+does: over --prepare-at of the limit (the config's prepare_at, default 0.7) a
+compaction of the history as it is starts in the background and the replay
+goes on; the first model call that finds it done applies it in one commit (the
+messages stored meanwhile stay after the clip-archive). A model call waits only
+when the history reaches the limit before the background work is done, and then
+for the rest of it. --turn-interval D makes each turn start D after the one
+before (the time an agent spends in its model calls and tools), so that the
+background work has that time; the report gives each model call's wait.
+
 --model-max-tokens makes a modest conversation trigger compactions, for a demo.
 Every compact flag (--provider, --config, --chunk-size, …) applies, and FILE is
 read as compact reads it (any message shape).
@@ -53,7 +66,8 @@ failed otherwise (LLM, store), 2 usage or configuration error.
 Examples:
   clipfold run testdata/conversations/debugging-session.json --model-max-tokens 20000
   clipfold run chat.json --turns 50 --context-budget 0.5 --db demo.db --json
-  clipfold run chat.json --model-max-tokens 5000 --target-share 0.6`,
+  clipfold run chat.json --model-max-tokens 5000 --target-share 0.6
+  clipfold run chat.json --model-max-tokens 20000 --ahead --turn-interval 2s --provider openai-compat`,
 }
 
 func init() { runCmd.run = runRun }
@@ -93,6 +107,47 @@ type runReport struct {
 	// Embeddings counts what was embedded after each compaction, when an
 	// embeddings provider is configured; Error is the first failure.
 	Embeddings *embeddingsReport `json:"embeddings,omitempty"`
+	// Ahead is what --ahead did.
+	Ahead *aheadReport `json:"ahead,omitempty"`
+}
+
+// aheadReport is what compaction ahead of time did: compactions started
+// in the background, applied (prepared in the background) or run at the
+// limit (none was under way), prepared ones dropped (the history changed
+// under them, or nothing to apply), and how long model calls waited for
+// compaction, in milliseconds: every model call's, and those at which a
+// compaction was applied or run.
+type aheadReport struct {
+	Started          int            `json:"started"`
+	Applied          int            `json:"applied"`
+	AtLimit          int            `json:"at_limit"`
+	Discarded        map[string]int `json:"discarded"`
+	WaitMs           waitStats      `json:"wait_ms"`
+	CompactionWaitMs waitStats      `json:"compaction_wait_ms"`
+	waits, compWaits []time.Duration
+}
+
+// waitStats summarizes waits: how many, their median, 95th and 99th
+// percentiles (nearest rank) and the longest, in milliseconds.
+type waitStats struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func summarizeWaits(ws []time.Duration) waitStats {
+	if len(ws) == 0 {
+		return waitStats{}
+	}
+	s := slices.Clone(ws)
+	slices.Sort(s)
+	rank := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return float64(s[max(i, 0)].Microseconds()) / 1000
+	}
+	return waitStats{N: len(s), P50: rank(0.5), P95: rank(0.95), P99: rank(0.99), Max: float64(s[len(s)-1].Microseconds()) / 1000}
 }
 
 func runRun(e *env, args []string) error {
@@ -108,6 +163,8 @@ func runRun(e *env, args []string) error {
 	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
 	turns := fs.Int("turns", 0, "replay at most `N` turns (default: all)")
 	share := fs.Float64("target-share", 0.8, "compact to this `fraction` of the limit, keeping the newest messages that fit (0: to keep_recent)")
+	ahead := fs.Bool("ahead", false, "compact ahead of time: start compactions in the background over prepare_at of the limit, apply them when done")
+	interval := fs.Duration("turn-interval", 0, "start each turn this `duration` after the one before (the agent's own time; with --ahead, the background work's)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout")
 	pos, err := parse(e, runCmd, fs, args, 1, 1)
@@ -119,6 +176,9 @@ func runRun(e *env, args []string) error {
 	}
 	if !(*share >= 0 && *share <= 1) {
 		return usagef("--target-share: must be a number in [0, 1], got %v", *share)
+	}
+	if *interval < 0 {
+		return usagef("--turn-interval: must be a duration ≥ 0, got %v", *interval)
 	}
 	now, err := compactionNow(e) // a usage error, before any file is touched
 	if err != nil {
@@ -200,10 +260,129 @@ func runRun(e *env, args []string) error {
 	if prog.bar != nil {
 		prog.bar.ChangeMax(calls)
 	}
+	var aheadOpts *clipfold.AheadOptions
+	if *ahead {
+		rep.Ahead = &aheadReport{Discarded: map[string]int{}}
+		var cfg map[string]any
+		if err := json.Unmarshal(callConfig, &cfg); err != nil {
+			return failf("the configuration: %v", err)
+		}
+		aheadOpts = &clipfold.AheadOptions{Config: cfg, TargetShare: *share}
+		if *share == 0 {
+			aheadOpts.TargetShare = -1 // to keep_recent
+		}
+		if now != "" {
+			t, _ := core.ParseTime(now) // checked by compactionNow
+			aheadOpts.Now = t
+		}
+	}
+	// compacted takes in a compaction that changed the history: the
+	// report, and the history as the store now holds it.
+	compacted := func(turn int, res *clipfold.Result, llmCalls int) error {
+		rep.Compactions++
+		rep.MessagesCompressed += int64(res.MessagesCompressed)
+		rep.BatchesCreated += int64(res.BatchesCreated)
+		for _, b := range res.Batches {
+			rep.DepthReached = max(rep.DepthReached, int64(b.Depth))
+		}
+		var err error
+		if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
+			return err
+		}
+		asSent, usage = false, nil
+		rep.FinalTokens = int64(res.TokensAfter)
+		if rep.Embeddings != nil {
+			n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
+			rep.Embeddings.Embedded += n
+			if err != nil && rep.Embeddings.Error == "" {
+				rep.Embeddings.Error = redact.Text(err.Error())
+				prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", turn, err)
+			}
+		}
+		if llmCalls >= 0 {
+			prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", turn,
+				commas(int64(res.TokensBefore)), commas(rep.FinalTokens), llmCalls)
+		} else {
+			prog.log("turn %d: compacted ~%s → ~%s tokens", turn, commas(int64(res.TokensBefore)), commas(rep.FinalTokens))
+		}
+		return nil
+	}
+	failed := func(turn int, code, msg string) {
+		rep.CompactionsFailed++
+		rep.FailureCodes[code]++
+		if rep.FailureCodes[code] == 1 {
+			prog.log("turn %d: compaction failed (%s): %s", turn, code, msg)
+		}
+	}
+	// aheadCall is the check before a model call with --ahead.
+	aheadCall := func(turn int) error {
+		aheadOpts.Usage = usage
+		start := time.Now()
+		r, err := pl.c.CompactAhead(ctx, conv.conversationID, nil, aheadOpts)
+		took := time.Since(start)
+		if err != nil {
+			return failf("compacting ahead: %v", err)
+		}
+		ar := rep.Ahead
+		ar.waits = append(ar.waits, took)
+		if r.Started {
+			ar.Started++
+		}
+		if r.Discarded != "" {
+			why := r.Discarded
+			if i := strings.IndexAny(why, "(:"); i > 0 {
+				why = strings.TrimSpace(why[:i])
+			}
+			ar.Discarded[why]++
+		}
+		rep.Limit = int64(r.Limit)
+		rep.PeakTokens = max(rep.PeakTokens, int64(r.Tokens))
+		rep.FinalTokens = int64(r.Tokens)
+		if res := r.Compaction; res != nil {
+			ar.compWaits = append(ar.compWaits, took)
+			rep.TargetTokens, _ = targetTokens(s, *share, rep.Limit)
+			rep.Retries += int64(res.Retries)
+			switch {
+			case res.Failed:
+				failed(turn, res.FailureCode, res.FailureMessage)
+			case res.MessagesCompressed > 0:
+				if r.Prepared {
+					ar.Applied++
+				} else {
+					ar.AtLimit++
+				}
+				if err := compacted(turn, res, -1); err != nil {
+					return err
+				}
+				rep.FinalTokens = int64(r.Tokens)
+			}
+		}
+		if len(history) != len(r.History) {
+			if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	// modelCall is the check before a model call: the history as it
 	// would be sent, compacted first when it is due.
 	modelCall := func(turn int) error {
 		rep.ModelCalls++
+		if aheadOpts != nil {
+			if err := aheadCall(turn); err != nil {
+				return err
+			}
+			if rep.FinalTokens > rep.MaxContextTokens {
+				rep.MaxContextTokens = rep.FinalTokens
+			}
+			if rep.FinalTokens > rep.Limit {
+				rep.CallsOverLimit++
+			}
+			if prog.bar != nil {
+				_ = prog.bar.Add(1)
+			}
+			return nil
+		}
 		in := pl.messagesInput(history)
 		if usage != nil {
 			in = withKey(in, "usage", mustMarshal(usage))
@@ -230,7 +409,7 @@ func runRun(e *env, args []string) error {
 			if usage != nil {
 				in = withKey(in, "usage", mustMarshal(usage))
 			}
-			res, _, err := pl.call(ctx, "compress", in)
+			res, raw, err := pl.call(ctx, "compress", in)
 			if err != nil {
 				return err
 			}
@@ -240,37 +419,16 @@ func runRun(e *env, args []string) error {
 			hostTime += st.hostTime
 			rep.Retries += res.Get("retries").Int()
 			if res.Get("failed").Bool() {
-				rep.CompactionsFailed++
-				code := res.Get("failure_code").String()
-				rep.FailureCodes[code]++
-				if rep.FailureCodes[code] == 1 {
-					prog.log("turn %d: compaction failed (%s): %s", turn, code, res.Get("failure_message").String())
-				}
+				failed(turn, res.Get("failure_code").String(), res.Get("failure_message").String())
 			} else if res.Get("messages_compressed").Int() > 0 {
-				rep.Compactions++
-				rep.MessagesCompressed += res.Get("messages_compressed").Int()
-				rep.BatchesCreated += res.Get("batches_created").Int()
-				for _, b := range res.Get("batches").Array() {
-					if d := b.Get("depth").Int(); d > rep.DepthReached {
-						rep.DepthReached = d
-					}
+				var r clipfold.Result
+				if err := json.Unmarshal(raw, &r); err != nil {
+					return failf("reading the compaction's result: %v", err)
 				}
 				// What the store now holds, with the ids it holds it under.
-				if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
+				if err := compacted(turn, &r, st.llmCalls); err != nil {
 					return err
 				}
-				asSent, usage = false, nil
-				rep.FinalTokens = res.Get("tokens_estimate_after").Int()
-				if rep.Embeddings != nil {
-					n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
-					rep.Embeddings.Embedded += n
-					if err != nil && rep.Embeddings.Error == "" {
-						rep.Embeddings.Error = redact.Text(err.Error())
-						prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", turn, err)
-					}
-				}
-				prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", turn,
-					commas(res.Get("tokens_estimate_before").Int()), commas(rep.FinalTokens), st.llmCalls)
 			}
 		}
 		// What this model call is sent: the history as it now stands.
@@ -306,9 +464,29 @@ func runRun(e *env, args []string) error {
 		pending = upTo
 		return nil
 	}
+	// pace starts each turn --turn-interval after the one before.
+	turnStart, curTurn := time.Now(), 0
+	pace := func(turn int) error {
+		if *interval <= 0 || turn == curTurn {
+			return nil
+		}
+		if curTurn != 0 {
+			select {
+			case <-time.After(time.Until(turnStart.Add(*interval))):
+			case <-ctx.Done():
+				return failf("interrupted")
+			}
+		}
+		turnStart, curTurn = time.Now(), turn
+		return nil
+	}
 	for i := range replay {
 		if replay[i].Role != "assistant" || i == 0 {
 			continue
+		}
+		if err := pace(turnOf[i]); err != nil {
+			prog.end()
+			return err
 		}
 		// The model is called with everything before this answer.
 		if err := appendPending(i); err != nil {
@@ -332,6 +510,12 @@ func runRun(e *env, args []string) error {
 	rep.Turns = n
 	prog.end()
 	total := time.Since(start)
+	if ar := rep.Ahead; ar != nil {
+		// Every compaction's calls, those of one still under way included.
+		st := pl.stats.snapshot()
+		rep.LLMCalls, llmTime, hostTime = st.llmCalls, st.llmTime, st.hostTime
+		ar.WaitMs, ar.CompactionWaitMs = summarizeWaits(ar.waits), summarizeWaits(ar.compWaits)
+	}
 	rep.FinalMessages = len(history)
 	rep.TotalMs, rep.LLMMs = total.Milliseconds(), llmTime.Milliseconds()
 	plugin := total - hostTime
@@ -364,6 +548,13 @@ func runRun(e *env, args []string) error {
 		fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
 		fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
 		fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
+		if ar := rep.Ahead; ar != nil {
+			fmt.Fprintf(w, "  ahead        %d started, %d applied, %d at the limit", ar.Started, ar.Applied, ar.AtLimit)
+			if len(ar.Discarded) > 0 {
+				fmt.Fprintf(w, ", dropped: %s", countList(ar.Discarded))
+			}
+			fmt.Fprintf(w, "; waits at compactions p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", ar.CompactionWaitMs.P50, ar.CompactionWaitMs.P95, ar.CompactionWaitMs.Max)
+		}
 		fmt.Fprintf(w, "  archive      %s\n", describeArchive(rep.Archive))
 		if em := rep.Embeddings; em != nil {
 			fmt.Fprintf(w, "  embeddings   %d embedded with %s %s", em.Embedded, em.Provider, em.Model)
