@@ -84,7 +84,7 @@ class FakeModel(Model):
             if "codename" in q:
                 out: List[Any] = [call("call_memory", "memory_read", {"query": "the codename of the project"})]
             else:
-                k = int(q.split()[1].rstrip(":"))
+                k = int(q.split()[1].rstrip(":")) if q.startswith("Turn") else 0
                 out = [call("call_%d" % k, "lookup_notes", {"module": k})]
                 if k % 5 == 4:
                     out.append(call("call_%d_b" % k, "lookup_notes", {"module": k + 100}))
@@ -201,6 +201,26 @@ def test_session_protocol(wasm: str) -> None:
         assert compactor.store.recall("fc_1", "s")["name"] == "f"
         with pytest.raises(Exception, match="session_id"):
             ClipfoldSession("", compactor)
+
+
+def test_readme_example_runs(wasm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's example runs as written, `model` and `tools` standing
+    for the reader's own; more runs on its session compact into its store."""
+    from test_langchain import readme_block
+    monkeypatch.chdir(tmp_path)
+    with Compactor(wasm) as counter:
+        model = FakeModel(counter)
+        ns: Dict[str, Any] = {"model": model, "tools": [lookup_notes]}
+        exec(compile(readme_block("Use with the OpenAI Agents SDK"), "README.md", "exec"), ns)  # noqa: S102
+        agent, session, run_config = ns["agent"], ns["session"], ns["run_config"]
+        for i in range(1, 10):
+            assert agents.Runner.run_sync(agent, question(i), session=session, run_config=run_config).final_output \
+                == "Done."
+        for items, n in model.requests:
+            assert n <= 1000
+            assert_request_ok(items)
+    with SQLiteStore(str(tmp_path / "agent.db")) as store:
+        assert store.recall_count("conversation-1") > 0, "the example compacts"
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):

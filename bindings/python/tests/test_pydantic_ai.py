@@ -76,7 +76,7 @@ class Scripted:
             if "codename" in q:
                 return ModelResponse(parts=[ToolCallPart("memory_read", {"query": "the codename of the project"},
                                                          tool_call_id="call_memory")], usage=usage)
-            k = int(q.split()[1].rstrip(":"))
+            k = int(q.split()[1].rstrip(":")) if q.startswith("Turn") else 0
             calls = [ToolCallPart("lookup_notes", {"module": k}, tool_call_id="call_%d" % k)]
             if k % 5 == 4:
                 calls.append(ToolCallPart("lookup_notes", {"module": k + 100}, tool_call_id="call_%d_b" % k))
@@ -231,6 +231,26 @@ def test_async_run_and_rewritten_tool_results(wasm: str) -> None:
             assert_request_ok(req)
             assert compactor.estimate_tokens(to_clipfold(req)[0]) <= 3000
         assert compactor.store.recall_count("c-async") >= len(cleared)
+
+
+def test_readme_example_runs(wasm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's example runs as written, `model` and `tools` standing
+    for the reader's own; more turns of its agent compact into its store."""
+    from test_langchain import readme_block
+    monkeypatch.chdir(tmp_path)
+    with Compactor(wasm) as counter:
+        model = Scripted(counter)
+        ns: Dict[str, Any] = {"model": FunctionModel(model), "tools": [lookup_notes]}
+        exec(compile(readme_block("Use with Pydantic AI"), "README.md", "exec"), ns)  # noqa: S102
+        agent, messages = ns["agent"], ns["messages"]
+        for i in range(1, 10):
+            messages = agent.run_sync(question(i), message_history=messages,
+                                      conversation_id="conversation-1").all_messages()
+        for req, n in model.requests:
+            assert n <= 1000
+            assert_request_ok(req)
+    with SQLiteStore(str(tmp_path / "agent.db")) as store:
+        assert compactions(store, "conversation-1") >= 1, "the example compacts"
 
 
 class FakeProvider(BaseHTTPRequestHandler):
