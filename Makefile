@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-tinygo test-sdks test-install test-frameworks check-32bit bench fidelity trajectories window demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-python-latest test-tinygo test-sdks test-install test-frameworks check-32bit bench fidelity trajectories window demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -43,7 +43,7 @@ vectors:
 
 ## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build,
 ## every Extism SDK, the README's installs from a clean clone, and the Node adapters against the frameworks' newest releases
-test: build test-go test-node test-python test-tinygo test-sdks test-install test-frameworks
+test: build test-go test-node test-python test-python-latest test-tinygo test-sdks test-install test-frameworks
 
 # The PostgreSQL store and harness tests run against a real server started
 # from Debian's package (scripts/start-postgres.sh is idempotent).
@@ -79,6 +79,12 @@ test-frameworks: build
 ## test-python: the Python host's suite in a virtualenv made on the fly
 test-python: build
 	bash bindings/python/run_tests.sh
+
+## test-python-latest: the Python adapters' suites (LangChain, LangGraph, Pydantic AI, OpenAI Agents SDK) against each
+## framework's newest release, installed fresh without the pins into build/py-latest-venv (bindings/python/run_latest.sh;
+## needs PyPI); it writes the versions tested into bindings/python/README.md. The pinned versions are tested by test-python.
+test-python-latest: build
+	bash bindings/python/run_latest.sh
 
 ## test-tinygo: conformance, hostile-input, fault-injection and end-to-end suites
 ## of the Go, Node and Python hosts against build/clipfold-tinygo.wasm. The
