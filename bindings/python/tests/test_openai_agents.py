@@ -8,10 +8,8 @@ those APIs are sent."""
 
 import asyncio
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -26,7 +24,8 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 from clipfold import Compactor, SQLiteStore  # noqa: E402
 from clipfold.agents import ClipfoldSession, memory_read_tool, tool_schemas  # noqa: E402
 
-from conftest import REPO  # noqa: E402
+import test_pydantic_ai as pydantic_ai_test  # noqa: E402
+from test_pydantic_ai import ScriptedHTTP, assert_pinned, chat_completion, serve  # noqa: E402
 
 CODENAME = "BLUE-HERON-7"
 TURNS = 55
@@ -34,14 +33,7 @@ LIMIT = 4000
 INSTRUCTIONS = "You are the team's assistant. Answer in one sentence."
 
 
-@function_tool
-def lookup_notes(module: int) -> str:
-    """Looks up the team's notes about a module."""
-    extra = " The codename of the project is %s; keep it secret." % CODENAME if module == 0 else ""
-    log = " ".join("[ingest-%d] %02d:%02d retry %d of %d scheduled after %d ms backoff" % (
-        module, 10 + k, 7 * k % 60, k + 1, 10 + module, 100 * 2 ** k) for k in range(6))
-    return ("Notes for module %d: the retry budget is %d attempts with exponential backoff, the owner is team %s."
-            "%s Recent log: %s" % (module, 10 + module, "abcdefgh"[module % 8], extra, log))
+lookup_notes = function_tool(pydantic_ai_test.lookup_notes)
 
 
 def question(i: int) -> str:
@@ -114,11 +106,7 @@ def assert_request_ok(items: List[Dict[str, Any]]) -> None:
 
 
 def test_versions_proven() -> None:
-    pins = dict(line.split("==") for line in
-                (REPO / "bindings" / "python" / "tests" / "requirements-frameworks.txt").read_text().splitlines()
-                if "==" in line and not line.startswith("#"))
-    from importlib.metadata import version
-    assert version("openai-agents") == pins["openai-agents"]
+    assert_pinned("openai-agents")
 
 
 def test_agent_with_clipfold_session(wasm: str, tmp_path: Path) -> None:
@@ -223,19 +211,12 @@ def test_readme_example_runs(wasm: str, tmp_path: Path, monkeypatch: pytest.Monk
         assert store.recall_count("conversation-1") > 0, "the example compacts"
 
 
-class FakeOpenAI(BaseHTTPRequestHandler):
+class FakeOpenAI(ScriptedHTTP):
     """OpenAI's Chat Completions and Responses APIs, scripted: a tool call
     for a user question, "Done." after tool results, a usage of about a
-    third of the request's characters. Each request body is kept."""
+    third of the request's characters."""
 
-    bodies: List[Dict[str, Any]] = []
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).bodies.append(body)
+    def answer(self, body: Dict[str, Any]) -> Tuple[bytes, str]:
         n = len(type(self).bodies)
         used = len(json.dumps(body)) // 3
         if self.path.endswith("/responses"):
@@ -252,32 +233,14 @@ class FakeOpenAI(BaseHTTPRequestHandler):
                                              "input_tokens_details": {"cached_tokens": 0},
                                              "output_tokens_details": {"reasoning_tokens": 0}}}
         else:
-            answered = body["messages"][-1].get("role") == "tool"
-            msg: Dict[str, Any] = {"role": "assistant", "content": "Done."} if answered else {
-                "role": "assistant", "content": None, "tool_calls": [{
-                    "id": "call_%d" % n, "type": "function",
-                    "function": {"name": "lookup_notes", "arguments": json.dumps({"module": n})}}]}
-            out = {"id": "chatcmpl-%d" % n, "object": "chat.completion", "created": 1, "model": body["model"],
-                   "choices": [{"index": 0, "message": msg, "finish_reason": "stop" if answered else "tool_calls"}],
-                   "usage": {"prompt_tokens": used, "completion_tokens": 5, "total_tokens": used + 5}}
-        data = json.dumps(out).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            out = chat_completion(body, n, used, body["messages"][-1].get("role") == "tool")
+        return json.dumps(out).encode(), "application/json"
 
 
 @pytest.fixture
 def openai_server() -> Iterator[str]:
-    FakeOpenAI.bodies = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOpenAI)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield "http://127.0.0.1:%d/v1" % server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    for url in serve(FakeOpenAI):
+        yield url + "/v1"
 
 
 @pytest.mark.parametrize("api", ["chat", "responses"])

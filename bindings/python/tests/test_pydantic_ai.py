@@ -135,12 +135,17 @@ def compactions(store: SQLiteStore, conv: str) -> int:
                                         (conv,)).fetchone()[0])
 
 
-def test_versions_proven() -> None:
+def assert_pinned(package: str) -> None:
+    """The version installed is the one tests/requirements-frameworks.txt pins."""
     pins = dict(line.split("==") for line in
                 (REPO / "bindings" / "python" / "tests" / "requirements-frameworks.txt").read_text().splitlines()
                 if "==" in line and not line.startswith("#"))
     from importlib.metadata import version
-    assert version("pydantic-ai-slim") == pins["pydantic-ai-slim"]
+    assert version(package) == pins[package], package
+
+
+def test_versions_proven() -> None:
+    assert_pinned("pydantic-ai-slim")
 
 
 def test_agent_with_clipfold_history(wasm: str, tmp_path: Path) -> None:
@@ -253,10 +258,9 @@ def test_readme_example_runs(wasm: str, tmp_path: Path, monkeypatch: pytest.Monk
         assert compactions(store, "conversation-1") >= 1, "the example compacts"
 
 
-class FakeProvider(BaseHTTPRequestHandler):
-    """OpenAI Chat Completions and Anthropic Messages, scripted: a tool
-    call for a user question, a reply after tool results, the usage about
-    a third of the request's characters. Each request body is kept."""
+class ScriptedHTTP(BaseHTTPRequestHandler):
+    """A provider's HTTP API, scripted by answer(): each request body is
+    kept in ``bodies``."""
 
     bodies: List[Dict[str, Any]] = []
 
@@ -266,6 +270,46 @@ class FakeProvider(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(body)
+        data, content_type = self.answer(body)
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def answer(self, body: Dict[str, Any]) -> Tuple[bytes, str]:
+        raise NotImplementedError
+
+
+def serve(handler: Any) -> Iterator[str]:
+    """A local server of handler (its bodies emptied): its base URL."""
+    handler.bodies = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield "http://127.0.0.1:%d" % server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def chat_completion(body: Dict[str, Any], n: int, used: int, answered: bool) -> Dict[str, Any]:
+    """An OpenAI chat completion: "Done." once the tools answered, else a call of lookup_notes."""
+    msg: Dict[str, Any] = {"role": "assistant", "content": "Done."} if answered else {
+        "role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_%d" % n, "type": "function",
+            "function": {"name": "lookup_notes", "arguments": json.dumps({"module": n})}}]}
+    return {"id": "chatcmpl-%d" % n, "object": "chat.completion", "created": 1, "model": body["model"],
+            "choices": [{"index": 0, "message": msg, "finish_reason": "stop" if answered else "tool_calls"}],
+            "usage": {"prompt_tokens": used, "completion_tokens": 5, "total_tokens": used + 5}}
+
+
+class FakeProvider(ScriptedHTTP):
+    """OpenAI Chat Completions and Anthropic Messages, scripted: a tool
+    call for a user question, a reply after tool results, the usage about
+    a third of the request's characters."""
+
+    def answer(self, body: Dict[str, Any]) -> Tuple[bytes, str]:
         anthropic = "/messages" in self.path
         last = body["messages"][-1]
         content = last.get("content")
@@ -280,13 +324,7 @@ class FakeProvider(BaseHTTPRequestHandler):
                                    "content": [block], "stop_reason": "end_turn" if answered else "tool_use",
                                    "stop_sequence": None, "usage": {"input_tokens": used, "output_tokens": 5}}
         else:
-            msg: Dict[str, Any] = {"role": "assistant", "content": "Done."} if answered else {
-                "role": "assistant", "content": None, "tool_calls": [{
-                    "id": "call_%d" % n, "type": "function",
-                    "function": {"name": "lookup_notes", "arguments": json.dumps({"module": n})}}]}
-            out = {"id": "chatcmpl-%d" % n, "object": "chat.completion", "created": 1, "model": body["model"],
-                   "choices": [{"index": 0, "message": msg, "finish_reason": "stop" if answered else "tool_calls"}],
-                   "usage": {"prompt_tokens": used, "completion_tokens": 5, "total_tokens": used + 5}}
+            out = chat_completion(body, n, used, answered)
         if body.get("stream"):  # Anthropic's server-sent events
             block = out["content"][0]
             start = dict(block, input={}) if block["type"] == "tool_use" else dict(block, text="")
@@ -300,26 +338,13 @@ class FakeProvider(BaseHTTPRequestHandler):
                                          "usage": {"output_tokens": 5}}),
                       ("message_stop", {})]
             data = "".join("event: %s\ndata: %s\n\n" % (e, json.dumps(dict(d, type=e))) for e, d in events).encode()
-            content_type = "text/event-stream"
-        else:
-            data, content_type = json.dumps(out).encode(), "application/json"
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            return data, "text/event-stream"
+        return json.dumps(out).encode(), "application/json"
 
 
 @pytest.fixture
 def provider() -> Iterator[str]:
-    FakeProvider.bodies = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeProvider)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield "http://127.0.0.1:%d" % server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+    yield from serve(FakeProvider)
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
