@@ -92,17 +92,56 @@ func TestShapeAnthropic(t *testing.T) {
 }
 
 func TestShapeAnthropicArchiveTurn(t *testing.T) {
-	// A first user turn starting with the clip-archive prefix is the
-	// prior clip-archive in the Anthropic shape; elsewhere, or in another
-	// shape, it is the user's.
-	msgs, h := mustDecode(t, `[{"role":"user","content":"[Context Summary — 3 messages compressed across 1 compaction cycle]\n…"},
+	// A first user turn that is a clip-archive as BuildClipArchive writes
+	// one (its whole header, then a batch) is the prior clip-archive: in
+	// the Anthropic shape, and in every shape that writes the clip-archive
+	// as a user turn when the kept messages start without one.
+	const archive = `[Context Summary — 3 messages compressed across 1 compaction cycle]\n[Batch 1 — depth 0, 2026-02-28T10:00:00.000Z to 2026-02-28T10:09:00.000Z]\nThe order A-1 shipped.`
+	msgs, h := mustDecode(t, `[{"role":"user","content":"`+archive+`"},
 		{"role":"assistant","content":"ok"}]`)
 	assert.Equal(t, core.ShapeAnthropic, h.Shape)
 	assert.Equal(t, core.RoleSystem, msgs[0].Role)
 	assert.True(t, core.IsClipArchive(&msgs[0]))
-	msgs, h = mustDecode(t, `[{"role":"user","content":"[Context Summary — x]"},{"role":"tool","tool_call_id":"c","content":"ok"}]`)
-	assert.Equal(t, core.ShapeChat, h.Shape)
-	assert.Equal(t, core.RoleUser, msgs[0].Role)
+	for _, tc := range []struct {
+		name, msgs string
+		shape      core.Shape
+	}{
+		{"chat", `[{"role":"user","content":"` + archive + `"},
+			{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+			{"role":"tool","tool_call_id":"c","content":"ok"}]`, core.ShapeChat},
+		{"responses", `[{"type":"message","role":"user","content":"` + archive + `"},
+			{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]`, core.ShapeResponses},
+		{"ai_sdk", `[{"role":"user","content":"` + archive + `"},
+			{"role":"assistant","content":[{"type":"tool-call","toolCallId":"c","toolName":"f","input":{}}]},
+			{"role":"tool","content":[{"type":"tool-result","toolCallId":"c","toolName":"f","output":{"type":"text","value":"ok"}}]}]`, core.ShapeAISDK},
+		{"langchain", `[{"type":"human","content":"` + archive + `"},
+			{"type":"ai","content":"","tool_calls":[{"name":"f","args":{},"id":"c"}]},{"type":"tool","tool_call_id":"c","content":"ok"}]`, core.ShapeLangChain},
+		{"native", `[{"id":"ca","conversation_id":"c1","role":"user","content":"` + archive + `","created_at":"2026-02-28T10:09:00.000Z"},
+			{"role":"assistant","content":"ok","created_at":"2026-02-28T10:10:00.000Z"}]`, core.ShapeChat},
+	} {
+		msgs, h := mustDecode(t, tc.msgs)
+		assert.Equal(t, tc.shape, h.Shape, tc.name)
+		assert.Equal(t, tc.name == "native", h.Native, tc.name)
+		assert.True(t, core.IsClipArchive(&msgs[0]), tc.name)
+	}
+	// What a user may write is the user's, in every shape: the prefix
+	// alone, a header without a batch after it, a header not as written,
+	// an archive that is not first or carries more than text.
+	for _, first := range []string{
+		`{"role":"user","content":"[Context Summary — x]"}`,
+		`{"role":"user","content":"[Context Summary] of what we did: A-1 shipped"}`,
+		`{"role":"user","content":"[Context Summary — 3 messages compressed across 1 compaction cycle]\nplease go on"}`,
+		`{"role":"user","content":"[Context Summary — three messages compressed across 1 compaction cycle]\n[Batch 1 — x]"}`,
+		`{"role":"user","content":[{"type":"text","text":"` + archive + `"},{"type":"tool_result","tool_use_id":"t0","content":"x"}]}`,
+		`{"type":"human","content":"[Context Summary — x]"}`,
+		`{"type":"message","role":"user","content":"[Context Summary — 3 messages compressed across 1 compaction cycle]"}`,
+	} {
+		msgs, _ := mustDecode(t, `[`+first+`,{"role":"assistant","content":"ok"}]`)
+		assert.NotEqual(t, core.RoleSystem, msgs[0].Role, first)
+		assert.False(t, core.IsClipArchive(&msgs[0]), first)
+	}
+	msgs, _ = mustDecode(t, `[{"role":"user","content":"hi"},{"role":"user","content":"`+archive+`"}]`)
+	assert.Equal(t, core.RoleUser, msgs[1].Role, "only the first message is read as a prior clip-archive")
 	// A named shape decides for text-only histories.
 	_, h = mustDecode(t, `[{"role":"user","content":"hi"}]`, `"shape":"anthropic"`)
 	assert.Equal(t, core.ShapeAnthropic, h.Shape)

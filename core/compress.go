@@ -396,7 +396,7 @@ func (u *run) compress() error {
 		CreatedAt:      shown[0].Start,
 	}
 	ins.ID = ClipArchiveID(in.ConversationID, ins)
-	insRaw := AppendClipArchive(nil, in.Shape, ins)
+	insRaw := AppendClipArchive(nil, in.Shape, ins, ArchiveAsUser(ed.msgs, keep))
 	// Now that the archive is known, the kept messages get exactly the
 	// replacements they need to fit beside it.
 	if err := u.settle(ed, keep, u.archiveTextSize(content), window); err != nil {
@@ -600,10 +600,9 @@ func (u *run) callerView(hist []Message, live []liveBatch) []Message {
 			covered[id] = true
 		}
 	}
-	anthropic := u.in.Shape.Shape.Pick() == ShapeAnthropic
 	skip := func(i int) bool {
 		m := &hist[i]
-		return covered[m.ID] || (orig != nil && orig[i] != "" && covered[orig[i]]) || IsClipArchive(m) || (anthropic && IsArchiveTurn(m))
+		return covered[m.ID] || (orig != nil && orig[i] != "" && covered[orig[i]]) || IsClipArchive(m) || IsArchiveTurn(m)
 	}
 	dropped := false
 	for i := range hist {
@@ -616,6 +615,7 @@ func (u *run) callerView(hist []Message, live []liveBatch) []Message {
 		return hist
 	}
 	view := make([]Message, 0, len(hist)+1)
+	var ins InsertMessage
 	if len(live) > 0 {
 		shown := make([]liveBatch, len(live))
 		copy(shown, live)
@@ -626,16 +626,20 @@ func (u *run) callerView(hist []Message, live []liveBatch) []Message {
 			batches[i] = shown[i].Batch
 			total += shown[i].MessageCount
 		}
-		ins := InsertMessage{ConversationID: u.in.ConversationID, Role: RoleSystem,
+		ins = InsertMessage{ConversationID: u.in.ConversationID, Role: RoleSystem,
 			Content: BuildClipArchive(batches, u.c.ClipFirst, u.c.ClipLast, total), CreatedAt: batches[0].Start}
 		ins.ID = ClipArchiveID(u.in.ConversationID, &ins)
 		view = append(view, Message{ID: ins.ID, ConversationID: ins.ConversationID, Role: RoleSystem, Content: ins.Content,
-			CreatedAt: ins.CreatedAt, HasCreatedAt: true, Raw: AppendClipArchive(nil, u.in.Shape, &ins)})
+			CreatedAt: ins.CreatedAt, HasCreatedAt: true})
 	}
 	for i := range hist {
 		if !skip(i) {
 			view = append(view, hist[i])
 		}
+	}
+	if len(live) > 0 {
+		// Written once what follows it is known (ArchiveAsUser).
+		view[0].Raw = AppendClipArchive(nil, u.in.Shape, &ins, ArchiveAsUser(view[1:], nil))
 	}
 	return view
 }
@@ -891,9 +895,9 @@ func (u *run) summaryCaps(window, pinned int) (chunkCap, resumCap int) {
 // keep_recent (the split's to_keep) are always kept. "Fits" counts the
 // clip-archive the compaction will produce: the live batches plus, per new
 // batch, a summary of up to capTok tokens, re-summarized (into at most
-// resumTok) as compress would when the batches outgrow the clip window.
-// At least one unit is compressed, so a compaction that is due always
-// makes progress.
+// resumTok) as compress would when the batches outgrow the clip window. At
+// least one unit is compressed, so a compaction that is due always makes
+// progress.
 func (u *run) selectForTarget(s SplitResult, live []liveBatch, capTok, resumTok int, ed *edits) (compress, keep []int) {
 	c, hist := u.c, u.res.History
 	type tunit struct{ lead, from, to, runes int } // members are s.ToCompress[from:to]

@@ -113,19 +113,38 @@ type HistoryShape struct {
 // created_at or conversation_id, docs/spec.md#message) gets the native Message
 // {id, conversation_id, role, content, created_at}: what hosts that own the
 // history store.
-func AppendClipArchive(b []byte, h HistoryShape, m *InsertMessage) []byte {
+//
+// userTurn (ArchiveAsUser: what follows the clip-archive does not start
+// with a user turn) writes it as a user turn in every shape instead:
+// {"role":"user",…}, {"type":"message","role":"user",…},
+// {"type":"human",…}, the native Message with role "user". Providers and
+// gateways that want a conversation to start with a user turn (Gemini
+// among them) then take the compacted history as it is.
+func AppendClipArchive(b []byte, h HistoryShape, m *InsertMessage, userTurn bool) []byte {
 	switch h.Shape.Pick() {
 	case ShapeAnthropic:
 		b = append(b, `{"role":"user","content":`...)
 	case ShapeResponses:
-		b = append(b, `{"type":"message","role":"system","content":`...)
+		if userTurn {
+			b = append(b, `{"type":"message","role":"user","content":`...)
+		} else {
+			b = append(b, `{"type":"message","role":"system","content":`...)
+		}
 	case ShapeLangChain:
-		b = append(b, `{"type":"system","content":`...)
+		if userTurn {
+			b = append(b, `{"type":"human","content":`...)
+		} else {
+			b = append(b, `{"type":"system","content":`...)
+		}
 	default:
 		if h.Native {
-			return AppendInsertMessage(b, m)
+			return appendNativeArchive(b, m, userTurn)
 		}
-		b = append(b, `{"role":"system","content":`...)
+		if userTurn {
+			b = append(b, `{"role":"user","content":`...)
+		} else {
+			b = append(b, `{"role":"system","content":`...)
+		}
 	}
 	b = AppendJSONString(b, m.Content)
 	return append(b, '}')
@@ -134,41 +153,121 @@ func AppendClipArchive(b []byte, h HistoryShape, m *InsertMessage) []byte {
 // AppendInsertMessage writes the clip-archive as a native Message: the
 // insert_message of a commit, and the clip-archive of a native history.
 func AppendInsertMessage(b []byte, m *InsertMessage) []byte {
+	return appendNativeArchive(b, m, false)
+}
+
+// appendNativeArchive writes the clip-archive as a native Message, with
+// role "user" when userTurn.
+func appendNativeArchive(b []byte, m *InsertMessage, userTurn bool) []byte {
 	b = append(b, `{"id":`...)
 	b = AppendJSONString(b, m.ID)
 	b = append(b, `,"conversation_id":`...)
 	b = AppendJSONString(b, m.ConversationID)
-	b = append(b, `,"role":"system","content":`...)
+	if userTurn {
+		b = append(b, `,"role":"user","content":`...)
+	} else {
+		b = append(b, `,"role":"system","content":`...)
+	}
 	b = AppendJSONString(b, m.Content)
 	b = append(b, `,"created_at":`...)
 	b = AppendJSONString(b, FormatTime(m.CreatedAt))
 	return append(b, '}')
 }
 
-// IsArchiveTurn reports whether m reads as a clip-archive written in the
-// Anthropic shape: a user turn of text alone starting with
-// ClipArchivePrefix. Only a history's first message is read so.
+// ArchiveAsUser reports whether the clip-archive put before msgs[keep[0]],
+// msgs[keep[1]], … (before all of msgs when keep is nil) goes as a user
+// turn: the first of them that is not a system message is not a user turn
+// (an assistant turn, a tool call or a tool result: compaction mid tool
+// loop). Kept system messages (pinned) are skipped: providers take them as
+// instructions, not as turns. With nothing but system messages after it,
+// or a user turn first, the clip-archive stays a system message (its seed
+// form).
+func ArchiveAsUser(msgs []Message, keep []int) bool {
+	n := len(keep)
+	if keep == nil {
+		n = len(msgs)
+	}
+	for i := 0; i < n; i++ {
+		m := &msgs[i]
+		if keep != nil {
+			m = &msgs[keep[i]]
+		}
+		if m.Role == RoleSystem {
+			continue
+		}
+		return m.Role != RoleUser || m.HasResults
+	}
+	return false
+}
+
+// IsArchiveTurn reports whether m reads as a clip-archive written as a user
+// turn (by AppendClipArchive, in any shape): a user turn of text alone
+// that is a clip-archive as BuildClipArchive writes one, its first line
+// the header "[Context Summary — N messages compressed across M compaction
+// cycle(s)]" and the next a batch ("[Batch ") or "## Earliest context".
+// Only a history's first message is read so. The whole header is asked
+// for, not the prefix a system clip-archive needs: a user who starts a
+// message with "[Context Summary" is not taken for a summary.
 func IsArchiveTurn(m *Message) bool {
-	return m.Role == RoleUser && !m.HasToolCalls && !m.HasResults && strings.HasPrefix(m.Content, ClipArchivePrefix)
+	return m.Role == RoleUser && !m.HasToolCalls && !m.HasResults && IsArchiveTurnText(m.Content)
+}
+
+// IsArchiveTurnText reports whether s starts the way BuildClipArchive's
+// text with batches does: what IsArchiveTurn asks of a user turn's text.
+func IsArchiveTurnText(s string) bool {
+	const head = ClipArchivePrefix + " — "
+	if !strings.HasPrefix(s, head) {
+		return false
+	}
+	s = s[len(head):]
+	if s = skipDigits(s); !strings.HasPrefix(s, " messages compressed across ") {
+		return false
+	}
+	s = skipDigits(s[len(" messages compressed across "):])
+	switch {
+	case strings.HasPrefix(s, " compaction cycle]\n"):
+		s = s[len(" compaction cycle]\n"):]
+	case strings.HasPrefix(s, " compaction cycles]\n"):
+		s = s[len(" compaction cycles]\n"):]
+	default:
+		return false
+	}
+	return strings.HasPrefix(s, "[Batch ") || strings.HasPrefix(s, "## Earliest context\n")
+}
+
+// skipDigits is s without its leading ASCII digits, or "" when it has none
+// (so that what follows never matches).
+func skipDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return ""
+	}
+	return s[i:]
 }
 
 // SettleShape decides a call's shape from fits, the intersection of its
-// messages' shapes, and applies what the shape implies to msgs: in the
-// Anthropic shape a first user turn that is a clip-archive (IsArchiveTurn)
-// is the prior clip-archive, read as a system message. A history that may
-// be Anthropic and starts with such a turn is Anthropic: only clipfold
-// writes one, and only for Anthropic.
+// messages' shapes, and applies what the shape implies to msgs: a first
+// user turn that is a clip-archive (IsArchiveTurn) is the prior
+// clip-archive, read as a system message, in every shape. A history that
+// may be Anthropic, is not native and starts with such a turn is
+// Anthropic: its clip-archive is then always a user turn, which an
+// Anthropic caller needs and every other provider takes.
 func SettleShape(msgs []Message, fits Shape) HistoryShape {
 	h := HistoryShape{Shape: fits.Pick()}
-	if len(msgs) > 0 && fits&ShapeAnthropic != 0 && IsArchiveTurn(&msgs[0]) {
-		h.Shape = ShapeAnthropic
-		msgs[0].Role = RoleSystem
-	}
 	for i := range msgs {
 		if msgs[i].HasCreatedAt || msgs[i].ConversationID != "" {
 			h.Native = true
 			break
 		}
+	}
+	if len(msgs) > 0 && IsArchiveTurn(&msgs[0]) {
+		if fits&ShapeAnthropic != 0 && !h.Native {
+			h.Shape = ShapeAnthropic
+		}
+		msgs[0].Role = RoleSystem
 	}
 	return h
 }

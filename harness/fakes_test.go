@@ -90,8 +90,13 @@ func (s *memStore) Commit(_ context.Context, c *core.Commit) error {
 		}
 	}
 	s.active = kept
+	// The clip-archive as compress returned it (insert_raw), as the real
+	// stores keep it; without one, the native Message.
 	ins, _ := json.Marshal(map[string]string{"id": c.Insert.ID, "conversation_id": c.Insert.ConversationID,
 		"role": "system", "content": c.Insert.Content, "created_at": core.FormatTime(c.Insert.CreatedAt)})
+	if len(c.InsertRaw) > 0 {
+		ins = c.InsertRaw
+	}
 	s.raw[c.Insert.ID] = string(ins)
 	s.commits++
 	return nil

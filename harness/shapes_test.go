@@ -77,13 +77,63 @@ var shapeTurns = map[string]shapeTurn{
 }
 
 // archiveHead is how each shape's clip-archive starts
-// (docs/spec.md#message-shapes).
+// (docs/spec.md#message-shapes) when a user turn follows it; archiveTurnHead
+// when what follows it does not start with a user turn (a compaction in
+// the middle of a tool loop): then it is a user turn itself.
 var archiveHead = map[string]string{
 	"chat":      `{"role":"system","content":"[Context Summary`,
 	"anthropic": `{"role":"user","content":"[Context Summary`,
 	"responses": `{"type":"message","role":"system","content":"[Context Summary`,
 	"ai_sdk":    `{"role":"system","content":"[Context Summary`,
 	"langchain": `{"type":"system","content":"[Context Summary`,
+}
+
+var archiveTurnHead = map[string]string{
+	"chat":      `{"role":"user","content":"[Context Summary`,
+	"anthropic": `{"role":"user","content":"[Context Summary`,
+	"responses": `{"type":"message","role":"user","content":"[Context Summary`,
+	"ai_sdk":    `{"role":"user","content":"[Context Summary`,
+	"langchain": `{"type":"human","content":"[Context Summary`,
+}
+
+// checkArchiveHead checks that hist starts with a clip-archive in the
+// shape's form for what follows it, and that its first message other than
+// a system message is a user turn.
+func checkArchiveHead(t *testing.T, shape string, hist []json.RawMessage) {
+	t.Helper()
+	b, _ := json.Marshal(hist)
+	msgs, _, err := api.DecodeHistory("check", b)
+	require.NoError(t, err)
+	require.True(t, core.IsClipArchive(&msgs[0]), "%s", hist[0])
+	want := archiveHead[shape]
+	if core.ArchiveAsUser(msgs[1:], nil) {
+		want = archiveTurnHead[shape]
+	}
+	require.True(t, strings.HasPrefix(string(hist[0]), want), "%s", hist[0])
+	require.True(t, firstTurnIsUser(hist), "the first message other than a system message is a user turn: %s", b)
+}
+
+// firstTurnIsUser reads a history as a provider does, by its roles alone:
+// its first message that is not a system (or developer) message has the
+// role user (LangChain: type human), and is not made of tool results.
+func firstTurnIsUser(hist []json.RawMessage) bool {
+	for _, m := range hist {
+		r := gjson.ParseBytes(m)
+		role := r.Get("role").String()
+		if t := r.Get("type").String(); t == "human" || t == "system" || t == "ai" || t == "tool" {
+			role = map[string]string{"human": "user", "system": "system", "ai": "assistant", "tool": "tool"}[t]
+		} else if t != "" && t != "message" {
+			return false // a Responses item: function_call, function_call_output, reasoning, …
+		}
+		switch role {
+		case "system", "developer":
+			continue
+		case "user":
+			return !strings.Contains(r.Get("content").Raw, `"tool_result"`)
+		}
+		return false
+	}
+	return false
 }
 
 func question(i int) string {
@@ -227,7 +277,7 @@ func TestCompressShapesStoreOwned(t *testing.T) {
 				require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
 				require.Positive(t, res.Get("messages_compressed").Int())
 				out := rawList(res.Get("history").Array())
-				require.True(t, strings.HasPrefix(string(out[0]), archiveHead[shape]), "%s", out[0])
+				checkArchiveHead(t, shape, out)
 				require.Equal(t, gjson.GetBytes(out[0], "content").String(), res.Get("clip_archive").String())
 				require.NotContains(t, string(out[0]), `"id"`, "nothing added to the clip-archive")
 				checkKept(t, hist, out[1:])
@@ -269,7 +319,7 @@ func TestCompressShapesStoreOwned(t *testing.T) {
 				res = c.compress(t, shapeInput(t, conv, hist2, map[string]any{"history_ids": ids}))
 				require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
 				out2 := rawList(res.Get("history").Array())
-				require.True(t, strings.HasPrefix(string(out2[0]), archiveHead[shape]))
+				checkArchiveHead(t, shape, out2)
 				require.Equal(t, 1, strings.Count(string(mustJSON(t, out2)), `[Context Summary`), "one clip-archive")
 				_, err = st.Recall(ctx, conv, active[0].ID)
 				require.NoError(t, err, "the prior clip-archive moved to recall")
@@ -380,7 +430,7 @@ func callerOwned(t *testing.T, st store.Store, mk func(api.HostCaller) compresso
 			}
 		}
 		if commits > 0 {
-			require.True(t, strings.HasPrefix(string(view[0]), archiveHead[shape]), "turn %d: %s", turn, view[0])
+			checkArchiveHead(t, shape, view)
 			require.Equal(t, gjson.GetBytes(view[0], "content").String(), res.Get("clip_archive").String())
 			checkKept(t, everything, view[1:])
 		} else {
@@ -433,5 +483,87 @@ func callerOwned(t *testing.T, st store.Store, mk func(api.HostCaller) compresso
 		after, err := st.ListBlocks(ctx, "archival", core.BatchLabelPrefix(conv))
 		require.NoError(t, err)
 		require.Equal(t, blocks, after, "no commit")
+	}
+}
+
+// loopSteps is a user question and the steps of an agent's tool loop
+// answering it: each step a call and its result, no answer yet.
+func loopSteps(shape string, i, steps int) []json.RawMessage {
+	out := []json.RawMessage{json.RawMessage(shapeTurns[shape](i)[0])}
+	for k := 1; k <= steps; k++ {
+		turn := shapeTurns[shape](i*100 + k)
+		for _, m := range turn[1 : len(turn)-1] {
+			out = append(out, json.RawMessage(m))
+		}
+	}
+	return out
+}
+
+// TestCompressMidToolLoop: compacted in the middle of a tool loop, the
+// kept messages start with a tool call; the clip-archive is then a user
+// turn in the history's shape, so that the history starts with one (the
+// first message of a request that is not a system message is a user turn
+// for every provider), and the next compaction reads it as the prior
+// clip-archive: store-owned and caller-owned, in every shape, through the
+// .wasm and natively.
+func TestCompressMidToolLoop(t *testing.T) {
+	for _, shape := range []string{"chat", "anthropic", "responses", "ai_sdk", "langchain"} {
+		for _, owner := range []string{"store", "caller"} {
+			t.Run(shape+"/"+owner, func(t *testing.T) {
+				bothPaths(t, func(t *testing.T, mk func(api.HostCaller) compressor) {
+					st, err := sqlite.Open(sqlite.MemoryPath)
+					require.NoError(t, err)
+					t.Cleanup(func() { _ = st.Close() })
+					c := mk(&hostfuncs.Host{Store: st})
+					conv := "loop-" + shape + "-" + owner
+					hist := append(turns(shape, 0, 6), loopSteps(shape, 6, 4)...)
+					extra := map[string]any{"config": map[string]any{"keep_recent": 4}}
+					if owner == "caller" {
+						extra["history_owner"] = "caller"
+					} else {
+						msgs, err := clipfold.DecodeHistory(conv, hist)
+						require.NoError(t, err)
+						require.NoError(t, st.AppendMessages(context.Background(), conv, msgs))
+					}
+					res := c.compress(t, shapeInput(t, conv, hist, extra))
+					require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+					out := rawList(res.Get("history").Array())
+					require.False(t, firstTurnIsUser(out[1:]), "the kept messages start inside the tool loop")
+					require.True(t, strings.HasPrefix(string(out[0]), archiveTurnHead[shape]), "%s", out[0])
+					require.Equal(t, gjson.GetBytes(out[0], "content").String(), res.Get("clip_archive").String())
+					checkArchiveHead(t, shape, out)
+					checkKept(t, hist, out[1:])
+					checkToolUnits(t, conv, out)
+					checkPairing(t, conv, out)
+
+					// The loop goes on; the next compaction replaces the
+					// clip-archive turn, which it read as the prior one.
+					more := append(append([]json.RawMessage{}, out...), loopSteps(shape, 7, 3)[1:]...)
+					if owner == "store" {
+						msgs, err := clipfold.DecodeHistory(conv, more)
+						require.NoError(t, err)
+						require.NoError(t, st.AppendMessages(context.Background(), conv, msgs[len(out):]))
+					}
+					res = c.compress(t, shapeInput(t, conv, more, extra))
+					require.False(t, res.Get("failed").Bool(), res.Get("failure_message").String())
+					require.Positive(t, res.Get("messages_compressed").Int())
+					out2 := rawList(res.Get("history").Array())
+					require.Equal(t, 1, strings.Count(string(mustJSON(t, out2)), `[Context Summary`), "one clip-archive: %s", mustJSON(t, out2))
+					checkArchiveHead(t, shape, out2)
+					checkToolUnits(t, conv, out2)
+					checkPairing(t, conv, out2)
+					b, _ := json.Marshal(more)
+					msgs, _, err := api.DecodeHistory(conv, b)
+					require.NoError(t, err)
+					require.True(t, core.IsClipArchive(&msgs[0]))
+					for _, bt := range res.Get("batches").Array() {
+						require.NotContains(t, bt.Get("content").String(), "[Context Summary", "the prior clip-archive is not summarized")
+						for _, id := range bt.Get("source_message_ids").Array() {
+							require.NotEqual(t, msgs[0].ID, id.String(), "the prior clip-archive is not summarized")
+						}
+					}
+				})
+			})
+		}
 	}
 }

@@ -44,9 +44,15 @@ func TestShowRoleAsStored(t *testing.T) {
 	require.Regexp(t, `(?m)^#1 user clip_[0-9a-f]+  \S+  \(clip-archive\)$`, text)
 	require.NotContains(t, text, "#1 system")
 	require.Regexp(t, `(?m)^#2 assistant `, text)
-	// A history in clipfold's own shape keeps its system clip-archive.
+	// A history in clipfold's own shape: its clip-archive is a system
+	// message when a user turn follows; here the kept messages start with
+	// the (pinned) system prompt and an assistant turn, so it is a user
+	// turn, shown as one.
 	ok(t, dir, "compact", abs(t, filepath.Join(cliData, "openai.json")), "--quiet")
-	require.Regexp(t, `(?m)^#1 system clip_[0-9a-f]+  \S+  \(clip-archive\)$`, ok(t, dir, "show", "openai").stdout)
+	show := ok(t, dir, "show", "openai").stdout
+	require.Regexp(t, `(?m)^#1 user clip_[0-9a-f]+  \S+  \(clip-archive\)$`, show)
+	require.Regexp(t, `(?m)^#2 system `, show)
+	require.Regexp(t, `(?m)^#3 assistant `, show)
 }
 
 // On a small archive the hits holding only a word most documents hold

@@ -22,14 +22,8 @@ import (
 //   - Matching is case-insensitive substring matching. "When" answers are
 //     also accepted in a few more spellings of the date (acceptedDates).
 
-// clipArchivePrefix starts the clip-archive message
-// (docs/spec.md#clip-archive-format, buildClipArchive).
-const clipArchivePrefix = "[Context Summary"
-
 // isArchive reports whether m is a clip-archive message.
-func isArchive(m *message) bool {
-	return m.Role == "system" && strings.HasPrefix(m.Text, clipArchivePrefix)
-}
+func isArchive(m *message) bool { return benchkit.IsArchive(m) }
 
 // contextAnswers reports whether the messages of a context answer q, and
 // which unit did ("" when none): a message id, or "archive" for a line

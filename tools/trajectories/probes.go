@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/clipfold/clipfold/core"
+	"github.com/clipfold/clipfold/internal/benchkit"
 
 	"github.com/tidwall/gjson"
 )
@@ -229,8 +229,5 @@ func containsWhole(s, v string) bool {
 
 func alnum(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// isArchive reports whether m is a clip-archive message
-// (docs/spec.md#clip-archive-format, buildClipArchive).
-func isArchive(m *message) bool {
-	return m.Role == "system" && strings.HasPrefix(m.Content, core.ClipArchivePrefix)
-}
+// isArchive reports whether m is a clip-archive message.
+func isArchive(m *message) bool { return benchkit.IsArchive(m) }

@@ -16,6 +16,7 @@ Vector file shape:
 Run: python3 tools/vectors/gen_vectors.py   (from the repository root)
 """
 import json
+import re
 import math
 import os
 from datetime import datetime, timedelta, timezone
@@ -381,11 +382,23 @@ def settle(msgs, forced=None):
         mask &= n["fits"]
         out.append(n)
     shape = CHAT if CHAT in mask else next(s for s in SHAPE_ORDER if s in mask)
-    if out and ANTH in mask and out[0]["role"] == "user" and not out[0]["has_calls"] and not out[0]["has_results"] \
-            and out[0]["content"].startswith(PREFIX):
-        shape = ANTH
+    if out and is_archive_turn(out[0]):
+        native = any(n["has_time"] or n["conv"] for n in out)
+        if ANTH in mask and not native:
+            shape = ANTH
         out[0]["role"] = "system"
     return out, shape
+
+
+# A clip-archive written as a user turn (docs/spec.md#message-shapes): text
+# alone, the whole header as buildClipArchive writes it, then a batch or the
+# earliest-context section. The prefix alone is a user's message.
+ARCHIVE_TURN = re.compile(r"\[Context Summary — [0-9]+ messages compressed across [0-9]+ compaction cycles?\]\n"
+                          r"(\[Batch |## Earliest context\n)")
+
+
+def is_archive_turn(n):
+    return n["role"] == "user" and not n["has_calls"] and not n["has_results"] and ARCHIVE_TURN.match(n["content"]) is not None
 
 
 def nmsgs(msgs):
@@ -1513,6 +1526,25 @@ chat = [msg(0, "user", "Deploy the fix?"),
         msg(4, "user", [{"type": "text", "text": "ok"}, {"type": "input_audio", "input_audio": {"data": "…", "format": "wav"}}]),
         msg(5, "developer", "Always confirm before production.")]
 shape_vecs("chat", chat, keeps=(4,))
+
+# A clip-archive written as a user turn: what compress writes in every shape
+# when the kept messages start inside a tool loop. First, with its whole
+# header and a batch, it is the prior summary; the prefix alone is the user's.
+clip_text = clip_turn["content"]
+turn_heads = [("chat", {"role": "user", "content": clip_text}, [chat[1], chat[2], chat[3]]),
+              ("responses", {"type": "message", "role": "user", "content": clip_text}, responses[2:6]),
+              ("ai sdk", {"role": "user", "content": clip_text}, aisdk[1:4]),
+              ("langchain", {"type": "human", "content": clip_text}, langchain[2:5])]
+for label, head, rest in turn_heads:
+    raw_vec("split", "%s: a leading clip-archive user turn (compacted mid tool loop) is the prior summary" % label,
+            ["docs/spec.md#message-shapes"], {"messages": [head] + rest, "config": {"keep_recent": 1}},
+            split([head] + rest, cfg({"keep_recent": 1})))
+for label, content in [("the prefix alone", "[Context Summary — the refund of A-4999]"),
+                       ("a header without a batch", "[Context Summary — 9 messages compressed across 1 compaction cycle]\nIs this right?")]:
+    for shape_label, head, rest in [("anthropic", {"role": "user", "content": content}, anthropic[1:4]),
+                                    ("langchain", {"type": "human", "content": content}, langchain[2:5])]:
+        raw_vec("split", "%s: a first user turn with %s is the user's" % (shape_label, label), ["docs/spec.md#message-shapes"],
+                {"messages": [head] + rest, "config": {"keep_recent": 1}}, split([head] + rest, cfg({"keep_recent": 1})))
 
 # Shape errors: one shape per call, naming the message.
 vec("split", "mixed shapes: an Anthropic turn after an OpenAI Chat tool call", ["docs/spec.md#message-shapes"],
