@@ -9,7 +9,7 @@
   first, then the newest items, function calls with their outputs — the
   items it removes moved to recall storage, searchable with
 - :func:`memory_read_tool`: a ``FunctionTool`` searching what was archived
-  and what the session holds (SPEC "memory_read").
+  and what the session holds (docs/spec.md#search).
 
 The SDK reads a session once, when a run starts; within the run its tool
 loop grows the model's input. ``session.call_model_input_filter``, given
@@ -42,7 +42,7 @@ __all__ = ["ClipfoldSession", "memory_read_tool", "tool_schemas"]
 
 JSONObject = Dict[str, Any]
 SHAPE = "responses"
-_CLIP = "clip_"  # the id of the clip-archive's row (SPEC "Derived ids")
+_CLIP = "clip_"  # the id of the clip-archive's row (docs/spec.md#derived-ids)
 _PLACEHOLDER = "agents_sdk_id"
 """Where a stored item keeps the SDK's placeholder id (``__fake_id__``,
 which the items of its Chat Completions models all carry): not under
@@ -135,7 +135,7 @@ class ClipfoldSession:
         self.session_settings = session_settings
         self.last_result: Optional[CompactionResult] = None
         self._overhead: Optional[int] = None
-        # What the run's input holds of this session: the items get_items
+        # What the run's input holds of this Session: the items get_items
         # gave and those added since (as stored), and the ids of the view
         # the last model call was sent (for its usage).
         self._given: List[JSONObject] = []
@@ -236,7 +236,7 @@ class ClipfoldSession:
 
     # ------------------------------------------------------------ the run's model calls
     def _tail(self, items: List[Any]) -> Optional[List[Any]]:
-        """The items of the input after what this session gave and was
+        """The items of the input after what this Session gave and was
         given (not added yet), or None when the input is not that."""
         known = self._given + self._added
         if len(items) < len(known):
@@ -247,10 +247,10 @@ class ClipfoldSession:
         return items[len(known):]
 
     def filter_input(self, input: List[Any], instructions: Optional[str], tools: Sequence[Any] = ()) -> List[Any]:
-        """The model input for a call of this session's run (see the
+        """The model input for a call of this Session's run (see the
         module): the session's view, compacted first when due, then the
         run's items not added yet; the input as it is when it does not
-        begin with what this session gave and was given."""
+        begin with what this Session gave and was given."""
         self._overhead = self.compactor.overhead_tokens(instructions or None, tool_schemas(tools) or None,
                                                         self.config)
         tail = self._tail(list(input))
@@ -273,7 +273,7 @@ class ClipfoldSession:
 def memory_read_tool(session: ClipfoldSession, *, limit: int = 10, max_tokens: int = DEFAULT_MEMORY_READ_TOKENS,
                      name: str = "memory_read") -> FunctionTool:
     """An Agents SDK function tool searching what clipfold archived of the
-    session (SPEC "memory_read", the tool the clip-archive points to) and
+    session (docs/spec.md#search, the tool the clip-archive points to) and
     what the session still holds: ranked hits, within ``max_tokens``
     (default 1,000) counted as the window is; given an ``id``, that message
     or summary."""

@@ -10,7 +10,7 @@
   with their results. Pydantic AI sends the model that list and keeps it
   as the run's history; what it left out went to recall storage.
 - :func:`memory_read_tool`: a Pydantic AI ``Tool`` searching what was
-  archived and what is still in the run's messages (SPEC "memory_read").
+  archived and what is still in the run's messages (docs/spec.md#search).
 
 Nothing here re-implements clipfold. Pydantic AI's messages are turned
 into a shape the plug-in reads with Pydantic AI's own serializer
@@ -58,7 +58,7 @@ Origin = Tuple[int, str, List[int]]
 """Where a plug-in message came from: the index of its Pydantic AI message,
 which of its parts it holds (see :func:`_group`) and, for a body, how many
 content blocks each of those parts made."""
-ARCHIVE_MARK = "[Context Summary"  # how a clip-archive begins (SPEC "Exports", split)
+ARCHIVE_MARK = "[Context Summary"  # how a clip-archive begins (docs/spec.md#split)
 
 
 def _group(part: Any) -> str:
@@ -124,8 +124,8 @@ def _blocks(part: JSONObject, response: bool) -> List[JSONObject]:
 
 def _message_id(d: JSONObject) -> str:
     """The id of a Pydantic AI message (which has none) for the plug-in: a
-    digest of its serialization, times included. A derived id (SPEC
-    "Derived ids") would be the same for two messages that say the same
+    digest of its serialization, times included. A derived id
+    (docs/spec.md#derived-ids) would be the same for two messages that say the same
     ("Done."), and a later one taken for the earlier one archived."""
     return "pai_" + hashlib.sha256(raw_json(d).encode("utf-8")).hexdigest()[:24]
 
@@ -343,8 +343,8 @@ class ClipfoldHistory:
 
 def memory_read_tool(compactor: Compactor, *, conversation_id: ConversationID = None, limit: int = 10,
                      max_tokens: int = DEFAULT_MEMORY_READ_TOKENS, name: str = "memory_read") -> Tool[Any]:
-    """A Pydantic AI tool searching what clipfold archived (SPEC
-    "memory_read", the tool the clip-archive points to) and what is still
+    """A Pydantic AI tool searching what clipfold archived
+    (docs/spec.md#search, the tool the clip-archive points to) and what is still
     in the run's messages (``ctx.messages``, ranked with the archive for the
     call; hits "in your context"): ranked hits of the conversation
     (``conversation_id``, as for :class:`ClipfoldHistory`; ``""`` every
