@@ -193,9 +193,9 @@ func appendRow(b []byte, role, content string, createdAt *string, raw []byte) []
 // ParseBlocks is the parseBlocks export: {contents:[…]} →
 // {"blocks":[{"batch":{…}|null,"malformed"?:"…"},…]}, one entry per
 // content, in order: what each archived block's content says of itself
-// (core.ParseBlock). "batch" is {"conversation_id","operation_id","depth",
-// "start_time","end_time","message_count","source_message_ids","method",
-// "summary"} ("conversation_id" "" for a legacy header); null for a block
+// (core.ParseBlock). "batch" is {"operation_id","depth","start_time",
+// "end_time","message_count","source_message_ids","method","summary"}
+// (the block's row names its conversation); null for a block
 // that carries no batch metadata, and then "malformed" says what is wrong
 // when its first line is meant as metadata but cannot be read. A host
 // reads such a block as a plain one, whole.
@@ -244,9 +244,7 @@ func AppendBlockMeta(b []byte, content string) []byte {
 		return append(b, '}')
 	}
 	bt := &m.Batch
-	b = append(b, `{"batch":{"conversation_id":`...)
-	b = core.AppendJSONString(b, m.ConversationID)
-	b = append(b, `,"operation_id":`...)
+	b = append(b, `{"batch":{"operation_id":`...)
 	b = core.AppendJSONString(b, bt.OperationID)
 	b = append(b, `,"depth":`...)
 	b = strconv.AppendInt(b, int64(bt.Depth), 10)

@@ -86,7 +86,7 @@ func TestParseBlocksExport(t *testing.T) {
 		"{\"conversation_id\":\"c1\",\"depth\":\"2\",\"start\":\"2026-02-28T10:00:00Z\",\"end\":\"2026-02-28T10:19:00Z\",\"count\":2}\nx"]}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"blocks":[
-		{"batch":{"conversation_id":"c1","operation_id":"op","depth":1,"start_time":"2026-02-28T10:00:00.000Z","end_time":"2026-02-28T10:19:00.000Z",
+		{"batch":{"operation_id":"op","depth":1,"start_time":"2026-02-28T10:00:00.000Z","end_time":"2026-02-28T10:19:00.000Z",
 			"message_count":2,"source_message_ids":["m1","m2"],"method":"llm","summary":"the summary"}},
 		{"batch":null},
 		{"batch":null,"malformed":"depth: must be a whole number from 0, got \"2\""}]}`, string(out))

@@ -754,7 +754,11 @@ func (u *run) listBatches() ([]liveBatch, error) {
 		b, ok := ParseBatchBlock(conv, bl.Label, bl.Content)
 		if !ok {
 			if strings.HasPrefix(bl.Label, BatchLabelPrefix(conv)) && !belongsElsewhere(conv, bl.Label) {
-				u.res.Warnings = append(u.res.Warnings, "archival block "+bl.ID+" ("+bl.Label+") is not a readable batch; left alone")
+				why := ""
+				if _, _, problem := ParseBlock(bl.Content); problem != "" {
+					why = " (" + problem + ")"
+				}
+				u.res.Warnings = append(u.res.Warnings, "archival block "+bl.ID+" ("+bl.Label+") is not a readable batch"+why+"; left alone")
 			}
 			continue
 		}

@@ -22,8 +22,8 @@ import (
 // through the .wasm and natively, on real stores: the clip-archive comes back
 // in the history's shape, kept messages byte for byte, tool calls never apart
 // from their results; and the two ways frameworks keep their messages
-// (history_owner "caller") work turn after turn with no duplicate, no
-// no_gain and no conflict.
+// (history_owner "caller") work turn after turn with no duplicate, no no_gain
+// and no conflict.
 
 // shapeTurn is turn i of a conversation in one shape: a question, a tool
 // call, its result, an answer. No ids (LangChain's carry their own), no
