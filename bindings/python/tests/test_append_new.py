@@ -57,7 +57,7 @@ def test_refuses_what_append_refuses_and_appends_nothing() -> None:
         s.append_new("c1", [msg(7), msg(7)])
     with pytest.raises(StoreError, match="role"):
         s.append_new("c1", [msg(8), msg(9, role="robot")])
-    with pytest.raises(StoreError, match="conversation id is empty"):
+    with pytest.raises(StoreError, match="conversation_id"):
         s.append_new("", [msg(8)])
     with pytest.raises(StoreError, match="m8"):
         s.append_new_rows("c1", [("m8", "user", "a", "", "{}"), ("m8", "user", "b", "", "{}")])

@@ -24,7 +24,8 @@ def test_words_after_a_nul_are_found_and_read_back_whole(wasm: str, tmp_path: Pa
         assert any(h["id"] == mid and "zanzibar walrus" in h["text"] for h in hits), hits
         assert c.store.recall(mid, "c1")["content"] == text
         # A batch summary and a caller-owned recall write.
-        summary = '{"depth":0,"count":1}\nsummary before\u0000after the NUL: quokka'
+        summary = ('{"conversation_id":"c2","depth":0,"start":"2026-02-28T10:00:00Z","end":"2026-02-28T10:00:00Z",'
+                   '"count":1}\nsummary before\u0000after the NUL: quokka')
         said = "a\u0000b kangaroo"
         c.store.commit({"conversation_id": "c2", "operation_id": "op1", "history_owner": "caller",
                         "archive_writes": [{"label": "compaction-batch-c2-x", "tier": "archival", "content": summary}],

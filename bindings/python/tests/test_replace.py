@@ -85,7 +85,7 @@ def test_store_replace_refusals() -> None:
     cases = [
         ({"replace_messages": [rep(id="u1")]}, ConflictError, "u1"),
         ({"replace_messages": [rep(new_id="u2")]}, DuplicateIDError, "u2"),
-        ({"replace_messages": [rep()], "history_owner": "caller"}, StoreError, "replace_messages must be empty"),
+        ({"replace_messages": [rep()], "history_owner": "caller"}, StoreError, "replace_messages: must be empty"),
         ({"replace_messages": [rep(message="x")]}, StoreError, "message"),
         ({"replace_messages": [rep()], "remove_message_ids": ["t1"]}, StoreError, "removed or replaced twice"),
     ]

@@ -20,6 +20,12 @@ files (see ``_schema``).
 ``commit`` is ``compaction_commit`` (docs/spec.md#compaction_commit): one ``BEGIN IMMEDIATE``
 transaction that applies everything or nothing, and answers ``conflict``
 when an id to remove or delete no longer exists.
+
+What a store writes and reads is the plug-in's to say, as for every host
+(hostfuncs/store/SCHEMA.md): the ``planCommit`` export gives the rows a
+commit writes and the checks to make first, ``planAppend`` the row of each
+appended message, ``parseBlocks`` what an archived block's content says of
+itself. This module only runs the shared SQL with them.
 """
 
 from __future__ import annotations
@@ -31,12 +37,13 @@ import secrets
 import sqlite3
 import threading
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 from contextlib import contextmanager
 from pathlib import Path
 
-from ._check import boolean, describe, invalid, non_json_number, path_like, string, whole_number
+from ._check import boolean, describe, invalid, json_text, path_like, string, whole_number
 from ._schema import migrations as _migrations, query as _query
+from .errors import ClipfoldError
 from .types import Block, CommitRequest, Message, SearchHit, SearchQuery, StoredBlock
 
 MEMORY_PATH = ":memory:"
@@ -93,122 +100,35 @@ def format_time(t: datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
 
 
-def parse_time(s: str) -> datetime:
-    """Reads an RFC 3339 time (any fraction length, ``Z`` or an offset)."""
-    text = s.strip()
-    if len(text) >= 20 and text[10] in "Tt ":
-        # fromisoformat takes at most 6 fraction digits before 3.11's fix-ups
-        date, _, rest = text.partition(text[10])
-        if "." in rest:
-            whole, _, frac = rest.partition(".")
-            digits = "".join(ch for ch in frac if ch.isdigit())
-            tz = frac[len(digits):]
-            rest = whole + "." + (digits[:6].ljust(6, "0")) + tz
-        text = date + "T" + rest
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    t = datetime.fromisoformat(text)
-    if t.tzinfo is None:
-        raise ValueError("time %r has no UTC offset" % s)
-    return t.astimezone(timezone.utc)
-
-
-def normalize_time(s: Optional[str]) -> str:
-    """How an instant is stored: format_time(parse_time(s)), or "" for none."""
-    if not s:
-        return ""
-    return format_time(parse_time(s))
-
-
-def content_text(content: Any) -> str:
-    """A message's text: the string, or an array's text parts joined by "\\n"."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for p in content:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str):
-                parts.append(p["text"])
-        return "\n".join(parts)
-    return str(content)
-
-
-def go_json(value: Any) -> str:
-    """JSON as Go's encoding/json writes it with SetEscapeHTML(false):
-    compact, non-ASCII as is, U+2028/U+2029 escaped."""
-    s = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return s.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
-def marshal_message(id: str, conversation_id: str, role: str, content: str, created_at: str) -> str:
-    """The wire JSON the Go store builds for a host-made message
-    (store.MarshalMessage): id, conversation_id, role, content, created_at
-    (left out when empty), in that order."""
-    w: Dict[str, Any] = {"id": id, "conversation_id": conversation_id, "role": role, "content": content}
-    if created_at:
-        w["created_at"] = created_at
-    return go_json(w)
-
-
 def new_id(prefix: str) -> str:
     return prefix + secrets.token_hex(12)
-
-
-def _unique(ss: Iterable[str]) -> List[str]:
-    seen: Dict[str, None] = {}
-    for s in ss:
-        seen.setdefault(s, None)
-    return list(seen)
 
 
 QueryAnalyzer = Callable[[str], Mapping[str, Any]]
 """Analyses a natural-language query: the plug-in's searchQuery export,
 ``{"terms": [...], "fts5": "...", "tsquery": "..."}``."""
 
-_LEGACY_HEADER = re.compile(r"^\[depth:(\d+)\|start:([^|\]]*)\|end:([^|\]]*)\|count:(\d+)\]$")
-
-
-def parse_batch(content: str) -> Optional[Dict[str, Any]]:
-    """A block's batch metadata (docs/spec.md#archived-batches: one JSON metadata line, "\\n",
-    the summary; or the legacy ``[depth:N|start:…|end:…|count:M]`` header),
-    as {"depth", "start_time", "end_time", "message_count",
-    "source_message_ids", "method", "operation_id", "summary"}; None when the
-    content carries none."""
-    line, sep, summary = content.partition("\n")
-    if not sep:
-        return None
-    if line.startswith("{"):
-        try:
-            meta = json.loads(line)
-        except ValueError:
-            return None
-        if not isinstance(meta, dict):
-            return None
-        try:
-            return {"depth": int(meta.get("depth") or 0), "start_time": normalize_time(meta.get("start")),
-                    "end_time": normalize_time(meta.get("end")), "message_count": int(meta.get("count") or 0),
-                    "source_message_ids": [str(x) for x in meta.get("source_message_ids") or []],
-                    "method": str(meta.get("method") or "llm"), "operation_id": str(meta.get("operation_id") or ""),
-                    "summary": summary}
-        except (TypeError, ValueError):
-            return None
-    m = _LEGACY_HEADER.match(line)
-    if m:
-        try:
-            return {"depth": int(m.group(1)), "start_time": normalize_time(m.group(2)),
-                    "end_time": normalize_time(m.group(3)), "message_count": int(m.group(4)),
-                    "source_message_ids": [], "method": "llm", "operation_id": "", "summary": summary}
-        except ValueError:
-            return None
-    return None
-
-
 _default_analyzer_lock = threading.Lock()
 _default_analyzer: Optional[QueryAnalyzer] = None
+
+
+PluginCaller = Callable[[str, bytes], bytes]
+"""Calls an export of the plug-in: ``caller(export, input) -> output``,
+both JSON bytes; a failure the export reports raises ClipfoldError."""
+
+_default_plugin: Optional[PluginCaller] = None
+
+
+def default_plugin() -> PluginCaller:
+    """The plug-in's exports on one shared instance of the plug-in
+    ``find_wasm`` finds: what a store made without a Compactor plans its
+    commits and appends and reads its blocks with."""
+    global _default_plugin
+    with _default_analyzer_lock:
+        if _default_plugin is None:
+            from .compactor import export_caller, find_wasm
+            _default_plugin = export_caller(find_wasm())
+        return _default_plugin
 
 
 def default_query_analyzer() -> QueryAnalyzer:
@@ -236,10 +156,15 @@ class SQLiteStore:
     """
 
     def __init__(self, path: Union[str, "os.PathLike[str]"] = MEMORY_PATH, *,
-                 query_analyzer: Optional[QueryAnalyzer] = None, read_only: bool = False) -> None:
+                 query_analyzer: Optional[QueryAnalyzer] = None, read_only: bool = False,
+                 plugin: Optional[PluginCaller] = None) -> None:
         """``query_analyzer`` analyses search queries (the plug-in's
         searchQuery export); by default a Compactor using this store lends
-        its plug-in, else one is loaded on the first search.
+        its plug-in, else one is loaded on the first search. ``plugin``
+        calls the exports that say what a commit or an append writes and
+        what a block holds (planCommit, planAppend, parseBlocks); by
+        default a Compactor using this store lends its plug-in, else the
+        shared one (``default_plugin``) is loaded on first use.
 
         ``read_only=True`` opens an existing database for reading only
         (search, recall, read, the active history — an archive the user
@@ -249,6 +174,7 @@ class SQLiteStore:
         (up to the newest this package knows) is read; an older one is
         refused with an error saying to open it writable once."""
         self.query_analyzer = query_analyzer
+        self.plugin = plugin
         boolean(read_only, "read_only")
         path_like(path, "path")
         p = os.fspath(path)
@@ -358,22 +284,25 @@ class SQLiteStore:
         """Adds messages, in order, after the conversation's active history.
 
         Each message is a native Message (docs/spec.md#message; ``id``, ``role``, …) as a dict (stored
-        as compact JSON) or the exact JSON text/bytes to store. Ids are
-        unique within the conversation, active and recall: a repeated id,
-        or one the conversation already holds, is an error
-        (DuplicateIDError), and nothing is added; another conversation's
-        message of the same id is no matter. Messages in another
-        shape (LangChain, Anthropic, Responses, …) go through
-        :meth:`append_rows` with what the plug-in's ``decodeHistory`` export
-        read of them, as ``Compactor.compress`` does."""
-        self._insert_rows(conversation_id, self._prepare_append(conversation_id, messages))
+        as compact JSON) or the exact JSON text/bytes to store, in any
+        shape of docs/spec.md#message-shapes; the plug-in's ``planAppend``
+        export reads its row (role as clipfold reads it, text, time in
+        clipfold's format). Ids are the messages' own and unique within
+        the conversation, active and recall: a missing or repeated id, or
+        one the conversation already holds, is an error
+        (DuplicateIDError for a held one), and nothing is added; another
+        conversation's message of the same id is no matter. Messages
+        without ids go through :meth:`append_rows` with what the plug-in's
+        ``decodeHistory`` export read of them (their derived ids), as
+        ``Compactor.compress`` does."""
+        self._insert_rows(conversation_id, self._plan_append(conversation_id, messages))
 
     def append_rows(self, conversation_id: str, rows: Sequence[Tuple[str, str, str, str, str]]) -> None:
         """Adds messages given as rows ``(id, role, content, created_at,
         raw)`` — the id, role, text and time the plug-in's ``decodeHistory``
         export reads in a message of any shape, and its exact JSON — after
         the conversation's active history, with append_messages' rules."""
-        self._insert_rows(conversation_id, self._prepare_rows(conversation_id, rows))
+        self._insert_rows(conversation_id, _check_rows(conversation_id, rows))
 
     def append_new(self, conversation_id: str, messages: Sequence[MessageInput]) -> List[MessageInput]:
         """Appends, in order and in one transaction, the messages whose id
@@ -384,7 +313,7 @@ class SQLiteStore:
         each message once, and none of them fails. ``messages`` is checked
         as for append_messages (a repeated id within it is an error, and
         nothing is added)."""
-        rows = self._prepare_append(conversation_id, messages)
+        rows = self._plan_append(conversation_id, messages)
         return [messages[i] for i in self._insert_rows(conversation_id, rows, skip_held=True)]
 
     def append_new_rows(self, conversation_id: str,
@@ -392,100 +321,59 @@ class SQLiteStore:
         """append_new for rows ``(id, role, content, created_at, raw)`` as
         append_rows takes them: how ``Compactor.compress`` stores the list
         it is given. Returns the rows appended."""
-        prepared = self._prepare_rows(conversation_id, rows)
-        return [rows[i] for i in self._insert_rows(conversation_id, prepared, skip_held=True)]
-
-    def _prepare_rows(self, conversation_id: str,
-                      rows: Sequence[Tuple[str, str, str, str, str]]) -> List[Tuple[str, str, str, str, str]]:
-        if not conversation_id:
-            raise StoreError("append: conversation id is empty")
-        out = []
-        seen: Dict[str, int] = {}
-        for i, (mid, role, content, created, raw) in enumerate(rows):
-            if not isinstance(mid, str) or not mid:
-                raise StoreError("append: rows[%d].id is empty" % i)
-            if mid in seen:
-                raise StoreError("append: rows[%d].id %r repeats rows[%d]" % (i, mid, seen[mid]))
-            seen[mid] = i
-            if role not in ROLES:
-                raise StoreError("append: message %r: role %r is not user, assistant, system or tool" % (mid, role))
-            try:
-                created = normalize_time(created)
-                json.loads(raw)
-            except ValueError as e:
-                raise StoreError("append: message %r: %s" % (mid, e)) from None
-            out.append((mid, role, content or "", created, raw))
-        return out
+        checked = _check_rows(conversation_id, rows)
+        return [rows[i] for i in self._insert_rows(conversation_id, checked, skip_held=True)]
 
     def _insert_rows(self, conversation_id: str, rows: List[Tuple[str, str, str, str, str]],
                      skip_held: bool = False) -> List[int]:
         """Appends rows after the conversation's active history in one
-        IMMEDIATE transaction: the check of the ids it holds and the insert
-        see the same database. A held id is an error (DuplicateIDError,
-        nothing added), or with ``skip_held`` left out. Returns the indexes
-        of the rows appended."""
+        IMMEDIATE transaction (queries/held_ids.sql, append_message.sql):
+        the check of the ids it holds and the insert see the same database.
+        A held id is an error (DuplicateIDError, nothing added), or with
+        ``skip_held`` left out. Returns the indexes of the rows appended."""
         if not rows:
             return []
         ids = json.dumps([r[0] for r in rows])
         with self._tx() as db:
-            held = [r[0] for r in db.execute(
-                "SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
-                "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) "
-                "ORDER BY 1", (ids, conversation_id))]
+            held = [r[0] for r in db.execute(_query("held_ids"), (ids, conversation_id))]
             if held and not skip_held:
                 raise DuplicateIDError(held, "append to %r: " % conversation_id)
             skip = set(held)
             kept = [i for i, r in enumerate(rows) if r[0] not in skip]
-            if not kept:
-                return []
-            (max_seq,) = db.execute("SELECT MAX(seq) FROM messages WHERE conversation_id = ?",
-                                    (conversation_id,)).fetchone()
-            seq = (max_seq or 0) + 1
-            db.executemany(
-                "INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(rows[i][0], conversation_id, seq + n, rows[i][1], rows[i][2], rows[i][3], rows[i][4])
-                 for n, i in enumerate(kept)])
+            db.executemany(_query("append_message"), [(rows[i][0], conversation_id) + rows[i][1:] for i in kept])
         return kept
 
-    def _prepare_append(self, conversation_id: str,
-                        messages: Sequence[MessageInput]) -> List[Tuple[str, str, str, str, str]]:
-        if not conversation_id:
-            raise StoreError("append: conversation id is empty")
-        out = []
-        seen: Dict[str, int] = {}
+    def _plan_append(self, conversation_id: str,
+                     messages: Sequence[MessageInput]) -> List[Tuple[str, str, str, str, str]]:
+        """Each message's row (id, role, content, created_at, raw): raw the
+        exact JSON given (a dict as compact JSON), the rest as the plug-in's
+        planAppend export reads it."""
+        raws: List[str] = []
         for i, m in enumerate(messages):
             if isinstance(m, (bytes, bytearray)):
-                raw = bytes(m).decode("utf-8")
-                d = json.loads(raw)
-            elif isinstance(m, str):
-                raw, d = m, json.loads(m)
+                m = bytes(m).decode("utf-8")
+            if isinstance(m, str):
+                try:
+                    json.loads(m)
+                except ValueError as e:
+                    raise StoreError("append: messages[%d]: not valid JSON: %s" % (i, e)) from None
+                raws.append(m)
             else:
-                d, raw = dict(m), ""
-            if not isinstance(d, dict):
-                raise StoreError("append: messages[%d] is not a JSON object" % i)
-            mid = d.get("id")
-            if not isinstance(mid, str) or not mid:
-                raise StoreError("append: messages[%d].id is empty" % i)
-            if mid in seen:
-                raise StoreError("append: messages[%d].id %r repeats messages[%d]" % (i, mid, seen[mid]))
-            seen[mid] = i
-            conv = d.get("conversation_id") or conversation_id
-            if conv != conversation_id:
-                raise StoreError("append: message %r belongs to conversation %r, not %r" % (mid, conv, conversation_id))
-            role = d.get("role")
-            if role not in ROLES:
-                raise StoreError("append: message %r: role %r is not user, assistant, system or tool" % (mid, role))
-            try:
-                created = normalize_time(d.get("created_at"))
-            except ValueError as e:
-                raise StoreError("append: message %r: created_at: %s" % (mid, e)) from None
-            if not raw:
-                bad = non_json_number(d, "messages[%d]" % i)
-                if bad is not None:  # json.dumps would write the invalid token NaN or Infinity
-                    raise StoreError("append: %s: %r is not a JSON number" % bad)
-                raw = go_json(d)
-            out.append((mid, str(role), content_text(d.get("content")), created, raw))
-        return out
+                raws.append(json_text(m, "messages[%d]" % i))
+        if not raws:
+            return []
+        data = '{"conversation_id":%s,"messages":[%s]}' % (json.dumps(conversation_id), ",".join(raws))
+        plan = self._export("planAppend", data.encode("utf-8", "surrogatepass"), "append to %r" % conversation_id)
+        return [(r["id"], r["role"], r["content"], r["created_at"], raw) for r, raw in zip(plan["messages"], raws)]
+
+    def _export(self, export: str, data: bytes, what: str) -> Any:
+        """The plug-in's answer to an export, parsed; its refusal is a
+        StoreError saying ``what`` was refused and why."""
+        plugin = self.plugin or default_plugin()
+        try:
+            return json.loads(plugin(export, data))
+        except ClipfoldError as e:
+            raise StoreError("%s: %s" % (what, e)) from None
 
     def active_raw(self, conversation_id: str) -> List[str]:
         """The conversation's active history, each message's exact JSON."""
@@ -550,138 +438,67 @@ class SQLiteStore:
                 "AND substr(label, 1, length(?2)) = ?2 ORDER BY pos", (tier, label_prefix)).fetchall()
         return [{"id": r[0], "label": r[1], "content": r[2]} for r in rows]
 
-    def commit(self, c: CommitRequest, now: Optional[datetime] = None) -> None:
+    def commit(self, c: Union[CommitRequest, str, bytes], now: Optional[datetime] = None) -> None:
         """Applies a compaction_commit in one transaction, or nothing
-        (hostfuncs/store/SCHEMA.md, as the Go store does).
+        (hostfuncs/store/SCHEMA.md, "The commit"): the rows and checks of the
+        plug-in's planCommit export (``plan_commit``), written with the
+        shared queries. ``c`` is the commit as a dict, or its exact JSON.
 
         Store-owned (``history_owner`` "store" or absent): the removed
         messages move from the active history to recall and the
-        clip-archive is inserted before what stays, its JSON the commit's
-        ``insert_raw`` (the clip-archive in the history's shape) when given
-        (none when ``insert_message`` is null: the commit only replaces
-        messages). Each of ``replace_messages`` moves to recall (an
-        original recall already holds stays) and its row takes the
-        replacement, same position (queries/replace_message.sql).
+        clip-archive is inserted before what stays; each of
+        ``replace_messages`` moves to recall (an original recall already
+        holds stays) and its row takes the replacement, same position.
         Caller-owned (``history_owner`` "caller"): the active history is not
-        touched; each of ``recall_writes`` is written to recall once (an id
-        recall already holds for this conversation is left as it is:
-        queries/write_recall.sql; another conversation's message of the
-        same id is another message), and the clip-archive is not stored.
+        touched; each of ``recall_writes`` is written to recall once, and
+        the clip-archive is not stored.
 
         Raises ConflictError when an id to remove or replace (store-owned)
-        or a block to delete no longer exists, StoreError for a malformed
-        commit."""
-        conv = c.get("conversation_id") or ""
-        op = c.get("operation_id") or ""
-        if not conv:
-            raise StoreError("commit %r: conversation_id is empty" % op)
-        owner = c.get("history_owner") or "store"
-        if owner not in ("store", "caller"):
-            raise StoreError('commit %r: history_owner must be "store" or "caller", got %r' % (op, owner))
-        now_t = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-        now_text = format_time(now_t)
-        # insert_message null: the commit summarized nothing and only
-        # replaces messages; the history keeps the clip-archive it has.
-        no_insert = "insert_message" in c and c.get("insert_message") is None
-        ins_id, role, created, content, raw = "", "system", "", "", ""
-        if not no_insert:
-            ins: Dict[str, Any] = dict(c.get("insert_message") or {})
-            ins_id = ins.get("id") or ""
-            if not isinstance(ins_id, str) or not ins_id:
-                raise StoreError("commit %r: insert_message.id is empty" % op)
-            ins_conv = ins.get("conversation_id") or conv
-            if ins_conv != conv:
-                raise StoreError("commit %r: insert_message.conversation_id %r differs from conversation_id %r"
-                                 % (op, ins_conv, conv))
-            role = ins.get("role") or "system"
-            if role not in ROLES:
-                raise StoreError("commit %r: insert_message.role %r is not valid" % (op, role))
-            try:
-                created = normalize_time(ins.get("created_at")) or now_text
-            except ValueError as e:
-                raise StoreError("commit %r: insert_message.created_at: %s" % (op, e)) from None
-            content = content_text(ins.get("content"))
-            insert_raw = c.get("insert_raw")
-            if insert_raw is not None:
-                if not isinstance(insert_raw, Mapping):
-                    raise StoreError("commit %r: insert_raw is not a JSON object" % op)
-                # The clip-archive as compress returned it, in the history's
-                # shape: the active history gives back what the caller got.
-                raw = raw_json(insert_raw)
-            else:
-                raw = marshal_message(ins_id, conv, role, content, created)
-        remove_ids = _unique(c.get("remove_message_ids") or [])
-        delete_ids = _unique(c.get("archive_deletes") or [])
-        replace = _replace_rows(c.get("replace_messages") or [], set(remove_ids), conv, op)
-        move_ids = remove_ids + [r[1] for r in replace]
-        search_text = c.get("search_text") or {}
-        if not isinstance(search_text, Mapping):
-            raise StoreError("commit %r: search_text must be an object of message id to text" % op)
-        removed = set(move_ids)
-        for k, v in search_text.items():
-            if not isinstance(v, str):
-                raise StoreError("commit %r: search_text.%s must be a string" % (op, k))
-        stj = json.dumps({k: v for k, v in search_text.items() if k in removed}, ensure_ascii=False)
-        writes = list(c.get("archive_writes") or [])
-        for i, w in enumerate(writes):
-            if not w.get("label"):
-                raise StoreError("commit %r to %r: archive_writes[%d]: label is empty" % (op, conv, i))
-        recall_rows: List[Tuple[str, str, str, str, str, str, str, str, str]] = []
-        if owner == "caller":
-            if remove_ids:
-                raise StoreError("commit %r: history_owner caller: remove_message_ids must be empty (the store "
-                                 "holds no active history of a caller-owned conversation)" % op)
-            if replace:
-                raise StoreError("commit %r: history_owner caller: replace_messages must be empty (the originals "
-                                 "are recall_writes)" % op)
-            recall_rows = _recall_rows(c.get("recall_writes") or [], conv, op, now_text)
-        rj, dj, mj = json.dumps(remove_ids), json.dumps(delete_ids), json.dumps(move_ids)
-
+        or a block to delete no longer exists, DuplicateIDError when an id
+        it adds is held already, StoreError for a malformed commit."""
+        plan = self.plan_commit(c, now)
+        conv, op, at = plan["conversation_id"], plan["operation_id"], plan["now"]
         with self._tx() as db:
-            if owner == "caller":
-                self._check_deletes(db, conv, delete_ids, dj)
-                if recall_rows:
-                    db.executemany(_query("write_recall"), recall_rows)
-                _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
-                return
-            found = {r[0] for r in db.execute(
-                "SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))", (conv, mj))}
-            for what, want in (("remove_message_ids", remove_ids), ("replace_messages", [r[1] for r in replace])):
-                missing = [x for x in want if x not in found]
-                if missing:
-                    raise ConflictError("conflict: conversation %r: %s no longer exist: %s"
-                                        % (conv, what, json.dumps(missing)))
-            self._check_deletes(db, conv, delete_ids, dj)
-            added = ([] if no_insert else [(ins_id, "insert_message")]) + [
-                (r[2], "replace_messages[%d].new_id" % i) for i, r in enumerate(replace) if r[2] != r[1]]
-            for new_id, field in added:
-                taken = [r[0] for r in db.execute(
-                    "SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1 "
-                    "UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1", (new_id, conv))]
-                if taken:
-                    raise DuplicateIDError(taken, "commit %r to %r: %s: " % (op, conv, field))
-            (min_seq,) = db.execute("SELECT MIN(seq) FROM messages WHERE conversation_id = ?", (conv,)).fetchone()
-            insert_seq = 0 if min_seq is None else min_seq - 1
-            if move_ids:
-                db.execute(_query("move_to_recall"), (conv, mj, now_text, op, stj))
-                _rewrite_nul_texts(db, conv, {k: v for k, v in search_text.items() if k in removed})
-            if remove_ids:
-                db.execute("DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
-                           (conv, rj))
-            if replace:
-                db.executemany(_query("replace_message"), replace)
-            _write_blocks(db, writes, delete_ids, dj, conv, op, now_text)
-            if not no_insert:
-                db.execute("INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)", (ins_id, conv, insert_seq, role, content, created, raw))
+            if plan["checks"]:
+                failed = db.execute(_query("commit_check"), (conv, json.dumps(plan["checks"]))).fetchall()
+                if failed:
+                    raise _check_failed(conv, op, failed)
+            ins = plan["insert"]
+            if ins is not None:
+                db.execute(_query("insert_clip_archive"),
+                           (ins["id"], conv, ins["role"], ins["content"], ins["created_at"], ins["raw"]))
+            if plan["move_ids"]:
+                db.execute(_query("move_to_recall"), (conv, json.dumps(plan["move_ids"]), at, op,
+                                                      json.dumps(plan["search_text"], ensure_ascii=False)))
+                _rewrite_nul_texts(db, conv, plan["search_text"])
+            if plan["remove_ids"]:
+                db.execute(_query("remove_messages"), (conv, json.dumps(plan["remove_ids"])))
+            db.executemany(_query("replace_message"),
+                           [(conv, r["id"], r["new_id"], r["role"], r["content"], r["raw"]) for r in plan["replace"]])
+            db.executemany(_query("write_recall"), [(w["id"], conv, w["role"], w["content"], w["created_at"], w["raw"],
+                                                     at, op, w["search_text"]) for w in plan["recall_writes"]])
+            if plan["delete_ids"]:
+                db.execute(_query("delete_blocks"), (json.dumps(plan["delete_ids"]),))
+            db.executemany(_query("write_block"), [(w["tier"], w["label"], w["content"], at, conv, w["reason"], op)
+                                                   for w in plan["archive_writes"]])
 
-    @staticmethod
-    def _check_deletes(db: sqlite3.Connection, conv: str, delete_ids: List[str], dj: str) -> None:
-        found = {r[0] for r in db.execute("SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))}
-        missing = [x for x in delete_ids if x not in found]
-        if missing:
-            raise ConflictError("conflict: conversation %r: archive_deletes no longer exist: %s"
-                                % (conv, json.dumps(missing)))
+    def plan_commit(self, c: Union[CommitRequest, str, bytes], now: Optional[datetime] = None) -> Dict[str, Any]:
+        """What a commit writes: the plug-in's planCommit export for ``c``
+        (a dict, or its exact JSON) at ``now`` (default: the current time).
+        StoreError names what is wrong with a malformed commit."""
+        if isinstance(c, (bytes, bytearray)):
+            text = bytes(c).decode("utf-8")
+        elif isinstance(c, str):
+            text = c
+        elif isinstance(c, Mapping):
+            text = json_text(c, "commit")
+        else:
+            raise invalid("commit", "must be a dict or its JSON, got %s" % describe(c))
+        ms = int((now or datetime.now(timezone.utc)).timestamp() * 1000)
+        data = '{"now":%d,"commit":%s}' % (ms, text)
+        op = c.get("operation_id", "") if isinstance(c, Mapping) else ""
+        plan: Dict[str, Any] = self._export("planCommit", data.encode("utf-8", "surrogatepass"), "commit %r" % op)
+        return plan
 
     def recall_count(self, conversation_id: str = "") -> int:
         """How many messages recall storage holds (of one conversation, or all)."""
@@ -750,6 +567,7 @@ class SQLiteStore:
         else:
             with self._lock:
                 rows = self._db.execute(_query("search"), (match, conversation_id, limit)).fetchall()
+        metas = iter(self.parse_blocks([r[7] for r in rows if r[0] == "batch"]))
         hits: List[SearchHit] = []
         for kind, hid, conv, role, label, created, op, text, score, snippet, in_ctx in rows:
             hit: Dict[str, Any] = {"kind": kind, "id": hid, "conversation_id": conv, "start_time": created,
@@ -757,10 +575,28 @@ class SQLiteStore:
                                    "role": role, "label": label, "created_at": created, "operation_id": op,
                                    "in_context": bool(in_ctx),
                                    "depth": None, "method": None, "message_count": None, "source_message_ids": None}
-            if kind == "batch":
-                _add_batch(hit, text)
+            batch = next(metas)["batch"] if kind == "batch" else None
+            if batch is not None:
+                hit["text"] = batch["summary"]
+                hit["start_time"], hit["end_time"] = batch["start_time"], batch["end_time"]
+                for k in ("depth", "method", "message_count", "source_message_ids"):
+                    hit[k] = batch[k]
             hits.append(hit)  # type: ignore[arg-type]
         return hits
+
+    def parse_blocks(self, contents: Sequence[str]) -> List[Dict[str, Any]]:
+        """What each archived block's content says of itself, as every host
+        reads it (the plug-in's parseBlocks export): ``{"batch": {…}}`` for
+        a batch (depth, start_time, end_time, message_count,
+        source_message_ids, method, operation_id, summary), ``{"batch":
+        None}`` for free text, and ``{"batch": None, "malformed": "…"}``
+        when the first line is meant as batch metadata but cannot be read
+        (the block is then a plain one, whole)."""
+        if not contents:
+            return []
+        data = json.dumps({"contents": list(contents)}, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        blocks: List[Dict[str, Any]] = self._export("parseBlocks", data, "reading archived blocks")["blocks"]
+        return blocks
 
     def _search_in_context(self, match: str, conv: str, limit: int,
                            rows_in: List[Tuple[str, str, str, str, Optional[str]]]) -> List[Any]:
@@ -785,8 +621,11 @@ class SQLiteStore:
     def block(self, block_id: str) -> StoredBlock:
         """An archival block in full: id, tier, label, content (as written,
         metadata line included), conversation_id, reason, operation_id,
-        created_at, and for a batch its metadata (depth, start_time,
-        end_time, message_count, source_message_ids, method) and summary."""
+        created_at, and ``batch``: for a batch its metadata (depth,
+        start_time, end_time, message_count, source_message_ids, method)
+        and summary, else None — with ``malformed`` saying what is wrong
+        when the first line is meant as metadata but cannot be read
+        (``parse_blocks``)."""
         with self._lock:
             row = self._db.execute(
                 "SELECT id, tier, label, content, COALESCE(conversation_id, ''), reason, COALESCE(operation_id, ''), "
@@ -795,7 +634,8 @@ class SQLiteStore:
             raise NotFoundError("block %r: not found" % block_id)
         b: Dict[str, Any] = dict(zip(("id", "tier", "label", "content", "conversation_id", "reason", "operation_id",
                                       "created_at"), row))
-        b["batch"] = parse_batch(b["content"])
+        meta = self.parse_blocks([b["content"]])[0]
+        b["batch"], b["malformed"] = meta["batch"], meta.get("malformed")
         return b  # type: ignore[return-value]
 
     def read(self, record_id: str, conversation_id: str = "") -> Dict[str, Any]:
@@ -843,9 +683,10 @@ class SQLiteStore:
                               "retryable": False}}
         return {"blocks": self.list_blocks(tier, prefix)}
 
-    def host_compaction_commit(self, request: Mapping[str, Any]) -> Dict[str, Any]:
+    def host_compaction_commit(self, request: Union[Mapping[str, Any], bytes]) -> Dict[str, Any]:
         """compaction_commit (docs/spec.md#compaction_commit): {"ok":true} or an error object,
-        ``conflict`` when another compaction won."""
+        ``conflict`` when another compaction won. ``request`` is the
+        commit, or the exact JSON the plug-in sent."""
         try:
             self.commit(request)  # type: ignore[arg-type]
         except ConflictError as e:
@@ -874,70 +715,45 @@ def _ids_arg(what: str, ids: Any) -> List[str]:
     return list(ids)
 
 
+def _check_rows(conversation_id: str,
+                rows: Sequence[Tuple[str, str, str, str, str]]) -> List[Tuple[str, str, str, str, str]]:
+    """Rows as append_rows takes them (decodeHistory's reading of each
+    message and its exact JSON), checked as arguments: ids non-empty and
+    unique, roles known."""
+    if not conversation_id:
+        raise StoreError("append: conversation id is empty")
+    out = []
+    seen: Dict[str, int] = {}
+    for i, (mid, role, content, created, raw) in enumerate(rows):
+        if not isinstance(mid, str) or not mid:
+            raise StoreError("append: rows[%d].id is empty" % i)
+        if mid in seen:
+            raise StoreError("append: rows[%d].id %r repeats rows[%d]" % (i, mid, seen[mid]))
+        seen[mid] = i
+        if role not in ROLES:
+            raise StoreError("append: message %r: role %r is not user, assistant, system or tool" % (mid, role))
+        if not isinstance(raw, str):
+            raise StoreError("append: message %r: raw must be its JSON text" % mid)
+        out.append((mid, role, content or "", created or "", raw))
+    return out
+
+
+def _check_failed(conv: str, op: str, failed: Sequence[Tuple[str, str, str]]) -> StoreError:
+    """A commit's error when queries/commit_check.sql answered rows (field,
+    must, id) of the plan's first failed check: ids that must be new are
+    already stored; any other check failing is a conflict."""
+    field, must = failed[0][0], failed[0][1]
+    ids = [r[2] for r in failed]
+    if must == "new":
+        return DuplicateIDError(ids, "commit %r to %r: %s: " % (op, conv, field))
+    return ConflictError("conflict: conversation %s: %s no longer exist: %s" % (json.dumps(conv), field, json.dumps(ids)))
+
+
 def raw_json(value: Any) -> str:
     """A message's JSON as the Python host writes it (compact, non-ASCII as
     is): a message the host sent and the plug-in returned or committed
     parses and re-encodes to the very text that was sent."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _recall_rows(writes: Sequence[Any], conv: str, op: str,
-                 now_text: str) -> List[Tuple[str, str, str, str, str, str, str, str, str]]:
-    """write_recall.sql's parameters for each distinct id of a caller-owned
-    commit's recall_writes (the first of an id wins)."""
-    rows = []
-    seen: Set[str] = set()
-    for i, w in enumerate(writes):
-        if not isinstance(w, Mapping):
-            raise StoreError("commit %r: recall_writes[%d] is not an object" % (op, i))
-        wid = w.get("id")
-        if not isinstance(wid, str) or not wid:
-            raise StoreError("commit %r: recall_writes[%d].id is empty" % (op, i))
-        msg = w.get("message")
-        if not isinstance(msg, Mapping):
-            raise StoreError("commit %r: recall_writes[%d] (%r): message is not a JSON object" % (op, i, wid))
-        role = w.get("role")
-        if role not in ROLES:
-            raise StoreError("commit %r: recall_writes[%d] (%r): role %r is not valid" % (op, i, wid, role))
-        try:
-            created = normalize_time(w.get("created_at"))
-        except ValueError as e:
-            raise StoreError("commit %r: recall_writes[%d] (%r): created_at: %s" % (op, i, wid, e)) from None
-        if wid in seen:
-            continue
-        seen.add(wid)
-        rows.append((wid, conv, str(role), str(w.get("content") or ""), created, raw_json(msg), now_text, op,
-                     str(w.get("search_text") or "")))
-    return rows
-
-
-def _replace_rows(entries: Sequence[Any], removed: Set[str], conv: str,
-                  op: str) -> List[Tuple[str, str, str, str, str, str]]:
-    """replace_message.sql's parameters for a store-owned commit's
-    replace_messages: (conversation, id, new id, role, content, raw)."""
-    rows = []
-    seen = set(removed)
-    for i, r in enumerate(entries):
-        f = "commit %r: replace_messages[%d]" % (op, i)
-        if not isinstance(r, Mapping):
-            raise StoreError("%s is not an object" % f)
-        rid, new_id = r.get("id"), r.get("new_id")
-        if not isinstance(rid, str) or not rid or not isinstance(new_id, str) or not new_id:
-            raise StoreError("%s: id and new_id must not be empty" % f)
-        if rid in seen:
-            raise StoreError("%s: %r is removed or replaced twice" % (f, rid))
-        seen.add(rid)
-        role = r.get("role")
-        if role not in ROLES:
-            raise StoreError("%s (%r): role is not user, assistant, system or tool" % (f, rid))
-        msg = r.get("message")
-        if not isinstance(msg, Mapping):
-            raise StoreError("%s (%r): message is not valid JSON object" % (f, rid))
-        content = r.get("content")
-        if not isinstance(content, str):
-            raise StoreError("%s (%r): content must be a string" % (f, rid))
-        rows.append((conv, rid, new_id, str(role), content, raw_json(msg)))
-    return rows
 
 
 def _rewrite_nul_texts(db: sqlite3.Connection, conv: str, texts: Mapping[str, str], table: str = "recall") -> None:
@@ -982,29 +798,6 @@ def _in_context_rows(conv: str, in_context: Any) -> List[Tuple[str, str, str, st
             string(st, f + ".search_text")
         rows.append((mid, role, content, created, st or None))
     return rows
-
-
-def _write_blocks(db: sqlite3.Connection, writes: Sequence[Mapping[str, Any]], delete_ids: List[str], dj: str,
-                  conv: str, op: str, now_text: str) -> None:
-    """Deletes the commit's archive_deletes and inserts its archive_writes."""
-    if delete_ids:
-        db.execute("DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))", (dj,))
-    for w in writes:
-        db.execute(
-            "INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)\n"
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (new_id("blk_"), w.get("tier") or "archival", w["label"], w.get("content") or "", now_text,
-             conv, w.get("reason") or "", op))
-
-
-def _add_batch(hit: Dict[str, Any], content: str) -> None:
-    meta = parse_batch(content)
-    if meta is None:
-        return
-    hit["text"] = meta["summary"]
-    hit["start_time"], hit["end_time"] = meta["start_time"], meta["end_time"]
-    for k in ("depth", "method", "message_count", "source_message_ids"):
-        hit[k] = meta[k]
 
 
 def _open_read_only(path: str) -> sqlite3.Connection:
