@@ -13,7 +13,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 venv="${CLIPFOLD_PY_LATEST_VENV:-$repo/build/py-latest-venv}"
 python="${PYTHON:-python3}"
-frameworks=(langchain langchain-core langgraph langgraph-prebuilt "pydantic-ai-slim[openai,anthropic]" openai-agents)
+frameworks=(langchain langchain-core langgraph langgraph-prebuilt langchain-openai langchain-anthropic "pydantic-ai-slim[openai,anthropic]" openai-agents)
 
 rm -rf "$venv"
 "$python" -m venv "$venv"
@@ -21,7 +21,7 @@ rm -rf "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade "${frameworks[@]}"
 
 CLIPFOLD_PY_VENV="$venv" CLIPFOLD_PY_UNPINNED=1 bash "$here/run_tests.sh" \
-	-k "(test_langchain or test_pydantic_ai or test_openai_agents) and not versions_proven"
+	-k "(test_langchain or test_first_turn or test_pydantic_ai or test_openai_agents) and not versions_proven"
 
 versions="$("$venv/bin/python" - <<'EOF'
 from importlib.metadata import version

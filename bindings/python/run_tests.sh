@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the Python host's test suite: creates bindings/python/.venv when
 # needed, installs the package with its test extra and the extras of the
-# agent frameworks (LangChain, Pydantic AI with its OpenAI and Anthropic
-# models, the OpenAI Agents SDK: pinned by tests/requirements-frameworks.txt),
+# agent frameworks (LangChain with its OpenAI and Anthropic chat models,
+# Pydantic AI with its OpenAI and Anthropic models, the OpenAI Agents SDK:
+# pinned by tests/requirements-frameworks.txt),
 # runs pytest.
 # The suite tests the build under test: $CLIPFOLD_WASM, by default the
 # checkout's build/clipfold.wasm (make build), and the checkout's SQL files
@@ -29,7 +30,7 @@ fi
 pins=(-c "$here/tests/requirements-frameworks.txt")
 [ "${CLIPFOLD_PY_UNPINNED:-}" = 1 ] && pins=()
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${pins[@]}" \
-	"$here[test,langchain,pydantic-ai,agents]" "pydantic-ai-slim[openai,anthropic]"
+	"$here[test,langchain,pydantic-ai,agents]" "pydantic-ai-slim[openai,anthropic]" langchain-openai langchain-anthropic
 
 cd "$here"
 set +e

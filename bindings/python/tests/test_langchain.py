@@ -159,11 +159,13 @@ def test_create_agent_with_clipfold_middleware(wasm: str, tmp_path: Path, trigge
         for req in model.requests:
             assert isinstance(req[0], SystemMessage) and req[0].content == "You are the team's assistant."
             assert_tool_pairs(req)
-        # The state after the run: [clip-archive, …kept], the archive a system message.
+        # The state after the run: [clip-archive, …kept], the archive a
+        # system message, or a human one when the kept messages start with a
+        # tool call (the model's request starts with a user turn).
         final = agent.get_state(cfg).values["messages"]
-        archives = [m for m in final if isinstance(m, SystemMessage)]
+        archives = [m for m in final if str(m.content).startswith("[Context Summary")]
         assert len(archives) == 1 and final[0] is archives[0]
-        assert str(archives[0].content).startswith("[Context Summary")
+        assert isinstance(archives[0], HumanMessage if isinstance(final[1], (AIMessage, ToolMessage)) else SystemMessage)
         assert len(final) < 4 * (TURNS + 1)
         # memory_read found the codename of turn 0, which is no longer in the state.
         answer = [m for m in final if isinstance(m, ToolMessage) and m.tool_call_id == "call_memory"]

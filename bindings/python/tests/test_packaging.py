@@ -111,12 +111,16 @@ def test_wheel_bundles_the_plugin_the_sql_and_the_license(dists: Tuple[Path, Pat
     assert [r for r in requires if r.startswith("extism")] == ["extism<2,>=1.1.1"], requires
     # clipfold.types needs NotRequired, in typing only from 3.11 on
     assert 'typing_extensions>=4.0; python_version < "3.11"' in requires, requires
-    # The frameworks are an extra (clipfold.langchain, clipfold.langgraph
-    # import them lazily): `pip install clipfold` never pulls them in.
-    assert meta.get_all("Provides-Extra") == ["langchain", "test"]
+    # The frameworks are extras (clipfold.langchain, clipfold.langgraph,
+    # clipfold.pydantic_ai, clipfold.agents import them lazily): `pip
+    # install clipfold` never pulls them in.
+    assert sorted(meta.get_all("Provides-Extra") or []) == ["agents", "langchain", "pydantic-ai", "test"]
+    extra_of = {"langchain": "langchain", "langgraph": "langchain", "pydantic-ai": "pydantic-ai",
+                "openai-agents": "agents"}
     for r in requires:
-        if r.startswith(("langchain", "langgraph")):
-            assert 'extra == "langchain"' in r, r
+        for prefix, extra in extra_of.items():
+            if r.startswith(prefix):
+                assert 'extra == "%s"' % extra in r, r
     urls = meta.get_all("Project-URL") or []
     assert any(u.startswith("Repository, https://github.com/clipfold/clipfold") for u in urls), urls
     classifiers = meta.get_all("Classifier") or []

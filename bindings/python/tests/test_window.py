@@ -223,7 +223,8 @@ def request_tokens(c: Compactor, request: Sequence[BaseMessage], tools: Sequence
 
 def first_compacted(requests: Sequence[Sequence[BaseMessage]]) -> Optional[int]:
     for i, req in enumerate(requests):
-        if any(isinstance(m, SystemMessage) and str(m.content).startswith("[Context Summary") for m in req):
+        # The clip-archive: in the system message, or the user turn first.
+        if any("[Context Summary" in str(m.content) for m in req):
             return i
     return None
 
