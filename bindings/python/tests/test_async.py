@@ -38,7 +38,7 @@ def summary(text: str = "Summary: the parser bug was fixed.") -> Dict[str, Any]:
 SURFACE = ["compress", "compact_if_due", "should_compact", "split", "score", "chunk", "estimate_tokens",
            "build_summarization_request", "build_resummarization_request", "build_clip_archive", "provider_request",
            "provider_response", "version", "call", "has_export", "search", "search_query", "decode_history",
-           "overhead_tokens", "memory_read", "build_memory_read"]
+           "overhead_tokens", "memory_read", "build_memory_read", "compact_ahead", "count_context"]
 
 
 def test_surface_matches_compactor() -> None:

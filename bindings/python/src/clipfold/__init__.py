@@ -16,7 +16,7 @@ from .errors import ClipfoldError
 from .llm import Anthropic, Extractive, OpenAICompatible
 from . import wire
 from .store import AmbiguousIDError, ConflictError, DuplicateIDError, NotFoundError, SQLiteStore, StoreError
-from .types import (Batch, Block, CommitRequest, CompactionResult, Config, ContextUsage, MemoryRead, Message,
+from .types import (AheadResult, Batch, Block, CommitRequest, CompactionResult, Config, ContextUsage, MemoryRead, Message,
                     ModelRequest, ModelResponse, SearchHit, SearchQuery, ShouldCompactResult, SplitResult, StoredBlock,
                     VersionInfo)
 
@@ -42,7 +42,7 @@ __all__ = [
     "ClipfoldError",
     "Anthropic", "Extractive", "OpenAICompatible", "AmbiguousIDError", "ConflictError", "DuplicateIDError",
     "NotFoundError", "SQLiteStore", "StoreError",
-    "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "ContextUsage", "MemoryRead", "Message",
+    "AheadResult", "Batch", "Block", "CommitRequest", "CompactionResult", "Config", "ContextUsage", "MemoryRead", "Message",
     "ModelRequest",
     "ModelResponse", "SearchHit", "SearchQuery", "ShouldCompactResult", "SplitResult", "StoredBlock", "VersionInfo", "__version__",
 ]

@@ -37,7 +37,7 @@ from .compactor import DEFAULT_TARGET_SHARE, Compactor, MessageLike, _worker
 from .errors import ClipfoldError
 from .llm import LLMCallable
 from .store import SQLiteStore
-from .types import (Batch, CompactionResult, Config, ContextUsage, MemoryRead, Message, ModelRequest, ModelResponse,
+from .types import (AheadResult, Batch, CompactionResult, Config, ContextUsage, MemoryRead, Message, ModelRequest, ModelResponse,
                     SearchHit, SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 T = TypeVar("T")
@@ -302,3 +302,24 @@ class AsyncCompactor:
         this instance."""
         return await self._run(self._c.compact_if_due, conversation_id, history, target_share=target_share,
                                config=config, **compress_options)
+
+    async def compact_ahead(self, conversation_id: str, history: Optional[Sequence[MessageLike]] = None, *,
+                            caller_owned: bool = False, shape: Optional[str] = None, config: Optional[Config] = None,
+                            usage: Optional[ContextUsage] = None, target_share: float = DEFAULT_TARGET_SHARE,
+                            now: Optional[Union[str, datetime]] = None) -> AheadResult:
+        """The agent loop's check with compaction ahead of time (see
+        :meth:`Compactor.compact_ahead`). The compaction prepared in the
+        background runs in a thread of its own, not in this instance's
+        worker (an async LLM is awaited on this event loop), so the calls
+        of later turns never queue behind it."""
+        return await self._run(self._c.compact_ahead, conversation_id, history, caller_owned=caller_owned,
+                               shape=shape, config=config, usage=usage, target_share=target_share, now=now)
+
+    async def count_context(self, key: str, messages: Sequence[MessageLike], *,
+                            usage: Optional[ContextUsage] = None, config: Optional[Config] = None,
+                            shape: Optional[str] = None) -> ShouldCompactResult:
+        """should_compact's answer counting only what is new since the last
+        call with ``key`` (see :meth:`Compactor.count_context`); on the
+        second plug-in instance, in the loop's default executor: it never
+        waits for a compaction."""
+        return await self._run_aside(self._c.count_context, key, messages, usage=usage, config=config, shape=shape)

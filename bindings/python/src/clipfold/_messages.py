@@ -40,7 +40,7 @@ def _langchain_base() -> Any:
 def is_langchain_message(m: Any) -> bool:
     """Whether m is a LangChain message object (without importing LangChain
     unless m might be one)."""
-    if isinstance(m, Mapping) or not type(m).__module__.startswith("langchain"):
+    if not type(m).__module__.startswith("langchain") or isinstance(m, Mapping):
         return False
     base = _langchain_base()
     return base is not None and isinstance(m, base)
@@ -49,7 +49,7 @@ def is_langchain_message(m: Any) -> bool:
 def message_dict(m: Any, field: str = "messages[0]") -> Dict[str, Any]:
     """The plain JSON object the plug-in reads for one message: a mapping
     as it is (copied), a LangChain message as LangChain's dict of it."""
-    if isinstance(m, Mapping):
+    if type(m) is dict or isinstance(m, Mapping):  # a dict first: Mapping's check is slow
         return dict(m)
     if is_langchain_message(m):
         try:
@@ -78,7 +78,8 @@ class Prepared:
     the caller's kind of messages."""
 
     def __init__(self, messages: Sequence[Any], field: str = "messages") -> None:
-        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        if type(messages) is not list and (isinstance(messages, (str, bytes, Mapping))
+                                           or not isinstance(messages, Sequence)):
             raise ClipfoldError("invalid_input", "%s: must be a list of messages, got %s" % (field, type(messages).__name__),
                                 field)
         self.originals: List[Any] = list(messages)
@@ -86,7 +87,7 @@ class Prepared:
         self.raws: List[str] = []
         for i, m in enumerate(self.originals):
             f = "%s[%d]" % (field, i)
-            if not isinstance(m, Mapping):
+            if type(m) is not dict and not isinstance(m, Mapping):
                 self.langchain = self.langchain or is_langchain_message(m)
             d = message_dict(m, f)
             try:

@@ -19,8 +19,8 @@ from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from ._messages import Prepared, message_dict, same_messages
 from .store import SQLiteStore, format_time, raw_json
-from .types import (Batch, CompactionResult, Config, ContextUsage, MemoryRead, Message, ModelRequest, ModelResponse,
-                    SearchHit, SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
+from .types import (AheadResult, Batch, CompactionResult, Config, ContextUsage, MemoryRead, Message, ModelRequest,
+                    ModelResponse, SearchHit, SearchQuery, ShouldCompactResult, SplitResult, VersionInfo)
 
 MessageLike = Any
 """A message: a dict in any shape of docs/spec.md#message-shapes, or a LangChain message object."""
@@ -29,6 +29,7 @@ __all__ = ["Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "WASM_ENV
 
 
 _compiled_lock = threading.Lock()
+_ahead_init = threading.Lock()
 _compiled: Dict[str, Any] = {}
 
 
@@ -226,11 +227,14 @@ class Compactor:
         self._aux = _ExportCaller(lambda: extism.Plugin(self._compiled, config=mc))
         if self.store.query_analyzer is None:
             self.store.query_analyzer = self.search_query
+        if self.store.plugin is None:
+            self.store.plugin = self._aux
         self.llm: Any = Extractive() if llm is None or (isinstance(llm, str) and llm == "extractive") else llm
         attach = getattr(self.llm, "attach_plugin", None)
         if callable(attach):
             attach(self._aux)
         self._exports: Dict[str, bool] = {}
+        self._ahead: Any = None  # compact_ahead's state (clipfold._ahead.Ahead), made on first use
 
     # ------------------------------------------------------------ lifecycle
     def close(self) -> None:
@@ -282,7 +286,7 @@ class Compactor:
         return _dumps(self.store.host_memory_list(json.loads(data))).encode("utf-8")
 
     def _compaction_commit(self, data: bytes) -> bytes:
-        return _dumps(self.store.host_compaction_commit(json.loads(data))).encode("utf-8")
+        return _dumps(self.store.host_compaction_commit(data)).encode("utf-8")
 
     def host_handlers(self) -> Dict[str, Callable[[bytes], bytes]]:
         """The host functions' handlers (bytes in, bytes out); override or
@@ -502,12 +506,21 @@ class Compactor:
         ``Extractive`` (and neither the config nor the manifest chooses a
         summarizer), ``summarizer: "extractive"``: the plug-in summarizes
         itself, with dated lines and "extractive" batches, whichever host
-        runs it."""
+        runs it. With a model summarizing, ``max_chunk_tokens: "auto"``
+        unless ``chunk_size`` or ``max_chunk_tokens`` is set: chunks of what
+        one summarization request holds."""
         cfg = self._config(config)
-        if isinstance(self.llm, Extractive) and "summarizer" not in (cfg or {}) \
-                and "summarizer" not in (self._manifest_config or {}):
+        set_here = {**(self._manifest_config or {}), **(cfg or {})}
+        if isinstance(self.llm, Extractive):
+            if "summarizer" not in set_here:
+                cfg = dict(cfg or {})
+                cfg["summarizer"] = "extractive"
+        elif "chunk_size" not in set_here and "max_chunk_tokens" not in set_here:
+            # A model summarizes: each request holds as much as it can, so a
+            # compaction makes few calls (one after the other: each folds in
+            # the summary before it).
             cfg = dict(cfg or {})
-            cfg["summarizer"] = "extractive"
+            cfg["max_chunk_tokens"] = "auto"
         return cfg
 
     def compress(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
@@ -728,6 +741,83 @@ class Compactor:
         if prepared is not None:
             result["history"] = prepared.restore(result["history"], self._ids_of(conversation_id, shape))
         return result
+
+
+    # ------------------------------------------------------------ the agent loop, ahead of time
+    def _ahead_state(self) -> Any:
+        # Not under self._lock: a compaction under way holds that one.
+        with _ahead_init:
+            if self._ahead is None:
+                from ._ahead import Ahead
+                self._ahead = Ahead(self)
+            return self._ahead
+
+    def compact_ahead(self, conversation_id: str, history: Optional[Sequence[Any]] = None, *,
+                      caller_owned: bool = False, shape: Optional[str] = None, config: Optional[Config] = None,
+                      usage: Optional[ContextUsage] = None, target_share: float = DEFAULT_TARGET_SHARE,
+                      now: Optional[Union[str, datetime]] = None) -> AheadResult:
+        """The agent loop's check before each model call, with compaction
+        ahead of time (docs/spec.md#compaction-ahead-of-time): the agent
+        never waits for a summarizer before the history reaches the limit.
+
+        It counts the history as the model will see it, paying only for
+        the messages new since the last call (see :meth:`count_context`).
+        Over ``prepare_at`` of the limit (config, default 0.7) a compaction
+        of the history as it is starts in a thread of its own — a dry run
+        on this Compactor's first plug-in instance — and the call returns at
+        once. A later call that finds it done applies it in one store
+        commit: ``result["history"]`` is then the new clip-archive, the kept
+        messages, and every message that came after the list it compacted,
+        untouched. If the history changed under it (a message it summarized
+        edited or removed, another compaction committed first) it is
+        dropped (``result["discarded"]`` says why) and nothing is lost.
+        Only when the history reaches the limit first does the call wait —
+        for the rest of the work under way, or, with none, for a compaction
+        run then (as :meth:`compact_if_due`).
+
+        ``history``: as for :meth:`compress`. A caller-owned list is what
+        the last call returned with what followed it appended, or the
+        caller's whole list resent every turn. ``target_share``: as for
+        :meth:`compact_if_due`; a compaction prepared ahead of time targets
+        that share less the distance between the thresholds, so it frees as
+        much as the one at the limit would: no more compactions, and no more
+        summarizer calls, than without it. ``usage``: the provider's count
+        of the last model call, for the first ``usage["messages"]``
+        messages of what the model was sent (the history returned, then
+        what followed it).
+
+        Returns an :class:`~clipfold.types.AheadResult`. Thread-safe; the
+        calls of one conversation take turns. An :class:`AsyncCompactor`
+        runs it in its worker; the compaction under way has a thread of its
+        own either way."""
+        _conversation_id(conversation_id)
+        _check.boolean(caller_owned, "caller_owned")
+        _check.optional_string(shape, "shape")
+        if isinstance(target_share, bool) or not isinstance(target_share, (int, float)) \
+                or not 0 <= target_share <= 1:
+            raise _check.invalid("target_share", "must be a number in [0, 1], got %s" % _check.describe(target_share))
+        if now is not None and not isinstance(now, (str, datetime)):
+            raise _check.invalid("now", "must be an RFC 3339 string or a datetime, got %s" % _check.describe(now))
+        usage_dict = cast(Optional[ContextUsage], _check.usage(usage))
+        return cast(AheadResult, self._ahead_state().turn(conversation_id, history, caller_owned, shape, config,
+                                                          usage_dict, float(target_share), now))
+
+    def count_context(self, key: str, messages: Sequence[MessageLike], *, usage: Optional[ContextUsage] = None,
+                      config: Optional[Config] = None, shape: Optional[str] = None) -> ShouldCompactResult:
+        """:meth:`should_compact`'s answer (with ``prepare_limit``), paying
+        only for the messages new since the last call with the same
+        ``key``: a history's count is the sum of its messages' counts, so
+        a list that continues the last one (the same first message and the
+        same message at the last one's end) adds the plug-in's count of its
+        new messages alone; with ``usage``, the provider's count plus that
+        of the messages after the ones it covered. Every count is the
+        plug-in's (estimateTokens, on the second instance: a compaction
+        under way never delays it). Under ``token_estimator: "chars4"`` the
+        whole list is counted. Messages are taken as unchanged once counted,
+        as agent frameworks keep them."""
+        _check.string(key, "key")
+        return cast(ShouldCompactResult, self._ahead_state().counter.count(key, messages, _check.usage(usage), config,
+                                                                           _check.optional_string(shape, "shape")))
 
 
 _worker = threading.local()

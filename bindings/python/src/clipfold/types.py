@@ -98,6 +98,9 @@ class ShouldCompactResult(TypedDict):
     due: bool
     tokens: int
     limit: int
+    #: the soft threshold, ⌊prepare_at × limit⌋: over it a compaction is
+    #: prepared ahead of time (docs/spec.md#compaction-ahead-of-time)
+    prepare_limit: NotRequired[int]
 
 
 class ContextUsage(TypedDict):
@@ -262,6 +265,33 @@ class CompactionResult(TypedDict):
     tool_results_cleared: int
     messages_truncated: int
     commit: NotRequired[CommitRequest]
+
+
+class AheadResult(TypedDict):
+    """What :meth:`Compactor.compact_ahead` did before a model call
+    (docs/spec.md#compaction-ahead-of-time)."""
+
+    #: what to send the model: the messages given (caller-owned: their
+    #: compacted view; store-owned: the store's active history), compacted
+    #: when a compaction was applied
+    history: List[Any]
+    #: shouldCompact's count of ``history`` and its thresholds
+    tokens: int
+    limit: int
+    prepare_limit: int
+    #: the compaction applied at this call (prepared in the background, or
+    #: run now at the limit), None when none was
+    compaction: Optional[CompactionResult]
+    #: ``compaction`` was prepared in the background
+    prepared: bool
+    #: how long this call waited for a compaction (the rest of one under
+    #: way, or one run at the limit), in milliseconds
+    waited_ms: float
+    #: a compaction started in the background at this call
+    started: bool
+    #: why a prepared compaction was dropped (the history changed under it,
+    #: another compaction won, it had nothing to apply), None when none was
+    discarded: Optional[str]
 
 
 class ProviderWireRequest(TypedDict):
