@@ -179,6 +179,17 @@ func (s *settings) loadConfigFile(path string, warn func(string)) error {
 	if err := s.emb.loadSection(path, doc, md, warn); err != nil {
 		return err
 	}
+	// A [summarization] key written before any section header is a
+	// top-level key: read as it is, the file would silently use the
+	// defaults for it.
+	for _, k := range md.Keys() {
+		if len(k) != 1 {
+			continue
+		}
+		if _, isTable := doc[k[0]].(map[string]any); !isTable && (isHostKey(k[0]) || keyIndex(k[0]) < len(core.Keys)) {
+			return usagef("%s: %s is outside any section; it belongs under [summarization]", path, k[0])
+		}
+	}
 	secAny, ok := doc["summarization"]
 	if !ok {
 		if _, hasEmb := doc["embeddings"]; !hasEmb {
