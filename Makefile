@@ -42,15 +42,17 @@ vectors:
 	python3 tools/vectors/gen_vectors.py
 
 ## test: every suite against the standard build, then the plug-in suites of every host against the TinyGo build,
+## both built from the sources (plain `go test ./...` needs nothing built: it loads the embedded build, embed/clipfold.wasm),
 ## every Extism SDK, the README's installs from a clean clone, and the Node adapters against the frameworks' newest releases
 test: build test-go test-node test-python test-python-latest test-tinygo test-sdks test-install test-frameworks
 
 # The PostgreSQL store and harness tests run against a real server started
-# from Debian's package (scripts/start-postgres.sh is idempotent).
+# from Debian's package (scripts/start-postgres.sh is idempotent). Every
+# suite that loads the plug-in loads $CLIPFOLD_WASM, here the standard build.
 test-go: build check-32bit check-bigendian
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./plugin
-	eval "$$(bash scripts/start-postgres.sh)" && $(GO) test -count=1 ./...
+	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM)) $(GO) test -count=1 ./...
 
 ## chaos: the fault suite in one command, every host — the command killed with SIGKILL at random instants
 ## and 8 processes at once (SQLite, PostgreSQL), fault injection at every host call, hostile and huge inputs,
@@ -86,13 +88,15 @@ test-python: build
 test-python-latest: build
 	bash bindings/python/run_latest.sh
 
-## test-tinygo: conformance, hostile-input, fault-injection and end-to-end suites
-## of the Go, Node and Python hosts against build/clipfold-tinygo.wasm. The
+## test-tinygo: the suites of the Go, Node and Python hosts that load the plug-in
+## (the Go API, the command, conformance, hostile-input, fault-injection,
+## end-to-end, the benchmarks' CI subsets) against build/clipfold-tinygo.wasm. The
 ## packaging tests are left to test-node and test-python: they build and install
 ## the packages, which bundle embed/clipfold.wasm whatever CLIPFOLD_WASM says.
+GO_PLUGIN_SUITES := . ./cmd/clipfold ./harness ./internal/chaos ./tools/fidelity ./tools/trajectories ./tools/window
 test-tinygo: $(WASM_TINY)
 	bash scripts/check-embed.sh $(WASM_TINY)
-	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 ./harness
+	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 $(GO_PLUGIN_SUITES)
 	cd bindings/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; } && \
 		CLIPFOLD_WASM=$(abspath $(WASM_TINY)) node --test $$(ls test/*.test.js | grep -v '^test/package\.test\.js$$')
 	CLIPFOLD_WASM=$(abspath $(WASM_TINY)) bash bindings/python/run_tests.sh --ignore=tests/test_packaging.py
@@ -137,7 +141,7 @@ trajectories: cli build
 ## testdata/tokens, per kind, through build/clipfold.wasm: writes docs/window.md (tools/window; its test, part of
 ## make test, holds every kind to the same bounds)
 window: build
-	$(GO) run ./tools/window -out docs/window.md
+	CLIPFOLD_WASM=$(abspath $(WASM)) $(GO) run ./tools/window -out docs/window.md
 
 clean:
 	rm -rf build dist

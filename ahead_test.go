@@ -16,7 +16,6 @@ import (
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
 	"github.com/clipfold/clipfold/internal/fakellm"
-	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,10 +32,7 @@ func openAhead(t *testing.T, srv *fakellm.Server, st store.Store, cfg map[string
 	t.Cleanup(h.Close)
 	client, err := llm.NewOpenAICompat(llm.Config{BaseURL: h.URL, APIKey: "k", Model: "m"})
 	require.NoError(t, err)
-	p, err := wasmhost.FindWasm()
-	require.NoError(t, err)
-	wasm, err := os.ReadFile(p)
-	require.NoError(t, err)
+	wasm := pluginUnderTest(t)
 	if st == nil {
 		s, err := sqlite.Open(filepath.Join(t.TempDir(), "ahead.db"))
 		require.NoError(t, err)

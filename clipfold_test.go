@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,15 +13,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// openBuilt opens a Compactor on the plug-in under test
-// (build/clipfold.wasm or $CLIPFOLD_WASM), not the embedded copy.
+// pluginUnderTest is the build these tests run: the file $CLIPFOLD_WASM
+// names (make test points it at build/clipfold.wasm, then at
+// build/clipfold-tinygo.wasm), else the embedded build, so that go test
+// needs nothing built (wasmhost.DefaultWasm).
+func pluginUnderTest(t *testing.T) []byte {
+	t.Helper()
+	wasm, _, err := wasmhost.DefaultWasm()
+	require.NoError(t, err)
+	return wasm
+}
+
+// openBuilt opens a Compactor on the plug-in under test.
 func openBuilt(t *testing.T, cfg map[string]any) *clipfold.Compactor {
 	t.Helper()
-	p, err := wasmhost.FindWasm()
-	require.NoError(t, err)
-	wasm, err := os.ReadFile(p)
-	require.NoError(t, err)
-	c, err := clipfold.Open(context.Background(), clipfold.Options{Wasm: wasm, Config: cfg})
+	c, err := clipfold.Open(context.Background(), clipfold.Options{Wasm: pluginUnderTest(t), Config: cfg})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -3,7 +3,6 @@ package clipfold_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/hostfuncs/store/sqlite"
-	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/require"
 )
 
@@ -31,10 +29,7 @@ var raceConfig = map[string]any{"keep_recent": 4, "chunk_size": 40, "max_summary
 // openOn opens a Compactor on the plug-in under test and st.
 func openOn(t *testing.T, st store.Store) *clipfold.Compactor {
 	t.Helper()
-	p, err := wasmhost.FindWasm()
-	require.NoError(t, err)
-	wasm, err := os.ReadFile(p)
-	require.NoError(t, err)
+	wasm := pluginUnderTest(t)
 	c, err := clipfold.Open(context.Background(), clipfold.Options{Wasm: wasm, Config: raceConfig, Store: st})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// newInstance loads build/clipfold.wasm (or $CLIPFOLD_WASM) with stub host
-// functions and returns one instance, closed when the test ends.
+// newInstance loads the plug-in under test ($CLIPFOLD_WASM, else the
+// embedded build: wasmhost.DefaultWasm) with stub host functions and returns one instance, closed when the test ends.
 func newInstance(t testing.TB) *wasmhost.Instance {
 	t.Helper()
 	ctx := context.Background()

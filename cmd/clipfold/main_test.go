@@ -26,11 +26,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // bin is the clipfold binary TestMain builds once.
 var bin string
 
-// wasmUnderTest is the plug-in every run of bin loads (through
-// $CLIPFOLD_WASM): the build the suite is testing — $CLIPFOLD_WASM, else
-// build/clipfold.wasm — not the copy embedded in the binary, which
-// TestVersion checks on its own.
-var wasmUnderTest string
+// wasmUnderTest is the plug-in file every run of bin loads (through
+// $CLIPFOLD_WASM): the build the suite is testing, $CLIPFOLD_WASM made
+// absolute (make test points it at build/clipfold.wasm, then at
+// build/clipfold-tinygo.wasm). Empty when that is unset: then bin runs
+// the plug-in embedded in it, the committed build, so that go test needs
+// nothing built. wasmBytes is that plug-in's module (wasmhost.DefaultWasm).
+var (
+	wasmUnderTest string
+	wasmBytes     []byte
+)
 
 const (
 	repoRoot  = "../.."
@@ -47,8 +52,9 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		p, err := wasmhost.FindWasm()
-		if err == nil {
+		var p string
+		wasmBytes, p, err = wasmhost.DefaultWasm()
+		if err == nil && p != "" {
 			wasmUnderTest, err = filepath.Abs(p)
 		}
 		if err != nil {
@@ -240,7 +246,11 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, int64(1), j.Get("plugin.abi").Int())
 	// $CLIPFOLD_WASM and --wasm load another file.
 	j = gjson.Parse(ok(t, t.TempDir(), "version", "--json").stdout)
-	require.Equal(t, wasmUnderTest, j.Get("plugin_source").String())
+	if wasmUnderTest == "" {
+		require.Equal(t, "embedded", j.Get("plugin_source").String(), "no $CLIPFOLD_WASM: the binary's own copy")
+	} else {
+		require.Equal(t, wasmUnderTest, j.Get("plugin_source").String())
+	}
 	wasm := abs(t, filepath.Join(repoRoot, "embed", "clipfold.wasm"))
 	j = gjson.Parse(ok(t, t.TempDir(), "version", "--json", "--wasm", wasm).stdout)
 	require.Equal(t, wasm, j.Get("plugin_source").String())

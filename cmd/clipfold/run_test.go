@@ -102,9 +102,7 @@ func TestRunToolLoop(t *testing.T) {
 			require.NoError(t, err, "message %s is neither active nor in recall", m.ID)
 		}
 	}
-	wasm, err := os.ReadFile(wasmUnderTest)
-	require.NoError(t, err)
-	c, err := clipfold.Open(ctx, clipfold.Options{Wasm: wasm, Config: map[string]any{"model_max_tokens": 3000, "overhead_tokens": overhead}})
+	c, err := clipfold.Open(ctx, clipfold.Options{Wasm: wasmBytes, Config: map[string]any{"model_max_tokens": 3000, "overhead_tokens": overhead}})
 	require.NoError(t, err)
 	defer c.Close()
 	due, err := c.ShouldCompact(ctx, raws, nil)

@@ -18,9 +18,9 @@ type Estimator struct {
 	inst *wasmhost.Instance
 }
 
-// NewEstimator loads the plug-in file wasm.
-func NewEstimator(ctx context.Context, wasm string) (*Estimator, error) {
-	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{WasmPath: wasm})
+// NewEstimator loads the plug-in module wasm.
+func NewEstimator(ctx context.Context, wasm []byte) (*Estimator, error) {
+	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{Wasm: wasm})
 	if err != nil {
 		return nil, err
 	}

@@ -75,42 +75,70 @@ type Bench struct {
 
 // Setup finds the command and the plug-in, loads the estimator and
 // makes the databases' directory. The estimator runs o.Wasm, else
-// $CLIPFOLD_WASM, else build/clipfold.wasm; the command runs o.Wasm when
-// set (through $CLIPFOLD_WASM), else its embedded plug-in, unless
-// sameWasm: then it always runs the estimator's, so that the limit it
-// compacts at is the one the benchmark counts with.
+// wasmhost.DefaultWasm: $CLIPFOLD_WASM, else the embedded build (nothing
+// needs building). The command runs o.Wasm when set (through
+// $CLIPFOLD_WASM), else what its environment says: $CLIPFOLD_WASM, else
+// its embedded plug-in. With sameWasm it always runs the estimator's, so
+// that the limit it compacts at is the one the benchmark counts with:
+// the embedded build goes to the command as a temporary file.
 func (o *Options) Setup(ctx context.Context, sameWasm bool) (*Bench, error) {
 	bin, err := exec.LookPath(o.Bin)
 	if err != nil {
 		return nil, fmt.Errorf("the clipfold command %s: %w (run make cli)", o.Bin, err)
 	}
-	b := &Bench{CLI: &CLI{Bin: bin}, Label: o.Label, clean: func() {}}
-	wasm := o.Wasm
-	if wasm == "" {
-		if wasm, err = wasmhost.FindWasm(); err != nil {
-			return nil, err
+	b := &Bench{CLI: &CLI{Bin: bin}, Label: o.Label}
+	var cleanups []func()
+	b.clean = func() {
+		for _, f := range cleanups {
+			f()
 		}
 	}
-	if o.Wasm != "" || sameWasm {
-		if wasm, err = filepath.Abs(wasm); err != nil {
-			return nil, err
-		}
-		b.CLI.Env = append(b.CLI.Env, "CLIPFOLD_WASM="+wasm)
-	}
-	if b.Est, err = NewEstimator(ctx, wasm); err != nil {
+	fail := func(err error) (*Bench, error) {
+		b.clean()
 		return nil, err
+	}
+	var wasm []byte
+	path := o.Wasm
+	if path != "" {
+		if wasm, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("the plug-in (-wasm): %w", err)
+		}
+	} else if wasm, path, err = wasmhost.DefaultWasm(); err != nil {
+		return nil, err
+	}
+	if path == "" && sameWasm {
+		f, err := os.CreateTemp("", "clipfold-bench-*.wasm")
+		if err != nil {
+			return nil, err
+		}
+		path = f.Name()
+		cleanups = append(cleanups, func() { os.Remove(path) })
+		_, err = f.Write(wasm)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if path != "" {
+		if path, err = filepath.Abs(path); err != nil {
+			return fail(err)
+		}
+		b.CLI.Env = append(b.CLI.Env, "CLIPFOLD_WASM="+path)
 	}
 	b.Dir = o.Keep
 	if b.Dir == "" {
 		if b.Dir, err = os.MkdirTemp("", "clipfold-bench-"); err != nil {
-			b.Est.Close(ctx)
-			return nil, err
+			return fail(err)
 		}
 		dir := b.Dir
-		b.clean = func() { os.RemoveAll(dir) }
+		cleanups = append(cleanups, func() { os.RemoveAll(dir) })
 	} else if err := os.MkdirAll(b.Dir, 0o755); err != nil {
-		b.Est.Close(ctx)
-		return nil, err
+		return fail(err)
+	}
+	if b.Est, err = NewEstimator(ctx, wasm); err != nil {
+		return fail(err)
 	}
 	if b.Label == "" {
 		b.Label = MeasuredCommit()

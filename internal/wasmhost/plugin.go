@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/clipfold/clipfold/api"
+	"github.com/clipfold/clipfold/embed"
 	"github.com/clipfold/clipfold/hostfuncs"
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
@@ -19,7 +20,8 @@ import (
 // Options configure a Runtime.
 type Options struct {
 	// Wasm is the module's bytes; when nil, WasmPath is read, and when that
-	// is empty too, FindWasm locates build/clipfold.wasm.
+	// is empty too, DefaultWasm's: $CLIPFOLD_WASM's file, else the embedded
+	// build.
 	Wasm     []byte
 	WasmPath string
 	// HostFunctions are the extism:host/user imports
@@ -97,16 +99,14 @@ type Runtime struct {
 func NewRuntime(ctx context.Context, opts Options) (*Runtime, error) {
 	wasm := opts.Wasm
 	if wasm == nil {
-		path := opts.WasmPath
-		if path == "" {
-			var err error
-			if path, err = FindWasm(); err != nil {
-				return nil, err
-			}
-		}
 		var err error
-		if wasm, err = os.ReadFile(path); err != nil {
-			return nil, fmt.Errorf("clipfold: reading the plug-in: %w", err)
+		if opts.WasmPath == "" {
+			wasm, _, err = DefaultWasm()
+		} else if wasm, err = os.ReadFile(opts.WasmPath); err != nil {
+			err = fmt.Errorf("clipfold: reading the plug-in: %w", err)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	rc := wazero.NewRuntimeConfig()
@@ -292,25 +292,45 @@ func isCode(s string) bool {
 	return false
 }
 
-// FindWasm locates the plug-in: $CLIPFOLD_WASM, else build/clipfold.wasm in
-// the current directory or one of its parents (so tests in any package
-// find the artifact `make build` wrote at the repository root).
+// DefaultWasm is the plug-in that tests and tools load unless told
+// otherwise: the file $CLIPFOLD_WASM names when it is set (path is that
+// name), else the embedded build, embed.Wasm (path is ""), the committed
+// TinyGo build that embed's TestEmbeddedIsFresh holds to today's sources.
+// So `go test ./...` needs nothing built, and CLIPFOLD_WASM points the
+// same tests at another build (make test runs them against
+// build/clipfold.wasm and build/clipfold-tinygo.wasm).
+func DefaultWasm() (wasm []byte, path string, err error) {
+	path = os.Getenv("CLIPFOLD_WASM")
+	if path == "" {
+		return embed.Wasm, "", nil
+	}
+	if wasm, err = os.ReadFile(path); err != nil {
+		return nil, "", fmt.Errorf("clipfold: reading the plug-in $CLIPFOLD_WASM names: %w", err)
+	}
+	return wasm, path, nil
+}
+
+// FindWasm locates a plug-in file, for the tools that need a file rather
+// than bytes: $CLIPFOLD_WASM, else build/clipfold.wasm in the current
+// directory or one of its parents (the standard-Go build `make build`
+// writes at the repository root).
 func FindWasm() (string, error) {
 	if p := os.Getenv("CLIPFOLD_WASM"); p != "" {
 		return p, nil
 	}
-	dir, err := os.Getwd()
+	start, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for {
+	for dir := start; ; {
 		p := filepath.Join(dir, "build", "clipfold.wasm")
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("clipfold: build/clipfold.wasm not found; run `make build` first (or set CLIPFOLD_WASM)")
+			return "", fmt.Errorf("clipfold: no plug-in file: $CLIPFOLD_WASM is unset and there is no build/clipfold.wasm in %s or a parent directory; "+
+				"run `make build` at the repository root (the standard-Go build) or set CLIPFOLD_WASM to a .wasm file", start)
 		}
 		dir = parent
 	}

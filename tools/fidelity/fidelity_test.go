@@ -8,7 +8,6 @@ import (
 
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/internal/benchkit"
-	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,12 +20,10 @@ import (
 // reported by make fidelity, not tests.
 func TestSubsetLosesNothing(t *testing.T) {
 	root := filepath.Join("..", "..")
-	wasm, err := wasmhost.FindWasm()
-	require.NoError(t, err, "make build first")
 	bin, err := benchkit.BuildCommand(root, t.TempDir())
 	require.NoError(t, err)
 
-	o := &options{Options: benchkit.Options{Bin: bin, Wasm: wasm, Data: filepath.Join(root, "testdata", "fidelity"),
+	o := &options{Options: benchkit.Options{Bin: bin, Data: filepath.Join(root, "testdata", "fidelity"),
 		Budget: 4000, Limit: 5, Keep: t.TempDir(), Label: "test", Quiet: true}, questions: 3}
 	rep, err := run(context.Background(), o)
 	require.NoError(t, err)

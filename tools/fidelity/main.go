@@ -46,7 +46,7 @@ func main() {
 	var o options
 	parsed := o.Register(flag.CommandLine, benchkit.Defaults{Data: "testdata/fidelity", DataHelp: "the conversations and their .questions.json",
 		NamesFlag: "conversations", Budget: 4000, Out: "docs/fidelity.md",
-		WasmHelp: "plug-in `file` for estimateTokens and, via $CLIPFOLD_WASM, for the command (default: the command's embedded plug-in; build/clipfold.wasm for estimateTokens)"})
+		WasmHelp: "plug-in `file` for estimateTokens and, via $CLIPFOLD_WASM, for the command (default: $CLIPFOLD_WASM, else the embedded build for estimateTokens and the command's own)"})
 	flag.IntVar(&o.questions, "questions", 0, "ask only `N` questions per conversation, spread evenly (default: all)")
 	flag.StringVar(&o.baseline, "baseline", "docs/fidelity-baseline.json", "compare with this earlier -json `file` in the report ('' for none; ignored when missing)")
 	flag.Parse()

@@ -51,7 +51,7 @@ func main() {
 	var o options
 	parsed := o.Register(flag.CommandLine, benchkit.Defaults{Data: "testdata/trajectories", DataHelp: "the trajectories",
 		NamesFlag: "trajectories", Budget: 3200, Out: "docs/trajectories.md",
-		WasmHelp: "plug-in `file` for the command (via $CLIPFOLD_WASM) and estimateTokens (default: $CLIPFOLD_WASM, else build/clipfold.wasm)"})
+		WasmHelp: "plug-in `file` for the command (via $CLIPFOLD_WASM) and estimateTokens (default: $CLIPFOLD_WASM, else the embedded build)"})
 	flag.Parse()
 	parsed()
 	rep, err := run(context.Background(), &o)

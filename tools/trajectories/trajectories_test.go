@@ -10,7 +10,6 @@ import (
 
 	"github.com/clipfold/clipfold/hostfuncs/store"
 	"github.com/clipfold/clipfold/internal/benchkit"
-	"github.com/clipfold/clipfold/internal/wasmhost"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -21,19 +20,18 @@ var ciSubset = []string{"agentdojo-banking-1", "bfcl-lc-022", "bfcl-lc-147"}
 
 // TestSubsetLosesNothing is the CI run of the benchmark: it builds the
 // command from this checkout, replays three trajectories through it with
-// build/clipfold.wasm, a check before every model call, and fails if the
-// tool breaks, a compaction fails, any message is lost or altered, or a
-// model input separates a call from its result. The shares it measures
+// the plug-in under test ($CLIPFOLD_WASM, else the embedded build), a
+// check before every model call, and fails if the tool breaks, a
+// compaction fails, any message is lost or altered, or a model input
+// separates a call from its result. The shares it measures
 // (facts, search, inputs over the limit) are reported by make
 // trajectories, not tested.
 func TestSubsetLosesNothing(t *testing.T) {
 	root := filepath.Join("..", "..")
-	wasm, err := wasmhost.FindWasm()
-	require.NoError(t, err, "make build first")
 	bin, err := benchkit.BuildCommand(root, t.TempDir())
 	require.NoError(t, err)
 
-	o := &options{benchkit.Options{Bin: bin, Wasm: wasm, Data: filepath.Join(root, "testdata", "trajectories"), Names: ciSubset,
+	o := &options{benchkit.Options{Bin: bin, Data: filepath.Join(root, "testdata", "trajectories"), Names: ciSubset,
 		Budget: 3200, Limit: 5, Keep: t.TempDir(), Label: "test", Quiet: true}}
 	rep, err := run(context.Background(), o)
 	require.NoError(t, err)

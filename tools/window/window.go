@@ -2,8 +2,9 @@
 // real tokenizers on the corpus of testdata/tokens
 // (docs/spec.md#counting-tokens-and-the-window) and writes docs/window.md
 // (make window). The real counts come from js-tiktoken (count.mjs, o200k_base
-// and cl100k_base); the estimates from the plug-in itself, build/clipfold.wasm
-// (or $CLIPFOLD_WASM), checked equal to core's. The test in this package holds
+// and cl100k_base); the estimates from the plug-in itself ($CLIPFOLD_WASM,
+// else the embedded build; make window runs build/clipfold.wasm), checked
+// equal to core's. The test in this package holds
 // every kind to the same bounds, so a regression fails make test.
 //
 //	go run ./tools/window [-out docs/window.md] [-features FILE]
@@ -138,7 +139,7 @@ func realCounts(repo string, kinds []*kind) error {
 	return nil
 }
 
-// plugin loads build/clipfold.wasm (or $CLIPFOLD_WASM); done releases it.
+// plugin loads $CLIPFOLD_WASM, else the embedded build; done releases it.
 func plugin() (inst *wasmhost.Instance, done func(), err error) {
 	ctx := context.Background()
 	rt, err := wasmhost.NewRuntime(ctx, wasmhost.Options{})

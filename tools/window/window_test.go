@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestWindowBounds holds the plug-in's conservative estimate (through
-// build/clipfold.wasm, checked equal to core's) to
+// TestWindowBounds holds the plug-in's conservative estimate (through the
+// plug-in under test, $CLIPFOLD_WASM else the embedded build, checked
+// equal to core's) to
 // docs/spec.md#counting-tokens-and-the-window on every kind of the corpus,
 // against o200k_base and cl100k_base as js-tiktoken counts them now: at least
 // 95% of each kind's messages and its total at or above the larger count,
