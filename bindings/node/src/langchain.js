@@ -21,10 +21,12 @@
  * agent's tool loops included) and, when the trigger is met, replaces the
  * agent's messages (RemoveMessage with REMOVE_ALL_MESSAGES, then the new
  * list): the clip-archive (a SystemMessage, read by the next compaction as
- * the prior summary), then the kept messages — the very message objects
- * of the state, tool calls with their results. What it removes is
- * summarized by importance in chunks, archived and kept in recall storage
- * (searchable through memory_read), not discarded. For the model call the
+ * the prior summary; a HumanMessage when the kept messages start with a
+ * tool call, so that the model's request starts with a user turn), then
+ * the kept messages — the very message objects of the state, tool calls
+ * with their results. What it removes is summarized by importance in
+ * chunks, archived and kept in recall storage (searchable through
+ * memory_read), not discarded. For the model call a SystemMessage
  * clip-archive is appended to the agent's system message. The agent's
  * state owns the messages: the compactor's store keeps only the archive
  * and recall storage (docs/spec.md#who-owns-the-history, history_owner "caller").
@@ -86,7 +88,7 @@ import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from 
  *   run's thread_id (configurable.thread_id), else "default"
  * @property {Config} [config]         clipfold config for these compactions
  * @property {boolean} [archiveInSystemMessage] append the clip-archive to the system message for the model call
- *   (default true; false: it stays the first message)
+ *   (default true; false: it stays the first message). A clip-archive written as a user turn stays first either way
  * @property {(result: CompactionResult) => void} [onCompact] sees every compaction attempted (a failed one changes
  *   nothing)
  */
@@ -291,16 +293,24 @@ export function clipfoldMiddleware(o) {
     if (r.failed || r.messages_compressed > 0) onCompact?.(r);
     if (r.failed || r.messages_compressed === 0) return undefined;
     // The kept messages are the state's very objects; the clip-archive a
-    // SystemMessage; a message compress changed to fit (a tool result
-    // cleared) a new message of its type under its id.
-    return r.history.map((d, i) => byDict.get(d) ?? (i === 0 && r.clip_archive !== null && /** @type {any} */ (d).content === r.clip_archive
-      ? new SystemMessage({ content: r.clip_archive, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE } })
-      : messageFromDict(/** @type {any} */ (d))));
+    // SystemMessage, or a HumanMessage when the plug-in wrote it as a user
+    // turn (the kept messages start with a tool call: the model's request
+    // must start with a user turn); a message compress changed to fit (a
+    // tool result cleared) a new message of its type under its id.
+    return r.history.map((d, i) => {
+      const a = /** @type {any} */ (d);
+      const known = byDict.get(d);
+      if (known) return known;
+      if (i !== 0 || r.clip_archive === null || a.content !== r.clip_archive) return messageFromDict(a);
+      const fields = { content: r.clip_archive, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE } };
+      return a.type === 'human' ? new HumanMessage(fields) : new SystemMessage(fields);
+    });
   };
 
   /**
    * The model call, with the clip-archive appended to the system message
-   * when the messages start with it.
+   * when the messages start with it as a SystemMessage (a HumanMessage
+   * clip-archive stays: it is the user turn the request starts with).
    * @param {any} request
    * @param {(request: any) => Promise<any>} handler
    */

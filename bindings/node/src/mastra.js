@@ -103,7 +103,10 @@ function promptOf(view, archive) {
   if (archive !== null && text === archive) {
     const n = view.findIndex((m, i) => i > 0 && m.role !== 'system');
     const end = n < 0 ? view.length : n;
-    out = [...view.slice(1, end), view[0], ...view.slice(end)];
+    // A user turn of the prompt holds parts (the provider's prompt form:
+    // its models map over them), where the plug-in writes a string.
+    const turn = first.role === 'user' && typeof first.content === 'string' ? { ...first, content: [{ type: 'text', text: first.content }] } : first;
+    out = [...view.slice(1, end), turn, ...view.slice(end)];
   }
   return userTurnFirst(out, kind, { role: 'user', content: [{ type: 'text', text: CONTINUATION }] });
 }

@@ -20,7 +20,8 @@
  * SDK's MemorySession). After the runner adds a turn's items, the stored
  * history is compacted when due (docs/spec.md#who-owns-the-history,
  * history_owner "caller": the caller keeps the items) and replaced by the
- * plug-in's view: the clip-archive as a system message, the newest items
+ * plug-in's view: the clip-archive (a system message, or a user message
+ * when the kept items start with a function call), the newest items
  * verbatim with function calls and their results. What it removed is
  * summarized in the archive and kept in recall storage, searchable through
  * memory_read.

@@ -10,8 +10,11 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createAgent, fakeM
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
-import { chatModelLLM, clipfoldMiddleware, memoryReadTool, messageDict } from '../src/langchain.js';
+import { CLIP_ARCHIVE_SOURCE, chatModelLLM, clipfoldMiddleware, memoryReadTool, messageDict } from '../src/langchain.js';
 import { wasmPath } from './helpers/common.js';
+
+/** The clip-archive message the middleware puts in the state (a SystemMessage or a HumanMessage). @param {any} m */
+const isArchive = (m) => m?.additional_kwargs?.lc_source === CLIP_ARCHIVE_SOURCE;
 
 const SYSTEM = 'You are the on-call assistant. Use lookup_service for facts.';
 const TEAMS = ['otter', 'heron', 'lynx', 'badger', 'marten', 'ibis', 'vole', 'gecko'];
@@ -74,7 +77,7 @@ describe('clipfold/langchain with the real LangChain.js', () => {
       const cfg = { configurable: { thread_id: 'ops' } };
       /** @type {Map<string, Record<string, unknown>>} every message the state ever held, by id, as first seen */
       const seen = new Map();
-      const see = (/** @type {any} */ m) => { if (m.id && !SystemMessage.isInstance(m) && !seen.has(m.id)) seen.set(m.id, messageDict(m)); };
+      const see = (/** @type {any} */ m) => { if (m.id && !isArchive(m) && !seen.has(m.id)) seen.set(m.id, messageDict(m)); };
       /** @type {any} */
       let state;
       let calls = 0;
@@ -91,10 +94,18 @@ describe('clipfold/langchain with the real LangChain.js', () => {
       assert.ok(compactions.length >= 2, `${compactions.length} compactions`);
       assert.deepEqual(compactions.filter((r) => r.failed).map((r) => r.failure_message), [], 'no failed compaction');
       assert.ok(summarizer.callCount > 0 && compactions.every((r) => r.batches.every((b) => b.method === 'llm')));
+      // The clip-archive is in the system message, or, when the kept
+      // messages start with a tool call, the user turn the request starts with.
       const compacted = model.calls.filter((c) => SystemMessage.isInstance(c.messages[0]) && c.messages[0].text.includes('[Context Summary'));
-      assert.ok(compacted.length > 0, 'some request carried the clip-archive');
+      const asTurn = model.calls.filter((c) => isArchive(c.messages[1]));
+      assert.ok(compacted.length + asTurn.length > 0, 'some request carried the clip-archive');
       for (const c of compacted) {
         assert.ok(c.messages[0].text.startsWith(SYSTEM), 'the agent\'s system prompt stays first');
+        assert.equal(c.messages.filter((m) => SystemMessage.isInstance(m)).length, 1, 'one system message per request');
+        assert.ok(HumanMessage.isInstance(c.messages[1]), 'a user turn first');
+      }
+      for (const c of asTurn) {
+        assert.ok(HumanMessage.isInstance(c.messages[1]) && AIMessage.isInstance(c.messages[2]), 'the clip-archive turn, then a tool call');
         assert.equal(c.messages.filter((m) => SystemMessage.isInstance(m)).length, 1, 'one system message per request');
       }
       const sizes = model.calls.map((c) => JSON.stringify(c.messages.map((m) => messageDict(m))).length);
@@ -117,7 +128,8 @@ describe('clipfold/langchain with the real LangChain.js', () => {
       // final state as it was or, once, in recall storage (removed, or kept
       // changed to fit: a tool result cleared); the state keeps one clip-archive.
       const finalById = new Map(state.messages.map((/** @type {any} */ m) => [m.id, JSON.stringify(messageDict(m))]));
-      assert.equal(state.messages.filter((/** @type {any} */ m) => SystemMessage.isInstance(m)).length, 1);
+      assert.equal(state.messages.filter((/** @type {any} */ m) => isArchive(m)).length, 1);
+      assert.ok(isArchive(state.messages[0]));
       let recalled = 0;
       for (const [id, d] of seen) {
         if (finalById.get(id) === JSON.stringify(d)) continue;
@@ -161,12 +173,15 @@ describe('clipfold/langchain with the real LangChain.js', () => {
       const kept = rest.slice(0, -1);
       assert.equal(rest.at(-1).id, 'answer2', 'the answer follows the compacted list');
       assert.equal(remove.id, '__remove_all__');
-      assert.ok(SystemMessage.isInstance(clip) && clip.text.startsWith('[Context Summary'));
+      // The kept messages start with a tool call: the clip-archive is a
+      // user turn, and the model is sent it first.
+      assert.ok(HumanMessage.isInstance(clip) && clip.text.startsWith('[Context Summary'));
       assert.deepEqual(kept.map((m) => m.id), messages.slice(-kept.length).map((m) => m.id), JSON.stringify(kept.map((m) => m.id)));
       assert.ok(kept.length >= 6 && kept.every((m, i) => m === messages[messages.length - kept.length + i]), 'at least the newest six, the very objects');
       assertToolPairs(kept);
-      assert.deepEqual(sent[1].messages, kept, 'the model was sent the kept messages');
-      assert.ok(sent[1].systemMessage.text.startsWith('[Context Summary'), 'with the clip-archive as its system message');
+      assert.ok(AIMessage.isInstance(kept[0]) && kept[0].tool_calls?.length, 'the kept messages start with a tool call');
+      assert.deepEqual(sent[1].messages, [clip, ...kept], 'the model was sent the clip-archive turn and the kept messages');
+      assert.equal(sent[1].systemMessage.text, '', 'the system message is left alone');
       assert.ok(AIMessage.isInstance(await call([clip, ...kept])), 'the replaced list is under the budget');
     } finally {
       await compactor.close();

@@ -24,7 +24,7 @@ describe('wire helpers', () => {
   before(async () => { c = await createCompactor({ wasmPath: wasmPath(), config: CONFIG }); });
   after(async () => { await c?.close(); });
 
-  test('openaiChat: a native history loses id, conversation_id, created_at, pinned; the clip-archive stays a system message', async () => {
+  test('openaiChat: a native history loses id, conversation_id, created_at, pinned; the clip-archive stays where compress put it', async () => {
     const h = makeConversation('w1', 30);
     /** @type {any} */ (h[4]).pinned = true;
     const r = await c.compress('w1', h, { callerOwned: true });
@@ -32,7 +32,10 @@ describe('wire helpers', () => {
     assert.ok('id' in r.history[0] && 'created_at' in r.history[0], 'a native history gets a native clip-archive');
     const msgs = wire.openaiChat(r, { system: 'You are terse.' });
     assert.deepEqual(msgs[0], { role: 'system', content: 'You are terse.' });
-    assert.deepEqual(msgs[1], { role: 'system', content: r.clip_archive });
+    // The kept messages start with the pinned system prompt and a pinned
+    // tool call: the clip-archive is the user turn before them.
+    assert.deepEqual(msgs[1], { role: 'user', content: r.clip_archive });
+    assert.deepEqual(msgs.slice(2, 4).map((m) => m.role), ['system', 'assistant']);
     for (const m of msgs) for (const k of wire.BOOKKEEPING) assert.ok(!(k in m), `${k} left in ${JSON.stringify(m)}`);
     assert.equal(msgs.length, r.history.length + 1);
     assert.ok('id' in r.history[1], 'the result itself is not changed');
