@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { createCompactor, MemoryStore, offlineLLM, openaiCompatible } from '../src/index.js';
-import { bundledConversations, conversationsDir, requireExports, wasmPath } from './helpers/common.js';
+import { archiveRole, bundledConversations, conversationsDir, requireExports, wasmPath } from './helpers/common.js';
 import { makeConversation, readConversation, readFacts } from './helpers/conversation.js';
 import { compressRaw } from './helpers/harness.js';
 import { rawArrayItems } from './helpers/rawjson.js';
@@ -13,7 +13,7 @@ import { rawArrayItems } from './helpers/rawjson.js';
 const CONFIG = { keep_recent: 6, chunk_size: 15, backoff_base_ms: 1 };
 
 /** @param {any} m */
-const isClip = (m) => m?.role === 'system' && typeof m.content === 'string' && m.content.startsWith('[Context Summary');
+const isClip = (m) => (m?.role === 'system' || m?.role === 'user') && typeof m.content === 'string' && m.content.startsWith('[Context Summary');
 
 /**
  * The success guarantees of one compaction, checked on exact bytes.
@@ -31,6 +31,8 @@ function assertCompacted({ input, out, result }, store, conv) {
   assert.ok(result.tokens_estimate_after < result.tokens_estimate_before);
   // The clip-archive comes first, exactly one.
   assert.ok(isClip(result.history[0]), 'history[0] is not the clip-archive');
+  // A system message, or a user turn when the kept messages start with another.
+  assert.equal(result.history[0].role, archiveRole(result.history.slice(1)), 'the clip-archive\'s role');
   assert.equal(result.history.filter(isClip).length, 1, 'more than one clip-archive');
   // Every kept message is byte-identical to its input, in input order.
   const byId = new Map(inHistory.map((/** @type {any} */ m, /** @type {number} */ i) => [m.id, i]));

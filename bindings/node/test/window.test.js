@@ -186,7 +186,13 @@ async function requestTokens(c, request) {
 }
 
 /** @param {any[][]} requests */
-const firstCompacted = (requests) => requests.findIndex((r) => r.some((m) => SystemMessage.isInstance(m) && m.text.includes('[Context Summary')));
+const firstCompacted = (requests) => requests.findIndex((r) => r.some(lcArchive));
+/**
+ * The clip-archive in a LangChain request: in the system message, or the
+ * user turn first when the kept messages start with a tool call.
+ * @param {any} m
+ */
+const lcArchive = (m) => (SystemMessage.isInstance(m) || HumanMessage.isInstance(m)) && m.text.includes('[Context Summary');
 
 /**
  * createAgent with clipfoldMiddleware (no trigger: clipfold's budget) and
@@ -215,9 +221,12 @@ describe('clipfoldMiddleware checks before every model call', () => {
       assert.match(out.messages.at(-1).text, /March 1st/);
       const counts = await Promise.all(requests.map((r) => requestTokens(compactor, r)));
       assert.ok(Math.max(...counts) <= 0.8 * WINDOW, `every request fits the budget: ${counts}`);
-      const compacted = requests.filter((r) => r.some((m) => SystemMessage.isInstance(m) && m.text.includes('[Context Summary')));
+      const compacted = requests.filter((r) => r.some(lcArchive));
       assert.ok(compacted.length > 0 && firstCompacted(requests) < CALLS, 'compacted inside the tool loop');
+      assert.ok(requests.some((r) => r.some((m) => HumanMessage.isInstance(m) && lcArchive(m))), 'a clip-archive written as the user turn');
       for (const r of requests) {
+        const first = r.find((m) => !SystemMessage.isInstance(m));
+        assert.ok(HumanMessage.isInstance(first), `a request starts with ${first?.type} after the system message`);
         const calls = new Set();
         for (const m of r) {
           if (AIMessage.isInstance(m)) for (const tc of m.tool_calls ?? []) calls.add(tc.id);
@@ -310,6 +319,15 @@ async function runSdkLoop(model, calls, sent, keepRecent = 6) {
   return { compactor, r };
 }
 
+/**
+ * Whether an AI SDK prompt carries the clip-archive: in the system
+ * message, or as the user turn first when the kept messages start with a
+ * tool call.
+ * @param {any[]} p
+ */
+const sdkArchived = (p) => p.some((m) => (m.role === 'system' && m.content.includes('[Context Summary'))
+  || (m.role === 'user' && m.content.some((/** @type {any} */ c) => c.type === 'text' && c.text.startsWith('[Context Summary'))));
+
 describe('prepareStep checks before every step', () => {
   test('one user message and 40 tool calls: compacted inside the loop, no step over the budget, tool pairs intact', async () => {
     /** @type {any[][]} */
@@ -324,9 +342,11 @@ describe('prepareStep checks before every step', () => {
       const counts = await Promise.all(sent.map(async (s) => (await compactor.estimateTokens(s.messages)).tokens
         + await compactor.overheadTokens({ system: s.system, tools: schemas })));
       assert.ok(Math.max(...counts) <= 0.8 * WINDOW, `every step fits the budget: ${counts}`);
-      const first = prompts.findIndex((p) => p[0].role === 'system' && p[0].content.includes('[Context Summary'));
+      const first = prompts.findIndex(sdkArchived);
       assert.ok(first > 0 && first < CALLS, `compacted inside the tool loop (${first})`);
+      assert.ok(prompts.some((p) => p.some((m) => m.role === 'user' && sdkArchived([m]))), 'a clip-archive written as the user turn');
       for (const p of prompts) {
+        assert.equal(p.find((m) => m.role !== 'system')?.role, 'user', 'the first turn after the system message');
         const calls = new Set();
         for (const m of p) {
           if (m.role === 'assistant') for (const c of m.content) if (c.type === 'tool-call') calls.add(c.toolCallId);
@@ -347,7 +367,7 @@ describe('prepareStep checks before every step', () => {
       const { compactor } = await runSdkLoop(sdkLoopModel(5, prompts, tokens), 5, [], 2);
       await compactor.close();
     }
-    const first = (/** @type {any[][]} */ ps) => ps.findIndex((p) => p[0].role === 'system' && p[0].content.includes('[Context Summary'));
+    const first = (/** @type {any[][]} */ ps) => ps.findIndex(sdkArchived);
     assert.equal(first(plain), -1, 'five steps fit the window by the estimate');
     const at = first(counted);
     assert.ok(at >= 1 && at <= 2, `due at the step after the first 2,300-token answer (${at})`);

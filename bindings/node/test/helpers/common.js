@@ -74,3 +74,16 @@ export function bundledConversations() {
     .filter((f) => (f.endsWith('.json') || f.endsWith('.jsonl')) && !f.endsWith('.facts.json')).sort()
     .map((f) => join(conversationsDir, f));
 }
+
+/**
+ * The role the plug-in gives a clip-archive in the native and Chat shapes
+ * (docs/spec.md#message-shapes): "system" when the first message after it
+ * that is not a system message is a user turn, or there is none; else
+ * "user", so that a request built from the history starts with a user turn.
+ * @param {ReadonlyArray<{role?: unknown}>} kept the messages after the clip-archive
+ * @returns {'system' | 'user'}
+ */
+export function archiveRole(kept) {
+  const next = kept.find((m) => m.role !== 'system' && m.role !== 'developer');
+  return next === undefined || next.role === 'user' ? 'system' : 'user';
+}
