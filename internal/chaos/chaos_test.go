@@ -416,7 +416,7 @@ func concurrently(t *testing.T, a *archive) {
 	assert.Positive(t, outcomes["compacted"], "some process compacted")
 }
 
-func TestKillAtRandomSQLite(t *testing.T)   { killAtRandom(t, sqliteArchive(t)) }
+func TestKillAtRandomSQLite(t *testing.T) { killAtRandom(t, sqliteArchive(t)) }
 
 // TestKillAtRandomClearingSQLite: the same kills while every compaction
 // clears the older tool results (clear_tool_results: commits that replace
