@@ -7,6 +7,7 @@ import { describe, invalidArgument, optionalUsage, requireJSON, requireString, s
 import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
+import { SyncPlugin } from './syncplugin.js';
 import { OFFLINE_LLM, offlineLLM } from './llm/extractive.js';
 import { MemoryStore } from './store.js';
 import { findWasm } from './paths.js';
@@ -131,10 +132,13 @@ export const ACTIVE_INDEX_WINDOW = 65;
 /**
  * Loads the plug-in and binds the host functions.
  *
- * Two instances of the same compiled module are used: the pure exports run
- * on the calling thread (fast, no host calls), `compress` runs on a worker
- * thread (made on first use) so that llm_complete, memory_list and
- * compaction_commit may be asynchronous (fetch, a database). Each instance
+ * Three instances of the same compiled module are used: the pure exports
+ * run on the calling thread (fast, no host calls), `compress` runs on a
+ * worker thread (made on first use) so that llm_complete, memory_list and
+ * compaction_commit may be asynchronous (fetch, a database), and the
+ * store's exports (planCommit, planAppend, parseBlocks) run on a worker of
+ * their own that the store calls synchronously (SyncPlugin, made on the
+ * store's first use). Each instance
  * runs one call at a time; calls queue. The circuit breaker lives in the
  * compress instance, so it spans every compress call of this compactor.
  *
@@ -212,9 +216,14 @@ export async function createCompactor(opts = {}) {
   /** @param {Record<string, unknown>} o */
   const compact = (o) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-  const pluginCaller = { has: (/** @type {string} */ n) => exportNames.has(n), callJSON: call };
+  // A third instance, on a worker of its own (started on first use), answers
+  // the store exports synchronously: what the store writes and reads is
+  // this plug-in's to say (SyncPlugin).
+  const storePlugin = new SyncPlugin(module);
+  const pluginCaller = { has: (/** @type {string} */ n) => exportNames.has(n), callJSON: call, sync: storePlugin };
   /** @type {any} */ (llm).bindPlugin?.(pluginCaller);
-  // The store analyses search queries with this plug-in's searchQuery.
+  // The store analyses search queries with this plug-in's searchQuery, and
+  // plans its commits and appends and reads its blocks with its store exports.
   /** @type {any} */ (store).bindPlugin?.(pluginCaller);
 
   /** @param {unknown} v */
@@ -656,6 +665,7 @@ export async function createCompactor(opts = {}) {
 
     /** Releases both instances (and the worker thread). */
     async close() {
+      storePlugin.close();
       await Promise.all([pure.close(), host?.close()]);
     },
   };

@@ -100,3 +100,21 @@ export class HostError extends Error {
     return { error: { code: this.code, message: this.message, retryable: this.retryable } };
   }
 }
+
+/**
+ * Message ids a store was asked to add that the conversation holds
+ * already (active or in recall): a HostError `invalid_request` whose
+ * `ids` lists them. Ids are unique within a conversation only.
+ */
+export class DuplicateIDError extends HostError {
+  /**
+   * @param {string[]} ids
+   * @param {string} [where] what was refused, as the message's start ("append to \"c\": ")
+   */
+  constructor(ids, where = '') {
+    super('invalid_request', `${where}message id(s) already stored in this conversation: ${JSON.stringify(ids)}`);
+    this.name = 'DuplicateIDError';
+    /** @type {string[]} */
+    this.ids = ids;
+  }
+}

@@ -12,6 +12,14 @@ export const HOST_NAMESPACE = 'extism:host/user';
 export const HOST_FUNCTION_NAMES = Object.freeze(['llm_complete', 'memory_list', 'compaction_commit']);
 
 /**
+ * A store's method that takes compaction_commit's input as the exact JSON
+ * text the plug-in sent (SQLiteStore has it): compaction_commit calls it
+ * instead of `commit` with the parsed object, so every message's JSON
+ * reaches the store as it was.
+ */
+export const COMMIT_JSON = Symbol.for('clipfold.commitJSON');
+
+/**
  * @typedef {import('./types.js').LLM} LLM
  * @typedef {import('./types.js').Store} Store
  * @typedef {import('./types.js').HostCallEvent} HostCallEvent
@@ -78,7 +86,7 @@ function invoke(impl, method, input) {
 export function hostFunctions({ llm = null, store = null, onHostCall } = {}) {
   /**
    * @param {string} name
-   * @param {(input: any) => unknown} handle
+   * @param {(input: any, text: string) => unknown} handle
    * @param {string} failCode
    */
   const make = (name, handle, failCode) => async (/** @type {any} */ cc, /** @type {bigint} */ off) => {
@@ -88,8 +96,9 @@ export function hostFunctions({ llm = null, store = null, onHostCall } = {}) {
     try {
       const view = cc.read(off);
       if (view === null) throw new HostError('invalid_request', `${name}: no input`);
-      input = JSON.parse(view.text());
-      output = await handle(input);
+      const inputText = view.text();
+      input = JSON.parse(inputText);
+      output = await handle(input, inputText);
       if (output === undefined || output === null || typeof output !== 'object') {
         throw new HostError(failCode, `${name}: the host answered ${output === undefined ? 'nothing' : JSON.stringify(output)}`);
       }
@@ -118,8 +127,10 @@ export function hostFunctions({ llm = null, store = null, onHostCall } = {}) {
       if (!store) throw new HostError('unavailable', 'this host provides no memory_list');
       return invoke(store, 'list', req);
     }, 'unavailable'),
-    compaction_commit: make('compaction_commit', (req) => {
+    compaction_commit: make('compaction_commit', (req, text) => {
       if (!store) throw new HostError('unavailable', 'this host provides no compaction_commit');
+      const exact = /** @type {any} */ (store)[COMMIT_JSON];
+      if (typeof exact === 'function') return exact.call(store, text);
       return invoke(store, 'commit', req);
     }, 'unavailable'),
   };

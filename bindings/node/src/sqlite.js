@@ -16,20 +16,28 @@
  * - `search_fts`: one FTS5 index over both (kept by the schema's
  *   triggers), so search ranks messages and batches in one list;
  * - `schema_migrations`: the applied schema versions.
+ *
+ * What a store writes and reads is the plug-in's to say, as for every host
+ * (hostfuncs/store/SCHEMA.md): the planCommit export gives the rows a
+ * commit writes and the checks to make first, planAppend the row of each
+ * appended message, parseBlocks what an archived block's content says of
+ * itself. This module only runs the shared SQL with them, calling the
+ * exports synchronously (syncplugin.js).
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import fs, {
   accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
-import { describe, invalidArgument, requireJSON, requireString } from './args.js';
-import { HostError } from './errors.js';
+import { describe, invalidArgument, requireString, stringifyJSON } from './args.js';
+import { ClipfoldError, DuplicateIDError, HostError } from './errors.js';
+import { COMMIT_JSON } from './hostfns.js';
 import { describeOwner, withOwnedLock } from './lockdir.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
 import { sharedPlugin } from './shared.js';
+import { sharedSyncPlugin } from './syncplugin.js';
 
 const { Database } = sqlite;
 
@@ -155,106 +163,6 @@ const ROLES = new Set(['user', 'assistant', 'system', 'tool']);
  */
 const wf = (s) => s.toWellFormed();
 
-/**
- * JSON as Go's encoding/json writes it with SetEscapeHTML(false): compact,
- * non-ASCII as is, U+2028 and U+2029 escaped, invalid UTF-16 as U+FFFD.
- * @param {unknown} v
- */
-export function goJSON(v) {
-  return wf(JSON.stringify(v)).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
-}
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
-
-/**
- * An RFC 3339 instant as the store keeps it (core.FormatTime: UTC,
- * milliseconds, `Z`; finer fractions are truncated, as Go does), or ''
- * for none. Anything else throws.
- * @param {unknown} s
- * @returns {string}
- */
-export function normalizeTime(s) {
-  if (s === undefined || s === null || s === '') return '';
-  const m = typeof s === 'string' ? RFC3339.exec(s) : null;
-  if (!m) throw new Error(`${JSON.stringify(s)} is not an RFC 3339 time (e.g. 2026-02-28T10:00:00.000Z)`);
-  const [, y, mo, d, h, mi, se, frac = '', , sign, oh, om] = m;
-  const ms = Number((frac + '000').slice(0, 3));
-  // Date.UTC would read years 0–99 as 1900–1999: set the full year.
-  const day = new Date(0);
-  day.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  let t = day.getTime() + ((Number(h) * 60 + Number(mi)) * 60 + Number(se)) * 1000 + ms;
-  if (day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(se) > 59
-    || Number(oh ?? 0) > 23 || Number(om ?? 0) > 59) {
-    throw new Error(`${JSON.stringify(s)} is not a valid time`);
-  }
-  if (sign) t -= (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
-  return new Date(t).toISOString();
-}
-
-/**
- * A message's text: the string, or an array's text parts joined by "\n"
- * (docs/spec.md#message), as the Go and Python stores keep it in `content`.
- * @param {unknown} content
- * @returns {string}
- */
-export function contentText(content) {
-  if (content === undefined || content === null) return '';
-  if (typeof content === 'string') return content;
-  if (Array.isArray(content)) {
-    return content.map((p) => (typeof p === 'string' ? p : p && typeof p === 'object' && p.type === 'text' && typeof p.text === 'string' ? p.text : null))
-      .filter((p) => p !== null).join('\n');
-  }
-  return String(content);
-}
-
-/** A new block id: "blk_" and 24 random hex digits, as the Go store makes. */
-const newBlockId = () => `blk_${randomBytes(12).toString('hex')}`;
-
-/** @param {string[]} ids */
-const unique = (ids) => [...new Set(ids)];
-
-const LEGACY_HEADER = /^\[depth:(\d+)\|start:([^|\]]*)\|end:([^|\]]*)\|count:(\d+)\]$/;
-
-/**
- * A block's batch metadata (docs/spec.md#archived-batches: one JSON metadata line, "\n", the
- * summary; or the legacy `[depth:N|start:…|end:…|count:M]` header), or
- * null when its content carries none.
- * @param {string} content
- * @returns {BatchMeta | null}
- */
-export function parseBatch(content) {
-  const nl = content.indexOf('\n');
-  if (nl < 0) return null;
-  const line = content.slice(0, nl);
-  const summary = content.slice(nl + 1);
-  try {
-    if (line.startsWith('{')) {
-      const meta = JSON.parse(line);
-      if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return null;
-      return {
-        depth: Number(meta.depth ?? 0) | 0,
-        start_time: normalizeTime(meta.start),
-        end_time: normalizeTime(meta.end),
-        message_count: Number(meta.count ?? 0) | 0,
-        source_message_ids: Array.isArray(meta.source_message_ids) ? meta.source_message_ids.map(String) : [],
-        method: typeof meta.method === 'string' && meta.method ? meta.method : 'llm',
-        operation_id: typeof meta.operation_id === 'string' ? meta.operation_id : '',
-        summary,
-      };
-    }
-    const m = LEGACY_HEADER.exec(line);
-    if (m) {
-      return {
-        depth: Number(m[1]), start_time: normalizeTime(m[2]), end_time: normalizeTime(m[3]), message_count: Number(m[4]),
-        source_message_ids: [], method: 'llm', operation_id: '', summary,
-      };
-    }
-  } catch {
-    return null;
-  }
-  return null;
-}
-
 /** Thrown to end a transaction by rolling it back (a search with inContext messages). */
 const ROLL_BACK = Symbol('roll back');
 
@@ -283,40 +191,75 @@ function inContextRows(conversationId, inContext) {
   });
 }
 
-/** @type {Map<string, {migrations: import('./paths.js').Migration[], search: string, moveToRecall: string, writeRecall: string, indexActive: string, searchInContext: string}>} */
+/** The shared queries (queries/*.sql) the store runs, by file name. */
+const QUERIES = /** @type {const} */ (['search', 'search_in_context', 'index_active', 'held_ids', 'append_message', 'commit_check',
+  'insert_clip_archive', 'move_to_recall', 'remove_messages', 'replace_message', 'write_recall', 'delete_blocks', 'write_block']);
+
+/** @typedef {{migrations: import('./paths.js').Migration[], q: Record<typeof QUERIES[number], string>}} SQLFiles */
+/** @type {Map<string, SQLFiles>} */
 const sqlCache = new Map();
 
-/** @param {string | undefined} override */
+/**
+ * The migrations and the shared queries of the SQL directory.
+ * @param {string | undefined} override
+ * @returns {SQLFiles}
+ */
 function sqlFiles(override) {
   const dir = sqlDir(override);
   let s = sqlCache.get(dir);
   if (!s) {
     s = {
-      migrations: loadMigrations(dir), search: loadQuery(dir, 'search'), moveToRecall: loadQuery(dir, 'move_to_recall'),
-      writeRecall: loadQuery(dir, 'write_recall'), indexActive: loadQuery(dir, 'index_active'),
-      searchInContext: loadQuery(dir, 'search_in_context'),
+      migrations: loadMigrations(dir),
+      q: /** @type {SQLFiles['q']} */ (Object.fromEntries(QUERIES.map((n) => [n, loadQuery(dir, n)]))),
     };
     sqlCache.set(dir, s);
   }
   return s;
 }
 
-/** replace_message.sql by SQL directory. @type {Map<string, string>} */
-const replaceCache = new Map();
+/**
+ * What lends a store the plug-in's store exports: an export called
+ * synchronously with its JSON input text, answering its output text
+ * (syncplugin.js).
+ * @typedef {{call(name: string, input: string): string}} SyncCaller
+ */
 
 /**
- * queries/replace_message.sql of the SQL directory sqlFiles reads.
- * @param {string | undefined} override
+ * A commit's error when queries/commit_check.sql answered rows (field,
+ * must, id) of the plan's first failed check: ids that must be new are
+ * already stored (DuplicateIDError); any other check failing is a conflict.
+ * @param {string} conv
+ * @param {string} op
+ * @param {Record<string, unknown>[]} failed
  */
-function replaceMessageSQL(override) {
-  const dir = sqlDir(override);
-  let q = replaceCache.get(dir);
-  if (q === undefined) {
-    q = loadQuery(dir, 'replace_message');
-    replaceCache.set(dir, q);
-  }
-  return q;
+function checkFailed(conv, op, failed) {
+  const field = String(failed[0].field);
+  const ids = failed.map((r) => String(r.id));
+  if (failed[0].must === 'new') return new DuplicateIDError(ids, `compaction_commit ${JSON.stringify(op)} to ${JSON.stringify(conv)}: ${field}: `);
+  const where = failed[0].must === 'active' ? 'no longer in the active history' : 'no longer exist';
+  return new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: ${field} ${where}: ${JSON.stringify(ids)} `
+    + '(another compaction may have removed them)');
 }
+
+/**
+ * The planCommit export's answer (api/store.go): the checks to make
+ * first, then the rows to write; times are clipfold's, every `raw` a
+ * message's exact JSON.
+ * @typedef {object} CommitPlan
+ * @property {string} conversation_id
+ * @property {string} operation_id
+ * @property {string} now
+ * @property {'store'|'caller'} history_owner
+ * @property {{field: string, must: 'active'|'block'|'new', ids: string[]}[]} checks
+ * @property {string[]} remove_ids
+ * @property {string[]} move_ids
+ * @property {Record<string, string>} search_text
+ * @property {{id: string, new_id: string, role: string, content: string, raw: string}[]} replace
+ * @property {string[]} delete_ids
+ * @property {{tier: string, label: string, content: string, reason: string}[]} archive_writes
+ * @property {{id: string, role: string, content: string, created_at: string, raw: string} | null} insert
+ * @property {{id: string, role: string, content: string, created_at: string, raw: string, search_text: string}[]} recall_writes
+ */
 
 /** Closes the databases of stores that were dropped without close() (and removes a read-only store's own directory). */
 const finalizer = new FinalizationRegistry((/** @type {{db: {close(): void, isOpen: boolean}, dir: string}} */ h) => {
@@ -364,10 +307,11 @@ export const READ_MIN_VERSION = 4;
 export class SQLiteStore {
   /** @type {InstanceType<typeof Database>} */
   #db;
-  /** @type {ReturnType<typeof sqlFiles>} */
+  /** @type {SQLFiles} */
   #sql;
-  /** queries/replace_message.sql of the same directory */
-  #replaceSQL;
+  /** the plug-in a compactor lent for the store exports (bindPlugin), or null: the shared one */
+  /** @type {SyncCaller | null} */
+  #plugin = null;
   /** @type {QueryAnalyzer | null} */
   #analyzer;
   /** @type {QueryAnalyzer | null} */
@@ -405,7 +349,6 @@ export class SQLiteStore {
     this.readOnly = opts.readOnly === true;
     this.#analyzer = opts.queryAnalyzer ?? null;
     this.#sql = sqlFiles(opts.sqlDir);
-    this.#replaceSQL = replaceMessageSQL(opts.sqlDir);
     this.#busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS));
     this.#db = this.readOnly ? this.#connectReadOnly() : this.#connect();
     try {
@@ -718,10 +661,14 @@ export class SQLiteStore {
   /**
    * Adds messages, in order, after the conversation's active history.
    * Each message is an object (stored as JSON.stringify gives it) or the
-   * exact JSON text to store. Ids are unique within the conversation
-   * (active and recall): a repeated id, or one the conversation holds
-   * already, is an error naming it, and nothing is added; another
-   * conversation's message of the same id is another message.
+   * exact JSON text to store, in any shape of docs/spec.md#message-shapes;
+   * the plug-in's planAppend export reads its row (role as clipfold reads
+   * it, text, time in clipfold's format) and refuses what a store must
+   * not take, naming the field. Ids are the messages' own and unique
+   * within the conversation (active and recall): a missing or repeated
+   * id, or one the conversation holds already (a DuplicateIDError), is an
+   * error naming it, and nothing is added; another conversation's message
+   * of the same id is another message.
    * @param {string} conversationId
    * @param {(Message | string)[]} messages
    */
@@ -747,56 +694,73 @@ export class SQLiteStore {
   }
 
   /**
-   * append's rows [id, role, content, created_at, raw], checked.
+   * append's rows [id, role, content, created_at, raw]: raw the exact JSON
+   * given (an object as JSON.stringify gives it), the rest as the
+   * plug-in's planAppend export reads it.
    * @param {string} conversationId
    * @param {(Message | string)[]} messages
    * @returns {[string, string, string, string, string][]}
    */
   #messageRows(conversationId, messages) {
-    if (typeof conversationId !== 'string' || conversationId === '') throw new HostError('invalid_request', 'append: conversation id is empty');
-    if (!Array.isArray(messages)) throw new HostError('invalid_request', 'append: messages must be an array');
+    if (typeof conversationId !== 'string' || conversationId === '') {
+      throw new HostError('invalid_request', `append: conversation_id must be a non-empty string, got ${describe(conversationId)}`);
+    }
+    if (!Array.isArray(messages)) throw new HostError('invalid_request', `append: messages must be an array, got ${describe(messages)}`);
     this.#refuseWriteIfNewer();
-    /** @type {[string, string, string, string, string][]} */
-    const rows = [];
-    /** @type {Map<string, number>} */
-    const seen = new Map();
-    messages.forEach((m, i) => {
-      const bad = (/** @type {string} */ what) => { throw new HostError('invalid_request', `append: messages[${i}]${what}`); };
-      let raw;
-      let d;
-      if (typeof m === 'string') {
-        raw = m;
-        try { d = JSON.parse(m); } catch { bad(': not valid JSON'); }
-      } else {
-        d = m;
-        raw = '';
+    const raws = messages.map((m, i) => {
+      if (typeof m !== 'string') {
+        try {
+          return wf(stringifyJSON(m, `messages[${i}]`) ?? 'null');
+        } catch (err) {
+          throw new HostError('invalid_request', `append: ${err instanceof ClipfoldError ? err.detail : `messages[${i}]: ${errText(err)}`}`);
+        }
       }
-      if (!d || typeof d !== 'object' || Array.isArray(d)) bad(' is not a JSON object');
-      // JSON.stringify would store NaN or Infinity as null: refused, named.
-      try { requireJSON(d, ''); } catch (err) { bad(`.${/** @type {any} */ (err).detail}`); }
-      const id = d.id;
-      if (typeof id !== 'string' || id === '') bad('.id is empty');
-      const key = wf(id);
-      if (seen.has(key)) bad(`.id ${JSON.stringify(id)} repeats messages[${seen.get(key)}]`);
-      seen.set(key, i);
-      const conv = d.conversation_id ?? '';
-      if (conv !== '' && conv !== conversationId) {
-        bad(` (${JSON.stringify(id)}) belongs to conversation ${JSON.stringify(conv)}, not ${JSON.stringify(conversationId)}`);
-      }
-      if (!ROLES.has(d.role)) bad(` (${JSON.stringify(id)}): role ${JSON.stringify(d.role)} is not user, assistant, system or tool`);
-      let created = '';
-      try { created = normalizeTime(d.created_at); } catch (err) { bad(` (${JSON.stringify(id)}).created_at: ${errText(err)}`); }
-      rows.push([key, d.role, wf(contentText(d.content)), created, raw === '' ? wf(JSON.stringify(d)) : wf(raw)]);
+      try { JSON.parse(m); } catch (err) { throw new HostError('invalid_request', `append: messages[${i}]: not valid JSON: ${errText(err)}`); }
+      return wf(m);
     });
-    return rows;
+    if (raws.length === 0) return [];
+    const plan = this.#export('planAppend', `{"conversation_id":${JSON.stringify(wf(conversationId))},"messages":[${raws.join(',')}]}`,
+      `append to ${JSON.stringify(conversationId)}`);
+    return plan.messages.map((/** @type {{id: string, role: string, content: string, created_at: string}} */ r, /** @type {number} */ i) => (
+      /** @type {[string, string, string, string, string]} */ ([r.id, r.role, r.content, r.created_at, raws[i]])));
+  }
+
+  /**
+   * The plug-in's answer to a store export, parsed: on the plug-in the
+   * compactor lent (bindPlugin), else on the shared one (loaded on first
+   * use). Its refusal is a HostError `invalid_request` saying what was
+   * refused (`what`) and why, naming the field.
+   * @param {string} name
+   * @param {string} input
+   * @param {string} what
+   * @returns {any}
+   */
+  #export(name, input, what) {
+    const lent = this.#plugin;
+    try {
+      if (lent) {
+        try {
+          return JSON.parse(lent.call(name, input));
+        } catch (err) {
+          // The lending compactor was closed: the shared plug-in answers.
+          if (!(err instanceof ClipfoldError && err.code === 'internal' && /closed/.test(err.message))) throw err;
+          if (this.#plugin === lent) this.#plugin = null;
+        }
+      }
+      return JSON.parse(sharedSyncPlugin().call(name, input));
+    } catch (err) {
+      if (err instanceof ClipfoldError && err.code !== 'internal') throw new HostError('invalid_request', `${what}: ${err.detail}`);
+      throw err;
+    }
   }
 
   /**
    * Appends rows [id, role, content, created_at, raw] after the
-   * conversation's active history in one IMMEDIATE transaction, so the
-   * check of the ids it holds and the insert see the same database. A held
-   * id refuses them all, or with skipHeld is left out. Returns the indexes
-   * of the rows appended.
+   * conversation's active history in one IMMEDIATE transaction
+   * (queries/held_ids.sql, append_message.sql), so the check of the ids it
+   * holds and the insert see the same database. A held id refuses them
+   * all (DuplicateIDError), or with skipHeld is left out. Returns the
+   * indexes of the rows appended.
    * @param {string} conversationId
    * @param {[string, string, string, string, string][]} rows
    * @param {boolean} [skipHeld]
@@ -804,27 +768,21 @@ export class SQLiteStore {
    */
   #insertRows(conversationId, rows, skipHeld = false) {
     if (rows.length === 0) return [];
+    const conv = wf(conversationId);
     const ids = JSON.stringify(rows.map((r) => r[0]));
     return this.#tx(() => {
       const db = this.#db;
-      const held = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1))
-UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY 1`, [ids, wf(conversationId)])
-        .map((r) => String(r.id));
-      if (held.length > 0 && !skipHeld) {
-        throw new HostError('invalid_request', `append to ${JSON.stringify(conversationId)}: message id(s) already stored in this conversation: `
-          + `${JSON.stringify(held)}`);
-      }
+      const held = db.all(this.#sql.q.held_ids, [ids, conv]).map((r) => String(r.id));
+      if (held.length > 0 && !skipHeld) throw new DuplicateIDError(held, `append to ${JSON.stringify(conversationId)}: `);
       const skip = new Set(held);
       const kept = rows.flatMap((r, i) => (skip.has(r[0]) ? [] : [i]));
       if (kept.length === 0) return kept;
-      const max = db.get('SELECT MAX(seq) AS s FROM messages WHERE conversation_id = ?', [wf(conversationId)]);
-      const seq = Number(max?.s ?? 0) + 1;
-      const stmt = db.prepare('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)');
+      const stmt = db.prepare(this.#sql.q.append_message);
       try {
-        kept.forEach((k, n) => {
-          const r = rows[k];
-          stmt.run([r[0], wf(conversationId), seq + n, r[1], r[2], r[3], r[4]]);
-        });
+        for (const k of kept) {
+          const [id, role, content, created, raw] = rows[k];
+          stmt.run([id, conv, role, content, created, raw]);
+        }
       } finally {
         stmt.finalize();
       }
@@ -880,9 +838,10 @@ UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id IN (SELECT value F
       seen.set(key, i);
       if (!ROLES.has(r.role)) bad(` (${JSON.stringify(r.id)}): role ${JSON.stringify(r.role)} is not user, assistant, system or tool`);
       if (typeof r.raw !== 'string') bad(` (${JSON.stringify(r.id)}).raw: must be the message's JSON text`);
-      let created = '';
-      try { created = normalizeTime(r.created_at); } catch (err) { bad(` (${JSON.stringify(r.id)}).created_at: ${errText(err)}`); }
-      return /** @type {[string, string, string, string, string]} */ ([key, r.role, wf(String(r.content ?? '')), created, wf(r.raw)]);
+      if (r.created_at !== undefined && r.created_at !== null && typeof r.created_at !== 'string') {
+        bad(` (${JSON.stringify(r.id)}).created_at: must be the time decodeHistory gives (a string) or null`);
+      }
+      return /** @type {[string, string, string, string, string]} */ ([key, r.role, wf(String(r.content ?? '')), r.created_at ?? '', wf(r.raw)]);
     });
   }
 
@@ -983,8 +942,26 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
   }
 
   /**
+   * What each archived block's content says of itself, as every host
+   * reads it (the plug-in's parseBlocks export): `{batch: {…}}` for a
+   * batch (operation_id, depth, start_time, end_time, message_count,
+   * source_message_ids, method, summary), `{batch: null}` for free text,
+   * and `{batch: null, malformed: "…"}` when the first line is meant as
+   * batch metadata but cannot be read (the block is then a plain one,
+   * whole).
+   * @param {string[]} contents
+   * @returns {{batch: BatchMeta | null, malformed?: string}[]}
+   */
+  parseBlocks(contents) {
+    if (contents.length === 0) return [];
+    return this.#export('parseBlocks', JSON.stringify({ contents: contents.map(wf) }), 'reading archived blocks').blocks;
+  }
+
+  /**
    * An archival block in full, or null: its content as written (metadata
-   * line included) and, for a batch, the parsed metadata.
+   * line included) and, for a batch, the parsed metadata — with
+   * `malformed` saying what is wrong when the first line is meant as
+   * metadata but cannot be read (parseBlocks).
    * @param {string} blockId
    * @returns {StoredBlock | null}
    */
@@ -993,10 +970,14 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
 	COALESCE(operation_id, '') AS operation_id, created_at FROM blocks WHERE id = ?`, [wf(requireString(blockId, 'blockId'))]));
     if (!r) return null;
     const content = String(r.content);
-    return {
+    const [meta] = this.parseBlocks([content]);
+    /** @type {StoredBlock} */
+    const b = {
       id: String(r.id), tier: String(r.tier), label: String(r.label), content, conversation_id: String(r.conversation_id),
-      reason: String(r.reason), operation_id: String(r.operation_id), created_at: String(r.created_at), batch: parseBatch(content),
+      reason: String(r.reason), operation_id: String(r.operation_id), created_at: String(r.created_at), batch: meta.batch,
     };
+    if (meta.malformed !== undefined) b.malformed = meta.malformed;
+    return b;
   }
 
   /**
@@ -1019,236 +1000,105 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
   // ------------------------------------------------------------ commit
 
   /**
-   * compaction_commit (docs/spec.md#compaction_commit): every archive write, archive delete, the
-   * move of each removed message into recall (indexed by the commit's
-   * `search_text`) and the insert of the clip-archive before the
-   * remaining history — in one transaction, or nothing. The clip-archive
-   * is stored as the commit's `insert_raw` (the message as compress
-   * returned it, in the history's shape) when it has one; none is stored
-   * when `insert_message` is null (the commit only replaces messages).
-   * Each of `replace_messages` moves to recall (an original recall holds
-   * already stays) and its row takes the replacement, same position
-   * (queries/replace_message.sql).
+   * compaction_commit (docs/spec.md#compaction_commit), in one transaction
+   * or nothing (hostfuncs/store/SCHEMA.md, "The commit"): the rows and
+   * checks of the plug-in's planCommit export, written with the shared
+   * queries. `req` is the commit, or its exact JSON text (what the
+   * plug-in sent: the host functions pass it so).
    *
-   * A caller-owned commit (`history_owner: "caller"`, docs/spec.md#who-owns-the-history) touches no
-   * active history: it writes each of `recall_writes` to recall storage
-   * once (queries/write_recall.sql: an id recall holds already is left as
-   * it is; another conversation's message of the same id is another
-   * message), deletes and writes the archive blocks; only
-   * `archive_deletes` can conflict.
+   * Store-owned (`history_owner` "store" or absent): the removed messages
+   * move from the active history to recall (indexed by the commit's
+   * `search_text`) and the clip-archive is inserted before what stays (as
+   * the commit's `insert_raw`, the message in the history's shape, when it
+   * has one; none when `insert_message` is null); each of
+   * `replace_messages` moves to recall (an original recall holds already
+   * stays) and its row takes the replacement, same position.
+   * Caller-owned (`history_owner: "caller"`, docs/spec.md#who-owns-the-history):
+   * the active history is not touched; each of `recall_writes` is written
+   * to recall once (another conversation's message of the same id is
+   * another message); only `archive_deletes` can conflict.
    *
-   * Throws a HostError: `conflict` when an id to remove, replace or
-   * delete no longer exists (another compaction won), `invalid_request`
-   * for a malformed commit.
-   * @param {CommitInput} req
+   * Throws a HostError: `conflict` when an id to remove, replace or delete
+   * no longer exists (another compaction won), `invalid_request` for a
+   * malformed commit, naming the field, or a DuplicateIDError when an id
+   * it adds is held already.
+   * @param {CommitInput | string} req
    * @returns {{ok: true}}
    */
   commit(req) {
-    const bad = (/** @type {string} */ what) => { throw new HostError('invalid_request', `compaction_commit: ${what}`); };
-    if (!req || typeof req !== 'object' || Array.isArray(req)) bad('input must be an object');
+    let text;
+    if (typeof req === 'string') text = req;
+    else if (req && typeof req === 'object' && !Array.isArray(req)) {
+      try {
+        text = /** @type {string} */ (stringifyJSON(req, ''));
+      } catch (err) {
+        throw new HostError('invalid_request', `compaction_commit: ${err instanceof ClipfoldError ? err.detail : errText(err)}`);
+      }
+    } else throw new HostError('invalid_request', `compaction_commit: input must be an object, got ${describe(req)}`);
     this.#refuseWriteIfNewer();
-    const conv = req.conversation_id;
-    const op = req.operation_id ?? '';
-    if (typeof conv !== 'string' || conv === '') bad('conversation_id: must be a non-empty string');
-    if (typeof op !== 'string') bad('operation_id: must be a string');
-    const writes = req.archive_writes ?? [];
-    const deletes = req.archive_deletes ?? [];
-    const removes = req.remove_message_ids ?? [];
-    if (!Array.isArray(writes)) bad('archive_writes: must be an array');
-    if (!Array.isArray(deletes) || deletes.some((x) => typeof x !== 'string')) bad('archive_deletes: must be an array of strings');
-    if (!Array.isArray(removes) || removes.some((x) => typeof x !== 'string')) bad('remove_message_ids: must be an array of strings');
-    writes.forEach((w, i) => {
-      if (!w || typeof w !== 'object') bad(`archive_writes[${i}]: must be an object`);
-      if (typeof w.label !== 'string' || w.label === '') bad(`archive_writes[${i}].label: must be a non-empty string`);
-      if (w.content !== undefined && typeof w.content !== 'string') bad(`archive_writes[${i}].content: must be a string`);
-    });
-    const nowText = this.now().toISOString();
-    // insert_message null: the commit summarized nothing and only
-    // replaces messages; the history keeps the clip-archive it has.
-    const noInsert = Object.hasOwn(req, 'insert_message') && req.insert_message === null;
-    let role = 'system';
-    let created = '';
-    let content = '';
-    let insId = '';
-    let raw = '';
-    if (!noInsert) {
-      const ins = req.insert_message;
-      if (!ins || typeof ins !== 'object' || Array.isArray(ins)) bad('insert_message: must be a message object');
-      if (typeof ins.id !== 'string' || ins.id === '') bad('insert_message.id: is empty');
-      const insConv = ins.conversation_id || conv;
-      if (insConv !== conv) bad(`insert_message.conversation_id ${JSON.stringify(insConv)} differs from conversation_id ${JSON.stringify(conv)}`);
-      role = ins.role || 'system';
-      if (!ROLES.has(role)) bad(`insert_message.role: ${JSON.stringify(role)} is not user, assistant, system or tool`);
-      try { created = normalizeTime(ins.created_at) || nowText; } catch (err) { bad(`insert_message.created_at: ${errText(err)}`); }
-      content = wf(contentText(ins.content));
-      insId = wf(ins.id);
-      const insRaw = req.insert_raw;
-      if (insRaw !== undefined && insRaw !== null && (typeof insRaw !== 'object' || Array.isArray(insRaw))) bad('insert_raw: must be a message object');
-      raw = insRaw ? goJSON(insRaw) : goJSON({ id: insId, conversation_id: conv, role, content, created_at: created });
-    }
-    const owner = req.history_owner ?? 'store';
-    if (owner !== 'store' && owner !== 'caller') bad(`history_owner: must be "store" or "caller", got ${JSON.stringify(owner)}`);
-    const replaces = req.replace_messages ?? [];
-    if (!Array.isArray(replaces)) bad('replace_messages: must be an array');
-    if (owner === 'caller') {
-      if (removes.length > 0) {
-        bad('history_owner caller: remove_message_ids must be empty (the store holds no active history of a caller-owned conversation)');
-      }
-      if (replaces.length > 0) bad('history_owner caller: replace_messages must be empty (the originals are recall_writes)');
-      return this.#commitCaller(req, conv, op, writes, unique(deletes.map(wf)), nowText, bad);
-    }
-    const removeIds = unique(removes.map(wf));
-    const deleteIds = unique(deletes.map(wf));
-    /** @type {[string, string, string, string, string][]} id, new id, role, content, raw */
-    const replace = [];
-    const moving = new Set(removeIds);
-    replaces.forEach((r, i) => {
-      const f = `replace_messages[${i}]`;
-      if (!r || typeof r !== 'object' || Array.isArray(r)) bad(`${f}: must be an object`);
-      if (typeof r.id !== 'string' || r.id === '' || typeof r.new_id !== 'string' || r.new_id === '') bad(`${f}: id and new_id must not be empty`);
-      if (moving.has(wf(r.id))) bad(`${f}: ${JSON.stringify(r.id)} is removed or replaced twice`);
-      if (!ROLES.has(r.role)) bad(`${f}.role: ${JSON.stringify(r.role)} is not user, assistant, system or tool`);
-      if (typeof r.content !== 'string') bad(`${f}.content: must be a string`);
-      if (!r.message || typeof r.message !== 'object' || Array.isArray(r.message)) bad(`${f}.message: must be the message object`);
-      moving.add(wf(r.id));
-      replace.push([wf(r.id), wf(r.new_id), r.role, wf(r.content), goJSON(r.message)]);
-    });
-    const moveIds = [...removeIds, ...replace.map((r) => r[0])];
-    const st = req.search_text ?? {};
-    if (typeof st !== 'object' || Array.isArray(st)) bad('search_text: must be an object of message id to text');
-    /** @type {Record<string, string>} */
-    const searchText = {};
-    for (const [k, v] of Object.entries(st)) {
-      if (typeof v !== 'string') bad(`search_text.${k}: must be a string`);
-      if (moving.has(wf(k))) searchText[wf(k)] = wf(v);
-    }
-    const rj = JSON.stringify(removeIds);
-    const mj = JSON.stringify(moveIds);
-    const dj = JSON.stringify(deleteIds);
-    const c = wf(conv);
-
+    const plan = this.planCommit(text);
+    const { conversation_id: conv, operation_id: op, now } = plan;
+    const q = this.#sql.q;
     this.#tx(() => {
       const db = this.#db;
-      const found = new Set(db.all('SELECT id FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, mj]).map((r) => String(r.id)));
-      for (const [what, want] of /** @type {[string, string[]][]} */ ([['remove_message_ids', removeIds], ['replace_messages', replace.map((r) => r[0])]])) {
-        const gone = want.filter((x) => !found.has(x));
-        if (gone.length > 0) {
-          throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: ${what} no longer in the active history: `
-            + `${JSON.stringify(gone)} (another compaction may have removed them)`);
-        }
+      if (plan.checks.length > 0) {
+        const failed = db.all(q.commit_check, [conv, JSON.stringify(plan.checks)]);
+        if (failed.length > 0) throw checkFailed(conv, op, failed);
       }
-      const foundBlocks = new Set(db.all('SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]).map((r) => String(r.id)));
-      const missing = deleteIds.filter((x) => !foundBlocks.has(x));
-      if (missing.length > 0) {
-        throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: archive_deletes no longer exist: `
-          + `${JSON.stringify(missing)} (another compaction may have deleted them)`);
-      }
-      // New ids (the clip-archive's, a replacement's that is not its
-      // message's own) must be the conversation's nowhere yet.
-      const added = noInsert ? [] : [[insId, 'insert_message']];
-      replace.forEach((r, i) => { if (r[1] !== r[0]) added.push([r[1], `replace_messages[${i}].new_id`]); });
-      for (const [id, field] of added) {
-        const taken = db.all(`SELECT id FROM messages WHERE conversation_id = ?2 AND id = ?1
-UNION SELECT id FROM recall WHERE conversation_id = ?2 AND id = ?1`, [id, c]);
-        if (taken.length > 0) bad(`${field}: message id ${JSON.stringify(id)} is already stored in this conversation`);
-      }
-      // The clip-archive goes before every message that stays; taking the
-      // position before the removal keeps it below the removed ones too.
-      const min = db.get('SELECT MIN(seq) AS s FROM messages WHERE conversation_id = ?', [c]);
-      const insertSeq = min?.s === null || min?.s === undefined ? 0 : Number(min.s) - 1;
-      if (moveIds.length > 0) db.run(this.#sql.moveToRecall, [c, mj, nowText, wf(op), JSON.stringify(searchText)]);
-      if (removeIds.length > 0) db.run('DELETE FROM messages WHERE conversation_id = ?1 AND id IN (SELECT value FROM json_each(?2))', [c, rj]);
-      for (const [id, newId, r, text, json] of replace) db.run(this.#replaceSQL, [c, id, newId, r, text, json]);
-      this.#writeBlocks(db, writes, dj, c, wf(op), nowText);
-      if (!noInsert) {
-        db.run('INSERT INTO messages (id, conversation_id, seq, role, content, created_at, raw) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          [insId, c, insertSeq, role, content, created, raw]);
-      }
-    });
-    return { ok: true };
-  }
-
-  /**
-   * Deletes the commit's archive_deletes and inserts its archive_writes.
-   * @param {InstanceType<typeof Database>} db
-   * @param {{label: string, content?: string, tier?: string, reason?: string}[]} writes
-   * @param {string} deletesJSON
-   * @param {string} conv
-   * @param {string} op
-   * @param {string} nowText
-   */
-  #writeBlocks(db, writes, deletesJSON, conv, op, nowText) {
-    db.run('DELETE FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [deletesJSON]);
-    for (const w of writes) {
-      db.run(`INSERT INTO blocks (id, tier, label, content, created_at, conversation_id, reason, operation_id)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.label), wf(w.content ?? ''), nowText, conv, wf(w.reason ?? ''), op]);
-    }
-  }
-
-  /**
-   * The caller-owned commit (see commit).
-   * @param {CommitInput} req
-   * @param {string} conv
-   * @param {string} op
-   * @param {{label: string, content?: string, tier?: string, reason?: string}[]} writes
-   * @param {string[]} deleteIds
-   * @param {string} nowText
-   * @param {(what: string) => never} bad
-   * @returns {{ok: true}}
-   */
-  #commitCaller(req, conv, op, writes, deleteIds, nowText, bad) {
-    const rw = req.recall_writes ?? [];
-    if (!Array.isArray(rw)) bad('recall_writes: must be an array');
-    /** @type {[string, string, string, string, string, string][]} */
-    const rows = [];
-    const seen = new Set();
-    rw.forEach((w, i) => {
-      const f = `recall_writes[${i}]`;
-      if (!w || typeof w !== 'object' || Array.isArray(w)) bad(`${f}: must be an object`);
-      if (typeof w.id !== 'string' || w.id === '') bad(`${f}.id: is empty`);
-      if (!ROLES.has(w.role)) bad(`${f}.role: ${JSON.stringify(w.role)} is not user, assistant, system or tool`);
-      if (w.content !== undefined && typeof w.content !== 'string') bad(`${f}.content: must be a string`);
-      if (w.search_text !== undefined && w.search_text !== null && typeof w.search_text !== 'string') bad(`${f}.search_text: must be a string`);
-      if (!w.message || typeof w.message !== 'object' || Array.isArray(w.message)) bad(`${f}.message: must be the message object`);
-      let created = '';
-      try { created = normalizeTime(w.created_at); } catch (err) { bad(`${f}.created_at: ${errText(err)}`); }
-      const id = wf(w.id);
-      if (seen.has(id)) return; // the first wins
-      seen.add(id);
-      rows.push([id, w.role, wf(w.content ?? ''), created, goJSON(w.message), wf(w.search_text ?? '')]);
-    });
-    const c = wf(conv);
-    const dj = JSON.stringify(deleteIds);
-    this.#tx(() => {
-      const db = this.#db;
-      const foundBlocks = new Set(db.all('SELECT id FROM blocks WHERE id IN (SELECT value FROM json_each(?1))', [dj]).map((r) => String(r.id)));
-      const missing = deleteIds.filter((x) => !foundBlocks.has(x));
-      if (missing.length > 0) {
-        throw new HostError('conflict', `compaction_commit: conversation ${JSON.stringify(conv)}: archive_deletes no longer exist: `
-          + `${JSON.stringify(missing)} (another compaction may have deleted them)`);
-      }
-      if (rows.length > 0) {
-        const stmt = db.prepare(this.#sql.writeRecall);
+      const ins = plan.insert;
+      if (ins) db.run(q.insert_clip_archive, [ins.id, conv, ins.role, ins.content, ins.created_at, ins.raw]);
+      if (plan.move_ids.length > 0) db.run(q.move_to_recall, [conv, JSON.stringify(plan.move_ids), now, op, JSON.stringify(plan.search_text)]);
+      if (plan.remove_ids.length > 0) db.run(q.remove_messages, [conv, JSON.stringify(plan.remove_ids)]);
+      for (const r of plan.replace) db.run(q.replace_message, [conv, r.id, r.new_id, r.role, r.content, r.raw]);
+      if (plan.recall_writes.length > 0) {
+        const stmt = db.prepare(q.write_recall);
         try {
-          for (const [id, role, content, created, raw, text] of rows) stmt.run([id, c, role, content, created, raw, nowText, wf(op), text]);
+          for (const w of plan.recall_writes) stmt.run([w.id, conv, w.role, w.content, w.created_at, w.raw, now, op, w.search_text]);
         } finally {
           stmt.finalize();
         }
       }
-      this.#writeBlocks(db, writes, dj, c, wf(op), nowText);
+      if (plan.delete_ids.length > 0) db.run(q.delete_blocks, [JSON.stringify(plan.delete_ids)]);
+      for (const w of plan.archive_writes) db.run(q.write_block, [w.tier, w.label, w.content, now, conv, w.reason, op]);
     });
     return { ok: true };
+  }
+
+  /**
+   * The host functions' compaction_commit with the exact JSON the plug-in
+   * sent (hostfns.js), so every message's JSON is stored as it was.
+   * @param {string} text
+   * @returns {{ok: true}}
+   */
+  [COMMIT_JSON](text) {
+    return this.commit(text);
+  }
+
+  /**
+   * What a commit writes: the plug-in's planCommit export for `req` (the
+   * commit, or its exact JSON text) at the store's clock (`now`).
+   * A HostError `invalid_request` names what is wrong with a malformed
+   * commit.
+   * @param {CommitInput | string} req
+   * @returns {CommitPlan}
+   */
+  planCommit(req) {
+    const text = typeof req === 'string' ? req : stringifyJSON(req, 'commit');
+    return this.#export('planCommit', `{"now":${this.now().getTime()},"commit":${text}}`, 'compaction_commit');
   }
 
   // ------------------------------------------------------------ search
 
   /**
-   * Lends the store a plug-in's searchQuery export (createCompactor does),
-   * used when no queryAnalyzer was given.
-   * @param {{has(name: string): boolean, callJSON(name: string, input: unknown): Promise<any>}} plugin
+   * Lends the store a plug-in (createCompactor does): its searchQuery
+   * export, used when no queryAnalyzer was given, and its store exports
+   * (planCommit, planAppend, parseBlocks) called synchronously, `sync`,
+   * instead of the shared plug-in.
+   * @param {{has(name: string): boolean, callJSON(name: string, input: unknown): Promise<any>, sync?: SyncCaller}} plugin
    */
   bindPlugin(plugin) {
     if (plugin.has('searchQuery')) this.#lent = (q) => plugin.callJSON('searchQuery', { query: q });
+    if (plugin.sync && plugin.has('planCommit')) this.#plugin ??= plugin.sync;
   }
 
   /**
@@ -1270,7 +1120,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
     const clean = {};
     for (const [k, v] of Object.entries(texts)) clean[wf(k)] = wf(requireString(v, `texts[${JSON.stringify(k)}]`));
     if (Object.keys(clean).length === 0) return;
-    this.#tx(() => this.#db.run(this.#sql.indexActive, [wf(conversationId), JSON.stringify(clean)]));
+    this.#tx(() => this.#db.run(this.#sql.q.index_active, [wf(conversationId), JSON.stringify(clean)]));
   }
 
   /**
@@ -1324,7 +1174,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
     const n = limit <= 0 ? DEFAULT_SEARCH_LIMIT : Math.min(Math.floor(limit), MAX_SEARCH_LIMIT);
     const args = [wf(match), wf(conversationId), n];
     const rows = rowsIn?.length ? this.#searchInContext(wf(conversationId), rowsIn, args)
-      : this.#use((db) => db.all(this.#sql.search, args));
+      : this.#use((db) => db.all(this.#sql.q.search, args));
+    const metas = this.parseBlocks(rows.filter((r) => r.kind === 'batch').map((r) => String(r.text)));
+    let nb = 0;
     return rows.map((r) => {
       const created = String(r.created_at);
       /** @type {SearchHit} */
@@ -1335,7 +1187,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
         in_context: Boolean(r.in_context), depth: null, method: null, message_count: null, source_message_ids: null,
       };
       if (hit.kind === 'batch') {
-        const meta = parseBatch(hit.text);
+        const meta = metas[nb++].batch;
         if (meta) {
           hit.text = meta.summary;
           hit.start_time = meta.start_time;
@@ -1367,8 +1219,8 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [newBlockId(), wf(w.tier || 'archival'), wf(w.
     let rows = [];
     try {
       this.#tx(() => {
-        this.#db.run(this.#sql.searchInContext, [conversationId, JSON.stringify(rowsIn)]);
-        rows = this.#db.all(this.#sql.search, args);
+        this.#db.run(this.#sql.q.search_in_context, [conversationId, JSON.stringify(rowsIn)]);
+        rows = this.#db.all(this.#sql.q.search, args);
         throw ROLL_BACK; // the transaction's end: nothing of them stays
       });
     } catch (err) {

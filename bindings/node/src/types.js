@@ -276,6 +276,8 @@
  * @property {string} operation_id
  * @property {string} created_at        when it was written
  * @property {BatchMeta|null} batch     null when the content carries no batch metadata
+ * @property {string} [malformed]       why not, when its first line is meant as batch metadata but cannot be read
+ *   (the block is then read whole, as a plain one)
  */
 
 /**

@@ -68,8 +68,8 @@ describe('appendNew', () => {
     try {
       s.append('c1', [msg(0)]);
       assert.throws(() => s.appendNew('c1', [msg(7), msg(7)]), (/** @type {any} */ e) => e instanceof HostError && /m7/.test(e.message));
-      assert.throws(() => s.appendNew('c1', [msg(8), msg(9, { role: 'robot' })]), /role "robot"/);
-      assert.throws(() => s.appendNew('', [msg(8)]), /conversation id is empty/);
+      assert.throws(() => s.appendNew('c1', [msg(8), msg(9, { role: 'robot' })]), /messages\[1\]\.role: .*"robot"/);
+      assert.throws(() => s.appendNew('', [msg(8)]), /conversation_id must be a non-empty string/);
       assert.throws(() => s.appendNewRecords('c1', [{ id: 'm8', role: 'user', content: 'a', raw: '{}' }, { id: 'm8', role: 'user', content: 'b', raw: '{}' }]),
         /repeats records\[0\]/);
       assert.deepEqual(activeIds(s, 'c1'), ['m0'], 'a refused list appends nothing');

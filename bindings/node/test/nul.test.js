@@ -53,7 +53,8 @@ describe('text after a NUL character', () => {
       assert.equal(store.recall(id, 'c1')?.message.content, text);
 
       // A batch summary and a caller-owned recall write.
-      const summary = '{"depth":0,"count":1}\nsummary before\u0000after the NUL: quokka';
+      const summary = '{"conversation_id":"c2","depth":0,"start":"2026-02-28T10:00:00Z","end":"2026-02-28T10:00:00Z",'
+        + '"count":1}\nsummary before\u0000after the NUL: quokka';
       const said = 'a\u0000b kangaroo';
       store.commit({
         conversation_id: 'c2', operation_id: 'op1', history_owner: 'caller',

@@ -240,7 +240,7 @@ describe('SQLiteStore commit: history_owner caller, insert_raw', () => {
       assert.deepEqual(s.activeMessages('c1'), [], 'nothing joins an active history');
       assert.ok((await s.search('wombat')).some((h) => h.id === 'd_2'));
       assert.throws(() => commit({ archive_deletes: ['blk_gone'] }), (/** @type {any} */ e) => e.code === 'conflict');
-      assert.throws(() => commit({ remove_message_ids: ['d_1'] }), (/** @type {any} */ e) => e.code === 'invalid_request' && /remove_message_ids must be empty/.test(e.message));
+      assert.throws(() => commit({ remove_message_ids: ['d_1'] }), (/** @type {any} */ e) => e.code === 'invalid_request' && /remove_message_ids: must be empty/.test(e.message));
       const refused = s.dump();
       assert.throws(() => commit({ archive_deletes: ['blk_gone'], recall_writes: [write('d_3', 'x')] }), (/** @type {any} */ e) => e.code === 'conflict');
       assert.equal(s.dump(), refused, 'a refused commit changes nothing');

@@ -86,7 +86,7 @@ describe('the store replaces messages in place', () => {
       for (const [extra, code, word] of /** @type {[Record<string, unknown>, string, string][]} */ ([
         [{ replace_messages: [rep({ id: 'u1' })] }, 'conflict', 'u1'],
         [{ replace_messages: [rep({ new_id: 'u2' })] }, 'invalid_request', 'u2'],
-        [{ replace_messages: [rep()], history_owner: 'caller' }, 'invalid_request', 'replace_messages must be empty'],
+        [{ replace_messages: [rep()], history_owner: 'caller' }, 'invalid_request', 'replace_messages: must be empty'],
         [{ replace_messages: [rep({ message: 'x' })] }, 'invalid_request', 'message'],
         [{ replace_messages: [rep()], remove_message_ids: ['t1'] }, 'invalid_request', 'removed or replaced twice'],
       ])) {

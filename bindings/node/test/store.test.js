@@ -139,11 +139,11 @@ for (const [kind, open] of kinds) {
       const cases = [
         ['duplicate of a stored id', [msg('c1', 'c1-new', 'user', 'x'), msg('c1', 'c1-m2', 'user', 'x')], 'c1-m2'],
         ['duplicate within the call', [msg('c1', 'dup', 'user', 'x'), msg('c1', 'dup', 'user', 'y')], 'dup'],
-        ['invalid role', [msg('c1', 'bad-role', 'robot', 'x')], 'bad-role'],
+        ['invalid role', [msg('c1', 'bad-role', 'robot', 'x')], 'messages[0].role'],
         ['empty id', [{ role: 'user', content: 'x' }], 'id'],
         ['raw not JSON', ['{nope'], 'messages[0]'],
-        ['other conversation', [msg('c2', 'c2-x', 'user', 'x')], 'c2-x'],
-        ['bad created_at', [{ id: 'bad-time', role: 'user', content: 'x', created_at: 'yesterday' }], 'bad-time'],
+        ['other conversation', [msg('c2', 'c2-x', 'user', 'x')], 'messages[0].conversation_id'],
+        ['bad created_at', [{ id: 'bad-time', role: 'user', content: 'x', created_at: 'yesterday' }], 'messages[0].created_at'],
       ];
       for (const [what, msgs, mention] of cases) {
         const before = s.dump();

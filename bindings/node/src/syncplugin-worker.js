@@ -1,0 +1,43 @@
+/**
+ * The worker of a SyncPlugin (syncplugin.js): one main-thread instance of
+ * the plug-in on this thread, answering each call on the port, then
+ * waking the waiting thread through the shared flag.
+ * @module
+ */
+import { workerData } from 'node:worker_threads';
+import { ClipfoldError } from './errors.js';
+import { HOST_NAMESPACE, stubHostFunctions } from './hostfns.js';
+import { compileWasm, PluginInstance } from './instance.js';
+
+const { wasm, port, flag } = /** @type {{wasm: string | WebAssembly.Module, port: import('node:worker_threads').MessagePort, flag: Int32Array}} */ (workerData);
+const dec = new TextDecoder();
+
+/** @type {Promise<PluginInstance> | null} */
+let instance = null;
+
+/** @returns {Promise<PluginInstance>} */
+function plugin() {
+  instance ??= compileWasm(wasm).then((module) => new PluginInstance({
+    module, runInWorker: false, functions: { [HOST_NAMESPACE]: stubHostFunctions() },
+  }));
+  instance.catch(() => { instance = null; });
+  return instance;
+}
+
+/** @param {object} answer */
+function reply(answer) {
+  port.postMessage(answer);
+  Atomics.store(flag, 0, 1);
+  Atomics.notify(flag, 0);
+}
+
+port.on('message', async (/** @type {{id: number, name: string, input: string}} */ m) => {
+  try {
+    const out = await (await plugin()).call(m.name, m.input);
+    reply({ id: m.id, output: dec.decode(out) });
+  } catch (err) {
+    const e = err instanceof ClipfoldError ? err
+      : new ClipfoldError('internal', `the plug-in failed (${m.name}) - ${err instanceof Error ? err.message : String(err)}`);
+    reply({ id: m.id, error: { code: e.code, detail: e.detail, pluginOriginated: e.pluginOriginated } });
+  }
+});
