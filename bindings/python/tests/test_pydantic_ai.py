@@ -165,7 +165,7 @@ def test_agent_with_clipfold_history(wasm: str, tmp_path: Path) -> None:
         ever: Set[str] = set()
         for i in range(TURNS + 1):
             result = agent.run_sync(question(i), message_history=messages, conversation_id="conv-1")
-            assert history.last_result is not None and not history.last_result["failed"], history.last_result
+            assert history.last_result is None or not history.last_result["failed"], history.last_result
             messages = result.all_messages()
             for m in messages:
                 ever |= part_dumps(m)

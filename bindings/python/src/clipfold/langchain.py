@@ -348,9 +348,10 @@ class ClipfoldMiddleware(AgentMiddleware):
         cfg = self.policy.request_config(self._overhead(system, tools, self.policy.config))
         usage = usage_from_messages(messages)
         due = self.policy.due(messages)
-        if due is not True and not self.compactor.should_compact(messages, cfg, usage=usage)["due"]:
-            return None  # neither the trigger nor clipfold's budget
         conv = conversation_id or _conversation(self.conversation_id)
+        # count_context: the turn pays for its new messages only.
+        if due is not True and not self.compactor.count_context(conv, messages, usage=usage, config=cfg)["due"]:
+            return None  # neither the trigger nor clipfold's budget
         r = self.compactor.compress(conv, list(messages), caller_owned=self.caller_owned, only_if_due=due is not True,
                                     config=cfg, usage=usage)
         self.last_result = r

@@ -37,7 +37,8 @@ __all__ = ["ClipfoldHook", "pre_model_hook"]
 class ClipfoldHook:
     """The pre-model hook (a callable ``state -> {"llm_input_messages": …}``);
     :func:`pre_model_hook` makes one. ``last_result`` is the last
-    CompactionResult."""
+    CompactionResult (None before the first compaction due: a turn under
+    the budget runs none)."""
 
     _MAX_REMEMBERED = 256  # conversations whose last view is remembered
 
@@ -80,11 +81,16 @@ class ClipfoldHook:
         conv = _conversation(self.conversation_id)
         history, usage = self._history(conv, messages)
         cfg = self.policy.request_config(self._overhead(self.system, self.tools, self.policy.config))
-        r = self.compactor.compress(conv, history, caller_owned=True, only_if_due=True, config=cfg, usage=usage)
-        self.last_result = r
-        # A failed compaction returns the view it was given: still the
-        # messages to send (nothing lost, nothing summarized twice).
-        view = list(r["history"])
+        # count_context pays for the messages new since the last turn only;
+        # compress, which reads the whole view, runs when it is due.
+        if self.compactor.count_context(conv, history, usage=usage, config=cfg)["due"]:
+            r = self.compactor.compress(conv, history, caller_owned=True, only_if_due=True, config=cfg, usage=usage)
+            self.last_result = r
+            # A failed compaction returns the view it was given: still the
+            # messages to send (nothing lost, nothing summarized twice).
+            view = list(r["history"])
+        else:
+            view = list(history)
         self._sent[conv] = (view, len(messages), getattr(messages[-1], "id", None) if messages else None)
         self._sent.move_to_end(conv)
         while len(self._sent) > self._MAX_REMEMBERED:

@@ -309,8 +309,9 @@ class ClipfoldHistory:
     default the run's ``conversation_id`` (Pydantic AI 2) — pass one to keep
     a conversation's archive across message histories. ``tools``: tool
     schemas to count when the run context does not list them (Pydantic AI 1).
-    ``last_result``: the last CompactionResult (a failed compaction changes
-    nothing; its ``failure_code`` says why)."""
+    ``last_result``: the last CompactionResult (None before the first
+    compaction due: a request under the budget runs none; a failed
+    compaction changes nothing, its ``failure_code`` says why)."""
 
     def __init__(self, compactor: Optional[Compactor] = None, *, config: Optional[Config] = None,
                  conversation_id: ConversationID = None, tools: Sequence[Any] = ()) -> None:
@@ -331,8 +332,13 @@ class ClipfoldHistory:
         sent, origin = to_clipfold(messages)
         cfg = self.config if "overhead_tokens" in self.config else \
             {**self.config, "overhead_tokens": self._overhead(ctx, messages)}
+        usage = usage_of(messages, origin)
+        # count_context pays for the messages new since the last request
+        # only; compress, which reads them all, runs when it is due.
+        if not self.compactor.count_context(conv, sent, usage=usage, config=cfg, shape=SHAPE)["due"]:
+            return messages
         r = self.compactor.compress(conv, sent, caller_owned=True, only_if_due=True, shape=SHAPE, config=cfg,
-                                    usage=usage_of(messages, origin))
+                                    usage=usage)
         self.last_result = r
         if r["failed"] or (r["messages_compressed"] == 0 and len(r["history"]) == len(sent)
                            and all(raw_json(a) == raw_json(b) for a, b in zip(r["history"], sent))):
