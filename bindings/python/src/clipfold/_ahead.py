@@ -26,6 +26,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, cast
 
+from ._host import worker as _worker
 from ._messages import Prepared
 from .types import AheadResult, CompactionResult, Config, ContextUsage, ShouldCompactResult
 
@@ -377,7 +378,6 @@ class Ahead:
             prepared, payload, _ = c._compress_payload(conversation_id, snapshot if caller_owned else None, caller_owned,
                                                        False, shape, self._with_target(config, target), True, now, None,
                                                        None)
-        from .compactor import _worker
         loop = getattr(_worker, "loop", None)  # an AsyncCompactor's event loop: async LLMs run on it
 
         def run() -> None:

@@ -33,7 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Type, TypeVar, Union
 
-from .compactor import DEFAULT_TARGET_SHARE, Compactor, MessageLike, _worker
+from ._host import worker as _worker
+from .compactor import DEFAULT_TARGET_SHARE, Compactor, MessageLike
 from .errors import ClipfoldError
 from .llm import LLMCallable
 from .store import SQLiteStore

@@ -11,6 +11,7 @@ exception becomes an ``{"error": …}`` object.
 from __future__ import annotations
 
 import json
+import threading
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
@@ -21,6 +22,11 @@ NAMESPACE = "extism:host/user"
 HOST_FUNCTION_NAMES = ("llm_complete", "memory_list", "compaction_commit")
 
 Handler = Callable[[bytes], bytes]
+
+worker = threading.local()
+"""Per thread: the event loop an AsyncCompactor call came from (``loop``),
+set while the call runs in the AsyncCompactor's worker thread: a host
+function calling an async LLM awaits it on that loop."""
 
 
 def error_bytes(code: str, message: str, retryable: bool = False) -> bytes:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -12,9 +11,11 @@ from typing import Any, Awaitable, Callable, Dict, Iterator, List, Mapping, Opti
 
 import extism
 
-from ._host import HostContext, error_bytes, host_functions
+from ._host import HostContext, error_bytes, worker as _worker
 from . import _check
 from ._locate import WASM_ENV, find_wasm
+from ._plugin import (ExportCaller as _ExportCaller, QueryAnalyzerPlugin, compile_plugin as _compile, export_caller,
+                      search_query_input as _search_query_input)
 from .errors import ClipfoldError
 from .llm import Extractive, LLMCallable
 from ._messages import Prepared, message_dict, same_messages
@@ -28,66 +29,11 @@ MessageLike = Any
 __all__ = ["Compactor", "DEFAULT_TARGET_SHARE", "QueryAnalyzerPlugin", "WASM_ENV", "find_wasm", "normalize_messages"]
 
 
-_compiled_lock = threading.Lock()
 _ahead_init = threading.Lock()
-_compiled: Dict[str, Any] = {}
-
-
-def _compile(wasm: bytes) -> Any:
-    """One CompiledPlugin per module content, shared by every Compactor
-    (Extism caches the machine code on disk too, so only the first process
-    pays the full compilation)."""
-    key = hashlib.sha256(wasm).hexdigest()
-    with _compiled_lock:
-        c = _compiled.get(key)
-        if c is None:
-            c = extism.extism.CompiledPlugin(wasm, True, host_functions())
-            _compiled[key] = c
-        return c
 
 
 def _dumps(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
-
-
-class _ExportCaller:
-    """Calls exports of a separate plug-in instance (used by the LLM
-    adapters from inside a host function, where the main instance is busy)."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self._make = make
-        self._plugin: Any = None
-        self._lock = threading.Lock()
-
-    def _get(self) -> Any:
-        if self._plugin is None:
-            self._plugin = self._make()
-        return self._plugin
-
-    def has_export(self, export: str) -> bool:
-        with self._lock:
-            return bool(self._get().function_exists(export))
-
-    def __call__(self, export: str, data: bytes) -> bytes:
-        with self._lock:
-            try:
-                return bytes(self._get().call(export, data, host_context=HostContext({})))
-            except extism.Error as e:
-                raise ClipfoldError.from_plugin_error(str(e)) from None
-
-    def close(self) -> None:
-        with self._lock:
-            if self._plugin is not None:
-                self._plugin.__del__()
-                self._plugin = None
-
-
-def export_caller(wasm_path: Union[str, "os.PathLike[str]"]) -> _ExportCaller:
-    """The exports of a plug-in on an instance of its own, as a callable
-    ``caller(export, bytes) -> bytes`` (what the LLM adapters use)."""
-    with open(os.fspath(wasm_path), "rb") as f:
-        compiled = _compile(f.read())
-    return _ExportCaller(lambda: extism.Plugin(compiled))
 
 
 DEFAULT_TARGET_SHARE = 0.8
@@ -141,27 +87,6 @@ def _conversation_id(conversation_id: Any) -> str:
     if not isinstance(conversation_id, str) or not conversation_id:
         raise ClipfoldError("invalid_input", "conversation_id: must be a non-empty string", "conversation_id")
     return conversation_id
-
-
-class QueryAnalyzerPlugin:
-    """The plug-in's searchQuery export as a callable, on an instance of its
-    own: ``analyzer(query) -> {"terms", "fts5", "tsquery"}``. What an
-    SQLiteStore made without a Compactor analyses its queries with."""
-
-    def __init__(self, wasm_path: Union[str, "os.PathLike[str]"]) -> None:
-        self._caller = export_caller(wasm_path)
-
-    def __call__(self, query: str, language: Optional[str] = None) -> SearchQuery:
-        return cast(SearchQuery, json.loads(self._caller("searchQuery", _search_query_input(query, language))))
-
-
-def _search_query_input(query: Any, language: Any) -> bytes:
-    """The searchQuery export's input, in ASCII JSON: any str, lone
-    surrogates included, reaches the plug-in as valid JSON."""
-    payload: Dict[str, Any] = {"query": _check.string(query, "query")}
-    if _check.optional_string(language, "language") is not None:
-        payload["language"] = language
-    return json.dumps(payload).encode("ascii")
 
 
 class Compactor:
@@ -820,9 +745,6 @@ class Compactor:
                                                                            _check.optional_string(shape, "shape")))
 
 
-_worker = threading.local()
-"""Per thread: the event loop an AsyncCompactor call came from (``loop``),
-set while the call runs in the AsyncCompactor's worker thread."""
 
 
 class _LLMTimeout(Exception):

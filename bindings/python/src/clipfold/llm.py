@@ -46,6 +46,8 @@ import threading
 from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Tuple, Union
 
 from ._redact import redact
+from ._locate import find_wasm
+from ._plugin import export_caller
 from .errors import ClipfoldError
 from .types import ContextUsage, ErrorResponse, ModelRequest, ModelResponse
 
@@ -91,7 +93,6 @@ def default_exports() -> ExportCaller:
     global _default_exports
     with _default_lock:
         if _default_exports is None:
-            from .compactor import export_caller, find_wasm
             _default_exports = export_caller(find_wasm())
         return _default_exports
 

@@ -43,6 +43,8 @@ from pathlib import Path
 
 from ._check import boolean, describe, invalid, json_text, path_like, string, whole_number
 from ._schema import migrations as _migrations, query as _query
+from ._locate import find_wasm
+from ._plugin import QueryAnalyzerPlugin, export_caller
 from .errors import ClipfoldError
 from .types import Block, CommitRequest, Message, SearchHit, SearchQuery, StoredBlock
 
@@ -126,7 +128,6 @@ def default_plugin() -> PluginCaller:
     global _default_plugin
     with _default_analyzer_lock:
         if _default_plugin is None:
-            from .compactor import export_caller, find_wasm
             _default_plugin = export_caller(find_wasm())
         return _default_plugin
 
@@ -138,7 +139,6 @@ def default_query_analyzer() -> QueryAnalyzer:
     global _default_analyzer
     with _default_analyzer_lock:
         if _default_analyzer is None:
-            from .compactor import QueryAnalyzerPlugin, find_wasm
             _default_analyzer = QueryAnalyzerPlugin(find_wasm())
         return _default_analyzer
 
