@@ -27,7 +27,11 @@ wasm="${CLIPFOLD_WASM:-$repo/build/clipfold.wasm}"
 
 # The frameworks, as npm names them; zod and the tooling stay as pinned.
 frameworks=(langchain @langchain/core @langchain/langgraph ai @mastra/core @mastra/memory @openai/agents)
-suites=(test/langchain.test.js test/ai-sdk.test.js test/mastra.test.js test/openai-agents.test.js test/readme.test.js)
+# The providers' own packages, which first-turn.test.js drives to check the
+# requests on the wire: test tools, not frameworks, installed as pinned.
+providers=(@ai-sdk/openai @ai-sdk/anthropic @langchain/openai @langchain/anthropic)
+suites=(test/langchain.test.js test/ai-sdk.test.js test/mastra.test.js test/openai-agents.test.js test/first-turn.test.js
+	test/readme.test.js)
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/clipfold-frameworks-XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
@@ -37,6 +41,9 @@ cd "$tmp"
 mapfile -t specs < <(node -e '
   const peers = require("./package.json").peerDependencies ?? {};
   for (const name of process.argv.slice(1)) console.log(`${name}@${peers[name] ?? "latest"}`);' "${frameworks[@]}")
+mapfile -t -O "${#specs[@]}" specs < <(node -e '
+  const dev = require("./package.json").devDependencies ?? {};
+  for (const name of process.argv.slice(1)) console.log(`${name}@${dev[name]}`);' "${providers[@]}")
 echo "test-frameworks-latest: npm install ${specs[*]} (node $(node --version))"
 npm install --no-package-lock --no-audit --no-fund --loglevel=error "${specs[@]}"
 
