@@ -97,34 +97,73 @@ func dfOf(df *u64Counts, w uint64) int32 {
 
 // score computes every sentence's features, hash and score, marks
 // duplicates (of each other and of the previous summary) and filler, and
-// applies the per-message rank penalty.
+// applies the per-message rank penalty. Its steps: scanSentences reads
+// every sentence once; then, sentence by sentence in order, collapse
+// marks the duplicates and weigh scores the rest; adjustAcross applies
+// what only the whole input shows (prose restating a tool result, a line
+// of tool output standing for many); recency and rankPenalty come last.
 func (ex *extractor) score() {
 	seen := newU64Counts(len(ex.sents))
 	near := newU64Counts(len(ex.sents))
 	machine := newU64Counts(0)
 	restated := make([]bool, len(ex.srcs)) // tool results that prose after them restates
-	// Pass 1: every sentence's features, hashes and content words, and in
-	// how many sources each content word occurs.
-	shapes := make([]uint64, len(ex.sents))
-	wordsAt := make([]int32, len(ex.sents)+1)
-	var words []uint64
-	df := newU64Counts(len(ex.sents))
+	sc := ex.scanSentences()
+	for i := range ex.sents {
+		s := &ex.sents[i]
+		hl := sc.shapes[i]
+		ex.words = sc.words[sc.wordsAt[i]:sc.wordsAt[i+1]]
+		if ex.collapse(int32(i), hl, seen, machine) {
+			continue
+		}
+		// Near-duplicates (log lines, retries) add little: each one more
+		// of the same shape weighs less.
+		nc := near.at(hl)
+		nearCount := *nc
+		*nc = nearCount + 1
+		s.score = ex.weigh(int32(i), &sc, nearCount, restated)
+	}
+	ex.adjustAcross(restated)
+	ex.recency()
+	ex.rankPenalty()
+}
+
+// sentenceScan is what scanSentences finds for weigh: each sentence's
+// shape hash, its content words and identifier tokens (sentence i's are
+// words[wordsAt[i]:wordsAt[i+1]] and toks[toksAt[i]:toksAt[i+1]]), and in
+// how many sources each word and token occurs (df).
+type sentenceScan struct {
+	shapes          []uint64
+	wordsAt, toksAt []int32
+	words           []uint64
+	toks            []exTok
+	df              *u64Counts
+}
+
+// scanSentences is the first pass: every sentence's features, hashes and
+// content words, and in how many sources each content word occurs. It is
+// a step of its own because a word's weight needs the counts of the
+// whole input before any sentence can be scored.
+func (ex *extractor) scanSentences() sentenceScan {
+	sc := sentenceScan{
+		shapes:  make([]uint64, len(ex.sents)),
+		wordsAt: make([]int32, len(ex.sents)+1),
+		df:      newU64Counts(len(ex.sents)),
+	}
 	dfSrc := newU64Counts(len(ex.sents)) // the last source counted for a word, plus 1
 	count := func(w uint64, src int32) {
 		if last := dfSrc.at(w); *last != src+1 {
 			*last = src + 1
-			*df.at(w)++
+			*sc.df.at(w)++
 		}
 	}
-	toksAt := make([]int32, len(ex.sents)+1)
-	var toks []exTok
+	sc.toksAt = make([]int32, len(ex.sents)+1)
 	for i := range ex.sents {
 		s := &ex.sents[i]
 		ex.idShape = ex.srcs[s.src].speaker == spTool
-		s.features, s.hash, shapes[i] = ex.scan(s.text)
-		wordsAt[i], toksAt[i] = int32(len(words)), int32(len(toks))
-		words = append(words, ex.words...)
-		toks = append(toks, ex.toks...)
+		s.features, s.hash, sc.shapes[i] = ex.scan(s.text)
+		sc.wordsAt[i], sc.toksAt[i] = int32(len(sc.words)), int32(len(sc.toks))
+		sc.words = append(sc.words, ex.words...)
+		sc.toks = append(sc.toks, ex.toks...)
 		for _, w := range ex.words {
 			count(w, s.src)
 		}
@@ -133,147 +172,192 @@ func (ex *extractor) score() {
 		}
 	}
 	ex.idShape = false
-	wordsAt[len(ex.sents)], toksAt[len(ex.sents)] = int32(len(words)), int32(len(toks))
-	for i := range ex.sents {
-		s := &ex.sents[i]
-		hl := shapes[i]
-		ex.words = words[wordsAt[i]:wordsAt[i+1]]
-		f := &s.features
-		src := &ex.srcs[s.src]
-		if _, ok := ex.guideHash[s.hash]; ok {
-			s.dup = true // the previous summary says it already
-			continue
-		}
-		if (src.speaker == spTool || src.speaker == spToolCall) && hl != noShape {
-			// Tool output and calls that repeat one shape (log lines,
-			// health checks, retries: the same text but for numbers and
-			// times) collapse into the first, which says how many lines it
-			// stands for and until when. Output collapses only with output
-			// of the same call (the same tool, arguments that differ only
-			// in numbers and ids: callKey) and, being data, only when its
-			// ids are the same too (scan's idShape): the records of
-			// orders 4471 and 4472 are two facts, not one said twice.
-			key := hl
-			if src.call != 0 {
-				key = (hl ^ src.call) * 1099511628211
-			}
-			if j, ok := machine.get(key); ok {
-				ex.absorb(j, int32(i))
-				continue
-			}
-			*machine.at(key) = int32(i)
-		}
-		if j, ok := seen.get(s.hash); ok {
-			// Said again: keep the first, which gains a bounded bonus.
-			s.dup = true
-			if d := &ex.sents[j]; float64(d.repeats)*wRepeat < wRepeatMax {
-				d.repeats++
-				d.score += wRepeat
-			}
-			continue
-		}
-		*seen.at(s.hash) = int32(i)
-		// Near-duplicates (log lines, retries) add little: each one more
-		// of the same shape weighs less.
-		nc := near.at(hl)
-		nearCount := *nc
-		*nc = nearCount + 1
-		var v float64
-		switch src.speaker {
-		case spTool:
-			v = wToolBase
-		case spToolCall:
-			v = wToolCallBase
-		}
-		if f.code {
-			// Source code is dense with names, "err" and quotes but is
-			// rarely what a summary needs: what the code does is said in
-			// prose around it.
-			f.decision, f.constraint, f.errorish, f.rationale, f.action, f.pref, f.question = false, false, false, false, false, false, false
-			f.idents = min(f.idents, 2)
-			v -= wCode
-		}
-		if src.speaker == spToolCall {
-			// Arguments are data, not speech: "decision" in a ticket body
-			// is not a decision. Only identifiers and errors count.
-			f.decision, f.constraint, f.rationale, f.action, f.pref, f.question, f.social = false, false, false, false, false, false, false
-		}
-		s.filler = f.isFiller() && src.speaker != spToolCall
-		if ex.restates(s.src) {
-			if ex.srcs[s.src-1].speaker == spTool {
-				// Prose that says what a tool result shows says it better
-				// than the raw output: the output is the redundant one.
-				restated[s.src-1] = true
-			} else {
-				// Echoing what the other side just said adds nothing the
-				// first statement does not have.
-				v -= wRestate
-			}
-		}
-		if ex.seenBefore() {
-			v -= wSeen
-		}
-		gain := 0.0
-		// Content words count by how much they say here: a word most
-		// sources repeat (the shop, the server, the backup) says little.
-		info := 0.0
-		for _, w := range ex.words {
-			info += infoWeight(dfOf(df, w))
-		}
-		info += float64(f.content - len(ex.words)) // CJK runs count more than once
-		gain += min(info*wContent, wContentMax)
-		if f.decision {
-			gain += wDecision
-		}
-		if f.errorish {
-			gain += wError
-		}
-		if f.constraint {
-			gain += wConstraint
-		}
-		if f.pref {
-			gain += wPref
-		}
-		if f.action {
-			gain += wAction
-		}
-		if f.time {
-			gain += wTime
-		}
-		if f.rationale {
-			gain += wRationale
-		}
-		if f.question {
-			gain += wQuestion
-		}
-		// Identifiers and names count by how rare they are here too: a
-		// path or an acronym on every line of a log is not news.
-		idents, weak := float64(f.idents), float64(f.weak)
-		for _, t := range toks[toksAt[i]:toksAt[i+1]] {
-			iw := infoWeight(dfOf(df, t.hash))
-			idents -= float64(t.points) * (1 - iw)
-			weak -= float64(t.weak) * (1 - iw)
-		}
-		gain += min(idents*wIdent, wIdentMax)
-		gain += min(weak*wWeak, wWeakMax)
-		if src.speaker == spTool || src.speaker == spToolCall {
-			// Raw output and arguments are data: what they show counts,
-			// but less than the same said in words.
-			gain *= wToolGain
-		}
-		v += gain
-		if f.words < 3 && f.idents == 0 {
-			v -= wShort
-		}
-		cut := min(int(s.runes), extractiveSentenceMax)
-		s.cost = int32(cut + 3) // and its separator, " " or " | "
-		// Long sentences cost more of the budget: a 320-character line
-		// must carry 4 points more than a short one (at /300 a log line
-		// that maxed out every capped feature beat any short fact).
-		v -= float64(cut) / wLengthDiv
-		v -= min(float64(nearCount)*wNear, wNearMax)
-		s.score = v
+	sc.wordsAt[len(ex.sents)], sc.toksAt[len(ex.sents)] = int32(len(sc.words)), int32(len(sc.toks))
+	return sc
+}
+
+// collapse marks sentence i (of shape hl) a duplicate when it is one:
+// said in the previous summary, a line of tool output of the shape of an
+// earlier one (absorbed into it), or said before (the first gains a
+// bounded bonus). It reports whether it marked i, which is then not
+// scored; a step of its own because a duplicate needs no score at all.
+func (ex *extractor) collapse(i int32, hl uint64, seen, machine *u64Counts) bool {
+	s := &ex.sents[i]
+	src := &ex.srcs[s.src]
+	if _, ok := ex.guideHash[s.hash]; ok {
+		s.dup = true // the previous summary says it already
+		return true
 	}
+	if (src.speaker == spTool || src.speaker == spToolCall) && hl != noShape {
+		// Tool output and calls that repeat one shape (log lines,
+		// health checks, retries: the same text but for numbers and
+		// times) collapse into the first, which says how many lines it
+		// stands for and until when. Output collapses only with output
+		// of the same call (the same tool, arguments that differ only
+		// in numbers and ids: callKey) and, being data, only when its
+		// ids are the same too (scan's idShape): the records of
+		// orders 4471 and 4472 are two facts, not one said twice.
+		key := hl
+		if src.call != 0 {
+			key = (hl ^ src.call) * 1099511628211
+		}
+		if j, ok := machine.get(key); ok {
+			ex.absorb(j, i)
+			return true
+		}
+		*machine.at(key) = i
+	}
+	if j, ok := seen.get(s.hash); ok {
+		// Said again: keep the first, which gains a bounded bonus.
+		s.dup = true
+		if d := &ex.sents[j]; float64(d.repeats)*wRepeat < wRepeatMax {
+			d.repeats++
+			d.score += wRepeat
+		}
+		return true
+	}
+	*seen.at(s.hash) = i
+	return false
+}
+
+// weigh is the score of sentence i, not a duplicate, whose content words
+// are in ex.words and which has nearCount earlier near-duplicates: what
+// marks it down (penalties), plus what it carries (gain), less what it
+// costs. It also sets the sentence's filler mark and cost, and marks in
+// restated a tool result the sentence restates. A step of its own: the
+// one place that adds a sentence's score up.
+func (ex *extractor) weigh(i int32, sc *sentenceScan, nearCount int32, restated []bool) float64 {
+	s := &ex.sents[i]
+	f := &s.features
+	v := ex.penalties(i, restated)
+	v += ex.gain(i, sc)
+	if f.words < 3 && f.idents == 0 {
+		v -= wShort
+	}
+	cut := min(int(s.runes), extractiveSentenceMax)
+	s.cost = int32(cut + 3) // and its separator, " " or " | "
+	// Long sentences cost more of the budget: a 320-character line
+	// must carry 4 points more than a short one (at /300 a log line
+	// that maxed out every capped feature beat any short fact).
+	v -= float64(cut) / wLengthDiv
+	v -= min(float64(nearCount)*wNear, wNearMax)
+	return v
+}
+
+// penalties is where sentence i's score starts: the base of its speaker,
+// less what marks it down (source code, restating the message before,
+// repeating the previous summary's words). It drops the features that do
+// not count for code and tool-call arguments and sets the filler mark,
+// which read them, so it runs before gain.
+func (ex *extractor) penalties(i int32, restated []bool) float64 {
+	s := &ex.sents[i]
+	f := &s.features
+	src := &ex.srcs[s.src]
+	var v float64
+	switch src.speaker {
+	case spTool:
+		v = wToolBase
+	case spToolCall:
+		v = wToolCallBase
+	}
+	if f.code {
+		// Source code is dense with names, "err" and quotes but is
+		// rarely what a summary needs: what the code does is said in
+		// prose around it.
+		f.decision, f.constraint, f.errorish, f.rationale, f.action, f.pref, f.question = false, false, false, false, false, false, false
+		f.idents = min(f.idents, 2)
+		v -= wCode
+	}
+	if src.speaker == spToolCall {
+		// Arguments are data, not speech: "decision" in a ticket body
+		// is not a decision. Only identifiers and errors count.
+		f.decision, f.constraint, f.rationale, f.action, f.pref, f.question, f.social = false, false, false, false, false, false, false
+	}
+	s.filler = f.isFiller() && src.speaker != spToolCall
+	if ex.restates(s.src) {
+		if ex.srcs[s.src-1].speaker == spTool {
+			// Prose that says what a tool result shows says it better
+			// than the raw output: the output is the redundant one.
+			restated[s.src-1] = true
+		} else {
+			// Echoing what the other side just said adds nothing the
+			// first statement does not have.
+			v -= wRestate
+		}
+	}
+	if ex.seenBefore() {
+		v -= wSeen
+	}
+	return v
+}
+
+// gain is what sentence i carries: its content words and identifiers by
+// their rarity in the input (sc.df), and its decisions, errors,
+// constraints, preferences, actions, times, rationale and questions;
+// tool output and arguments count a share of it. A step of its own: it
+// is the part of the score that the features and the input's word counts
+// alone decide.
+func (ex *extractor) gain(i int32, sc *sentenceScan) float64 {
+	s := &ex.sents[i]
+	f := &s.features
+	src := &ex.srcs[s.src]
+	gain := 0.0
+	// Content words count by how much they say here: a word most
+	// sources repeat (the shop, the server, the backup) says little.
+	info := 0.0
+	for _, w := range ex.words {
+		info += infoWeight(dfOf(sc.df, w))
+	}
+	info += float64(f.content - len(ex.words)) // CJK runs count more than once
+	gain += min(info*wContent, wContentMax)
+	if f.decision {
+		gain += wDecision
+	}
+	if f.errorish {
+		gain += wError
+	}
+	if f.constraint {
+		gain += wConstraint
+	}
+	if f.pref {
+		gain += wPref
+	}
+	if f.action {
+		gain += wAction
+	}
+	if f.time {
+		gain += wTime
+	}
+	if f.rationale {
+		gain += wRationale
+	}
+	if f.question {
+		gain += wQuestion
+	}
+	// Identifiers and names count by how rare they are here too: a
+	// path or an acronym on every line of a log is not news.
+	idents, weak := float64(f.idents), float64(f.weak)
+	for _, t := range sc.toks[sc.toksAt[i]:sc.toksAt[i+1]] {
+		iw := infoWeight(dfOf(sc.df, t.hash))
+		idents -= float64(t.points) * (1 - iw)
+		weak -= float64(t.weak) * (1 - iw)
+	}
+	gain += min(idents*wIdent, wIdentMax)
+	gain += min(weak*wWeak, wWeakMax)
+	if src.speaker == spTool || src.speaker == spToolCall {
+		// Raw output and arguments are data: what they show counts,
+		// but less than the same said in words.
+		gain *= wToolGain
+	}
+	return gain
+}
+
+// adjustAcross applies what only the whole input shows: a tool result
+// that prose after it restates (restated) is marked down, and a line of
+// tool output that stands for several (collapse) costs its repeat mark
+// and is marked down as routine. A step of its own because it reads
+// marks that later sentences set.
+func (ex *extractor) adjustAcross(restated []bool) {
 	for i := range ex.sents {
 		s := &ex.sents[i]
 		if s.dup {
@@ -290,8 +374,6 @@ func (ex *extractor) score() {
 			s.score -= min(float64(s.count-1), wRecurMax) * wRecur
 		}
 	}
-	ex.recency()
-	ex.rankPenalty()
 }
 
 // infoWeight is what a content word found in n sources adds, 1/√n.
