@@ -10,7 +10,7 @@ TINYGO_SCRIPTS := scripts/build-tinygo.sh scripts/install-tinygo.sh scripts/tiny
 
 .DELETE_ON_ERROR:
 
-.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-python-latest test-tinygo test-sdks test-install test-frameworks check-32bit bench fidelity trajectories window demo vectors clean dist dist-clean dist-cli dist-python dist-node
+.PHONY: all build build-tinygo embed tinygo-toolchain cli test chaos check-bigendian test-go test-node test-python test-python-latest test-tinygo test-sdks test-install test-frameworks check-32bit bench fidelity trajectories window ahead demo vectors clean dist dist-clean dist-cli dist-python dist-node
 
 all: build cli
 
@@ -93,7 +93,7 @@ test-python-latest: build
 ## end-to-end, the benchmarks' CI subsets) against build/clipfold-tinygo.wasm. The
 ## packaging tests are left to test-node and test-python: they build and install
 ## the packages, which bundle embed/clipfold.wasm whatever CLIPFOLD_WASM says.
-GO_PLUGIN_SUITES := . ./cmd/clipfold ./harness ./internal/chaos ./tools/fidelity ./tools/trajectories ./tools/window
+GO_PLUGIN_SUITES := . ./cmd/clipfold ./harness ./internal/chaos ./tools/ahead ./tools/fidelity ./tools/trajectories ./tools/window
 test-tinygo: $(WASM_TINY)
 	bash scripts/check-embed.sh $(WASM_TINY)
 	eval "$$(bash scripts/start-postgres.sh)" && CLIPFOLD_WASM=$(abspath $(WASM_TINY)) $(GO) test -count=1 $(GO_PLUGIN_SUITES)
@@ -136,6 +136,15 @@ fidelity: cli
 ## messages; writes docs/trajectories.md (tools/trajectories; its CI subset runs in go test ./tools/trajectories)
 trajectories: cli build
 	$(GO) run ./tools/trajectories -clipfold $(CLI) -wasm $(WASM) -out docs/trajectories.md -json build/trajectories.json
+
+## ahead: what an agent waits for compaction, synchronous and ahead of time: the bundled sessions replayed as an agent loop
+## (turns every 2 s, a fake summarizer of 1–3 s) through build/clipfold (Go) and the Python package, the 884-message session
+## compacted at once, and Python's per-turn check against LangChain's count_tokens_approximately; writes docs/ahead.md
+## (tools/ahead; about 6 minutes; AHEAD_FLAGS='-scale 0.1' for a quick run; its CI subset runs in go test ./tools/ahead)
+PY_VENV := bindings/python/.venv
+ahead: cli build
+	[ -x $(PY_VENV)/bin/python ] || bash bindings/python/run_tests.sh -k nothing || [ -x $(PY_VENV)/bin/python ]
+	$(GO) run ./tools/ahead -clipfold $(CLI) -wasm $(WASM) -python $(PY_VENV)/bin/python -jobs 12 -out docs/ahead.md -json build/ahead.json $(AHEAD_FLAGS)
 
 ## window: the token estimate against real tokenizers (o200k_base, cl100k_base via js-tiktoken) on the corpus of
 ## testdata/tokens, per kind, through build/clipfold.wasm: writes docs/window.md (tools/window; its test, part of
