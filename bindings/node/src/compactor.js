@@ -8,9 +8,11 @@ import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
 import { SyncPlugin } from './syncplugin.js';
+import { Ahead, turnTaker } from './ahead.js';
 import { OFFLINE_LLM, offlineLLM } from './llm/extractive.js';
 import { MemoryStore } from './store.js';
 import { findWasm } from './paths.js';
+import { availableParallelism } from 'node:os';
 
 export { findWasm };
 
@@ -27,6 +29,8 @@ export { findWasm };
  * @typedef {import('./types.js').ReadRecord} ReadRecord
  * @typedef {import('./types.js').MemoryReadResult} MemoryReadResult
  * @typedef {import('./types.js').ContextUsage} ContextUsage
+ * @typedef {import('./types.js').ContextCount} ContextCount
+ * @typedef {import('./types.js').AheadResult} AheadResult
  */
 
 /**
@@ -111,6 +115,28 @@ export function manifestConfig(config) {
  */
 
 /**
+ * compactAhead's options: compress's `callerOwned`, `shape`, `config`,
+ * `usage` and `now`, and compactIfDue's `targetShare`.
+ * @typedef {object} AheadOptions
+ * @property {boolean} [callerOwned]
+ * @property {HistoryShape} [shape]
+ * @property {Config} [config]
+ * @property {ContextUsage | null} [usage] the provider's count of the last model call, for the first `usage.messages`
+ *   messages of what the model was sent (the history returned, then what followed it)
+ * @property {number} [targetShare] compact to this share of the limit (default 0.8); 0 compacts to keep_recent.
+ *   An explicit `target_tokens` in the config wins
+ * @property {string | number} [now] the compactions' now
+ */
+
+/**
+ * countContext's options.
+ * @typedef {object} CountContextOptions
+ * @property {ContextUsage | null} [usage] as for shouldCompact
+ * @property {Config} [config]
+ * @property {HistoryShape} [shape]
+ */
+
+/**
  * What createCompactor resolves to.
  * @template {Store} [S=MemoryStore]
  * @typedef {Awaited<ReturnType<typeof createCompactor<S>>>} Compactor
@@ -118,6 +144,12 @@ export function manifestConfig(config) {
 
 /** The default target of compactIfDue, as a share of shouldCompact's limit. */
 export const DEFAULT_TARGET_SHARE = 0.8;
+
+/**
+ * The most plug-in instances compactAhead's compactions under way run on
+ * at once (workers, made as needed); more wait for one of them.
+ */
+export const AHEAD_INSTANCES = Math.max(2, Math.min(4, availableParallelism()));
 
 /** memory_read's budget in tokens when none is given (the buildMemoryRead export's). */
 export const DEFAULT_MEMORY_READ_TOKENS = 1000;
@@ -319,34 +351,11 @@ export async function createCompactor(opts = {}) {
   }
 
   /**
-   * The compactions of each conversation under way or waiting: the last
-   * one's turn, which ends when it has committed (or failed).
-   * @type {Map<string, Promise<void>>}
-   */
-  const turns = new Map();
-
-  /**
    * Runs fn once the compactions of conversationId asked for before it have
-   * finished; the next waits for this one.
-   * @template T
-   * @param {string} conversationId
-   * @param {() => Promise<T>} fn
-   * @returns {Promise<T>}
+   * finished (from reading the stored history to the commit); the next
+   * waits for this one.
    */
-  async function inTurn(conversationId, fn) {
-    const before = turns.get(conversationId);
-    /** @type {() => void} */
-    let done = () => {};
-    const mine = new Promise((/** @type {(v: void) => void} */ resolve) => { done = resolve; });
-    turns.set(conversationId, mine);
-    try {
-      await before;
-      return await fn();
-    } finally {
-      done();
-      if (turns.get(conversationId) === mine) turns.delete(conversationId);
-    }
-  }
+  const inTurn = turnTaker();
 
   /**
    * compress's input, as JSON text, the JSON text of each message sent,
@@ -414,22 +423,106 @@ export async function createCompactor(opts = {}) {
       const result = JSON.parse(dec.decode(await callRaw('compress', input)));
       return { result, sent, given };
     });
-    if (given !== null) {
-      // A message that returns comes back byte for byte: return the very
-      // object the caller gave (class instances, binary data, identity).
-      /** @type {Map<string, AnyMessage[]>} */
-      const byText = new Map();
-      given.texts.forEach((t, i) => {
-        const q = byText.get(t);
-        if (q) q.push(given.objects[i]);
-        else byText.set(t, [given.objects[i]]);
-      });
-      result.history = result.history.map((m) => byText.get(JSON.stringify(m))?.shift() ?? m);
-    }
+    restoreGiven(result, given);
     return { result, sent };
   }
 
-  return {
+  /**
+   * A message that returns comes back byte for byte: the result's history
+   * holds the very object the caller gave (class instances, binary data,
+   * identity).
+   * @param {CompactionResult} result
+   * @param {{objects: AnyMessage[], texts: string[]} | null} given
+   */
+  function restoreGiven(result, given) {
+    if (given === null) return;
+    /** @type {Map<string, AnyMessage[]>} */
+    const byText = new Map();
+    given.texts.forEach((t, i) => {
+      const q = byText.get(t);
+      if (q) q.push(given.objects[i]);
+      else byText.set(t, [given.objects[i]]);
+    });
+    result.history = result.history.map((m) => byText.get(JSON.stringify(m))?.shift() ?? m);
+  }
+
+  // compactAhead's compactions under way run on instances of their own
+  // (workers, made on first use, up to AHEAD_INSTANCES), so that neither a
+  // compaction at the limit nor the count before a model call waits
+  // behind them.
+  /** @type {{instance: PluginInstance, busy: number}[]} */
+  const aheadPool = [];
+  /**
+   * compress on the least busy instance of the background work.
+   * @param {string} input
+   * @returns {Promise<string>}
+   */
+  async function background(input) {
+    let slot = aheadPool.find((s) => s.busy === 0);
+    if (slot === undefined && aheadPool.length < AHEAD_INSTANCES) {
+      slot = {
+        instance: new PluginInstance({
+          module, config, onLog: opts.onLog, runInWorker: true,
+          functions: { [HOST_NAMESPACE]: hostFunctions({ llm, store, onHostCall: opts.onHostCall }) },
+        }),
+        busy: 0,
+      };
+      aheadPool.push(slot);
+    }
+    slot ??= aheadPool.reduce((a, b) => (b.busy < a.busy ? b : a));
+    slot.busy++;
+    try {
+      return dec.decode(await slot.instance.call('compress', enc.encode(input)));
+    } finally {
+      slot.busy--;
+    }
+  }
+
+  /**
+   * A store-owned history for compactAhead: the messages of `history` the
+   * store holds nowhere appended (as compress appends them), then the
+   * store's active history, each message parsed from its stored JSON.
+   * @param {string} conversationId
+   * @param {AnyMessage[] | undefined} history
+   * @param {HistoryShape | undefined} shape
+   * @returns {Promise<AnyMessage[]>}
+   */
+  function stored(conversationId, history, shape) {
+    if (!syncs()) {
+      throw new TypeError('compactAhead: a store-owned history needs a store with activeMessages and appendNewRecords '
+        + '(or appendRecords and knownIds), as SQLiteStore and MemoryStore have; else pass callerOwned: true');
+    }
+    const s = /** @type {any} */ (store);
+    return inTurn(conversationId, async () => {
+      if (history !== undefined && history !== null) {
+        const appended = await sync(conversationId, texts(history), shape);
+        await indexActive(conversationId, await s.activeMessages(conversationId), appended, shape);
+      }
+      return (await s.activeMessages(conversationId)).map((/** @type {{raw: string}} */ m) => JSON.parse(m.raw));
+    });
+  }
+
+  /** @type {Ahead | null} */
+  let ahead = null;
+  const aheadState = () => {
+    ahead ??= new Ahead({
+      // Through api.callRaw: what the count hands the plug-in can be observed.
+      pure: async (name, input) => dec.decode(await api.callRaw(name, input)),
+      compress,
+      dryRunInput: async (conversationId, history, o) => {
+        const { input, given } = await inTurn(conversationId, () => compressInput(conversationId, history, o));
+        return { input, restore: (/** @type {CompactionResult} */ r) => restoreGiven(r, given) };
+      },
+      background,
+      stored,
+      inTurn,
+      store,
+      config: opts.config,
+    });
+    return ahead;
+  };
+
+  const api = {
     /** The llm and store the host functions use. */
     llm,
     store,
@@ -510,6 +603,100 @@ export async function createCompactor(opts = {}) {
     },
 
     /**
+     * The agent loop's check before each model call, with compaction
+     * ahead of time (docs/spec.md#compaction-ahead-of-time): the agent
+     * never waits for a summarizer before the history reaches the limit.
+     *
+     * It counts the history as the model will see it, paying only for the
+     * messages new since the last call (see countContext). Over
+     * `prepare_at` of the limit (config, default 0.7) a compaction of the
+     * history as it is starts in the background — a dry run on a plug-in
+     * instance of its own, a worker — and the call returns at once. A later
+     * call that finds it done applies it in one store commit: the result's
+     * `history` is then the new clip-archive, the kept messages, and every
+     * message that came after the list it compacted, untouched. If the
+     * history changed under it (a message it summarized edited or removed,
+     * another compaction committed first) it is dropped (`discarded` says
+     * why) and nothing is lost. Only when the history reaches the limit
+     * first does the call wait — for the rest of the work under way, or,
+     * with none, for a compaction run then (as compactIfDue).
+     *
+     * `history`: as for compress. A caller-owned list is what the last
+     * call returned with what followed it appended, or the caller's whole
+     * list resent every turn. `targetShare`: as for compactIfDue; a
+     * compaction prepared ahead of time targets that share less the
+     * distance between the thresholds, so it frees as much as the one at
+     * the limit would: no more compactions, and no more summarizer calls,
+     * than without it. `usage`: the provider's count of the last model
+     * call, for the first `usage.messages` messages of what the model was
+     * sent (the history returned, then what followed it).
+     *
+     * Calls for one conversation take turns; other conversations go on
+     * beside them. close() waits for the compactions under way.
+     * @param {string} conversationId
+     * @param {AnyMessage[] | undefined} [history] default: the store's
+     * @param {AheadOptions} [o]
+     * @returns {Promise<AheadResult>}
+     */
+    async compactAhead(conversationId, history, o = {}) {
+      if (typeof conversationId !== 'string' || conversationId === '') {
+        throw invalidArgument('conversationId', `must be a non-empty string, got ${describe(conversationId)}`);
+      }
+      if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
+      if (history !== undefined && history !== null && !Array.isArray(history)) {
+        throw invalidArgument('history', `must be an array of messages, got ${describe(history)}`);
+      }
+      const share = o.targetShare ?? DEFAULT_TARGET_SHARE;
+      if (typeof share !== 'number' || !(share >= 0 && share <= 1)) {
+        throw invalidArgument('targetShare', `must be a number in [0, 1], got ${describe(share)}`);
+      }
+      if (o.shape !== undefined) requireString(o.shape, 'shape');
+      if (o.config !== undefined) requireJSON(o.config, 'config');
+      if (o.now !== undefined && typeof o.now !== 'string' && typeof o.now !== 'number') {
+        throw invalidArgument('now', `must be an RFC 3339 string or Unix seconds, got ${describe(o.now)}`);
+      }
+      return aheadState().turn(conversationId, history ?? undefined, {
+        callerOwned: bool(o.callerOwned, 'callerOwned'), shape: o.shape, config: o.config, usage: optionalUsage(o.usage),
+        targetShare: share, now: o.now,
+      });
+    },
+
+    /**
+     * shouldCompact's answer (with `prepare_limit`), paying only for the
+     * messages new since the last call with the same `key`: a history's
+     * count is the sum of its messages' counts, so a list that continues
+     * the last one (the same first message, and the same message at the
+     * last one's end) adds the plug-in's count of its new messages alone;
+     * with `usage`, the provider's count plus that of the messages after
+     * the ones it covered. Every count is the plug-in's (estimateTokens,
+     * on the instance of the pure exports: a compaction under way never
+     * delays it). Under `token_estimator: "chars4"` the whole list is
+     * counted. Messages are taken as unchanged once counted, as agent
+     * frameworks keep them.
+     * @param {string} key
+     * @param {AnyMessage[]} messages
+     * @param {CountContextOptions} [o]
+     * @returns {Promise<ContextCount>}
+     */
+    async countContext(key, messages, o = {}) {
+      requireString(key, 'key');
+      if (o === null || typeof o !== 'object') throw invalidArgument('options', `must be an options object, got ${describe(o)}`);
+      if (o.shape !== undefined) requireString(o.shape, 'shape');
+      if (o.config !== undefined) requireJSON(o.config, 'config');
+      return aheadState().counter.count(key, messages, optionalUsage(o.usage), o.config, o.shape);
+    },
+
+    /**
+     * Resolves when the compactions compactAhead started in the
+     * background have finished (they are applied, or dropped, by the
+     * conversation's next compactAhead).
+     * @returns {Promise<void>}
+     */
+    async aheadSettled() {
+      await ahead?.settled();
+    },
+
+    /**
      * The decodeHistory export: what compress reads of each message — its
      * id (given, or derived in conversationId as compress derives it), its
      * role as clipfold reads it, the text a store keeps, its time — and the
@@ -544,7 +731,7 @@ export async function createCompactor(opts = {}) {
      * is estimated, and overhead_tokens is not added. Without it every
      * message is estimated and overhead_tokens (see overheadTokens) added.
      * @param {AnyMessage[]} messages @param {Config} [cfg] @param {ContextUsage | null} [usage]
-     * @returns {Promise<{due: boolean, tokens: number, limit: number}>}
+     * @returns {Promise<ContextCount>}
      */
     shouldCompact: async (messages, cfg, usage) => call('shouldCompact', compact({ messages, config: cfg, usage: optionalUsage(usage) })),
     /**
@@ -663,10 +850,12 @@ export async function createCompactor(opts = {}) {
       return (await s.read(id, o.conversationId ?? '')) ?? null;
     },
 
-    /** Releases both instances (and the worker thread). */
+    /** Releases the instances (and the worker threads), once the compactions under way have finished. */
     async close() {
+      await ahead?.settled();
       storePlugin.close();
-      await Promise.all([pure.close(), host?.close()]);
+      await Promise.all([pure.close(), host?.close(), ...aheadPool.map((s) => s.instance.close())]);
     },
   };
+  return api;
 }

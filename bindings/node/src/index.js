@@ -13,7 +13,7 @@
  * ```
  * @module
  */
-export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE, DEFAULT_MEMORY_READ_TOKENS } from './compactor.js';
+export { createCompactor, findWasm, manifestConfig, DEFAULT_TARGET_SHARE, DEFAULT_MEMORY_READ_TOKENS, AHEAD_INSTANCES } from './compactor.js';
 // The wire and API types (JSDoc typedefs: nothing at run time).
 export * from './types.js';
 /**
@@ -24,6 +24,8 @@ export * from './types.js';
 /** @typedef {import('./sqlite.js').SQLiteStoreOptions} SQLiteStoreOptions */
 /** @typedef {import('./compactor.js').CompressOptions} CompressOptions */
 /** @typedef {import('./compactor.js').CompactIfDueOptions} CompactIfDueOptions */
+/** @typedef {import('./compactor.js').AheadOptions} AheadOptions */
+/** @typedef {import('./compactor.js').CountContextOptions} CountContextOptions */
 /** @typedef {import('./compactor.js').AnyMessage} AnyMessage */
 /** @typedef {import('./compactor.js').HistoryShape} HistoryShape */
 /** @typedef {import('./compactor.js').DecodedMessage} DecodedMessage */

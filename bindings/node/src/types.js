@@ -67,6 +67,8 @@
  * @property {number} [context_budget]
  * @property {number} [model_max_tokens]
  * @property {number} [target_tokens]
+ * @property {number} [prepare_at]         the soft threshold, a share of the limit in (0, 1] (default 0.7): over it
+ *   compactAhead prepares a compaction in the background (docs/spec.md#compaction-ahead-of-time)
  * @property {'none'|'extractive'} [fallback]
  * @property {'llm'|'extractive'} [summarizer] "extractive": compress summarizes inside the plug-in (dated lines) and never calls llm_complete
  * @property {string} [model]
@@ -91,6 +93,34 @@
  * @typedef {object} ContextUsage
  * @property {number} input_tokens
  * @property {number} messages
+ */
+
+/**
+ * shouldCompact's answer (docs/spec.md#shouldcompact), as countContext gives it too.
+ * @typedef {object} ContextCount
+ * @property {boolean} due             `tokens > limit`
+ * @property {number} tokens           the history's count (usage and overhead_tokens included)
+ * @property {number} limit            ⌊context_budget × model_max_tokens⌋
+ * @property {number} prepare_limit    the soft threshold, ⌊prepare_at × limit⌋: over it a compaction is prepared ahead
+ *   of time (docs/spec.md#compaction-ahead-of-time)
+ */
+
+/**
+ * What compactAhead did before a model call (docs/spec.md#compaction-ahead-of-time).
+ * @typedef {object} AheadResult
+ * @property {any[]} history           what to send the model: the messages given (caller-owned: their compacted view;
+ *   store-owned: the store's active history), compacted when a compaction was applied
+ * @property {number} tokens           shouldCompact's count of `history`
+ * @property {number} limit
+ * @property {number} prepare_limit
+ * @property {CompactionResult | null} compaction the compaction applied at this call (prepared in the background, or
+ *   run now at the limit), null when none was
+ * @property {boolean} prepared        `compaction` was prepared in the background
+ * @property {number} waited_ms        how long this call waited for a compaction (the rest of one under way, or one run
+ *   at the limit), in milliseconds
+ * @property {boolean} started         a compaction started in the background at this call
+ * @property {string | null} discarded why a prepared compaction was dropped (the history changed under it, another
+ *   compaction won, it had nothing to apply), null when none was
  */
 
 /**
