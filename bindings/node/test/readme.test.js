@@ -1,4 +1,5 @@
-// The README's "Counting what the model counts", "Use with LangChain.js",
+// The README's "Counting what the model counts", "Compaction ahead of
+// time", "Use with LangChain.js",
 // "Use with the AI SDK", "Use with Mastra" and "Use with the OpenAI Agents
 // SDK" examples, extracted and run as they are — `model` defined first as
 // the framework's own fake model (no network) — importing `clipfold` and its
@@ -44,6 +45,11 @@ function run(name, prelude, code) {
 describe('README examples', () => {
   test('Counting what the model counts', () => {
     const out = run('usage.mjs', '', example('Counting what the model counts'));
+    assert.equal(out.trim(), 'true true');
+  });
+
+  test('Compaction ahead of time', () => {
+    const out = run('ahead.mjs', '', example('Compaction ahead of time'));
     assert.equal(out.trim(), 'true true');
   });
 
