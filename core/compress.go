@@ -210,60 +210,134 @@ type liveBatch struct {
 	blockID string
 }
 
+// compaction is what the steps of one compaction hand on to each other:
+// the history and its split, the edits of kept messages, the window, what
+// is summarized and kept with the summaries' caps, then the batches made
+// (created), the batches the clip-archive shows (live) and the archive
+// writes and deletes.
+type compaction struct {
+	hist             []Message
+	split            SplitResult
+	ed               *edits
+	window           int
+	compress, keep   []int
+	maxSum, resumSum int
+	created          []Batch
+	live             []liveBatch
+	writes           []Batch
+	deletes          []string
+}
+
+// compress runs one compaction, in steps: read a caller-owned list
+// (viewCallerList); stop when nothing is due; split the history and try
+// tool-result clearing alone (clearOnly); choose what to summarize
+// (chooseSummarized), or only edit when nothing is (editOnly); summarize
+// it chunk by chunk (summarizeChunks); re-summarize the batches that
+// outgrow the clip window (foldBatches); and commit the clip-archive with
+// the new history (commitArchive).
 func (u *run) compress() error {
 	in, c := u.in, u.c
 	if in.HistoryOwner == OwnerCaller {
-		// The live batches say what the caller's list already had
-		// compacted, the replacement records what it had replaced: list
-		// them first, on every call.
-		if err := u.ensureListed(); err != nil {
+		if err := u.viewCallerList(); err != nil {
 			return err
 		}
-		var err error
-		if u.records, err = u.listRecords(); err != nil {
-			return err
-		}
-		view := u.callerView(u.res.History, u.live)
-		if len(view) != len(u.res.History) || (len(view) > 0 && &view[0] != &u.res.History[0]) {
-			// The provider's count was of the caller's list, not of this
-			// view: count the view with the overhead it implies.
-			u.res.TokensBefore = u.overhead + HistoryTokens(view, c)
-		}
-		u.res.History = view
 	}
 	hist := u.res.History
-	nothing := func() error {
-		u.res.Kept = Identity(len(hist))
-		u.res.TokensAfter = u.res.TokensBefore
-		return nil // nothing to compress is not a failure, and calls nothing more
-	}
 	if in.OnlyIfDue {
 		if u.res.TokensBefore <= u.limit() { // not due (ShouldCompact)
-			return nothing()
+			return u.nothing(hist)
 		}
 	}
 	window := u.window()
 	if c.TargetTokens > 0 && u.res.TokensBefore <= c.TargetTokens {
-		return nothing()
+		return u.nothing(hist)
 	}
-	split := Split(hist, c)
-	ed := u.newEdits(hist, &split)
+	job := &compaction{hist: hist, split: Split(hist, c), window: window}
+	job.ed = u.newEdits(hist, &job.split)
 	if u.res.TokensBefore > window {
-		if err := ed.checkPinned(window); err != nil {
+		if err := job.ed.checkPinned(window); err != nil {
 			return err
 		}
 	}
-	// Tool-result clearing, the first stage: often enough on its own.
-	if c.ClearToolResults != ClearToolResultsUnset && ed.clearAllBut(c.ClearToolResults) {
-		all := Identity(len(hist))
-		if u.toTokens(AddCounts(u.overheadSize(), ed.keptSize(all))) <= window {
-			return u.commitEdits(ed, all)
+	if done, err := u.clearOnly(job); done {
+		return err
+	}
+	if err := u.chooseSummarized(job); err != nil {
+		return err
+	}
+	if len(job.compress) == 0 {
+		return u.editOnly(job)
+	}
+	if err := u.summarizeChunks(job); err != nil {
+		return err
+	}
+	if err := u.foldBatches(job); err != nil {
+		return err
+	}
+	return u.commitArchive(job)
+}
+
+// viewCallerList reads what a caller-owned history already had compacted
+// and replaced (the live batches and the replacement records, listed on
+// every call) and makes u.res.History the view of the caller's list
+// that the compaction works on. A step of its own: only a caller-owned
+// history has it.
+func (u *run) viewCallerList() error {
+	// The live batches say what the caller's list already had
+	// compacted, the replacement records what it had replaced: list
+	// them first, on every call.
+	if err := u.ensureListed(); err != nil {
+		return err
+	}
+	var err error
+	if u.records, err = u.listRecords(); err != nil {
+		return err
+	}
+	view := u.callerView(u.res.History, u.live)
+	if len(view) != len(u.res.History) || (len(view) > 0 && &view[0] != &u.res.History[0]) {
+		// The provider's count was of the caller's list, not of this
+		// view: count the view with the overhead it implies.
+		u.res.TokensBefore = u.overhead + HistoryTokens(view, u.c)
+	}
+	u.res.History = view
+	return nil
+}
+
+// nothing ends a compaction that has nothing to do: every message kept,
+// no gain. Nothing to compress is not a failure, and calls nothing more.
+func (u *run) nothing(hist []Message) error {
+	u.res.Kept = Identity(len(hist))
+	u.res.TokensAfter = u.res.TokensBefore
+	return nil
+}
+
+// clearOnly is the first stage, tool-result clearing, often enough on its
+// own: when clear_tool_results is set and clearing makes the whole
+// history fit the window, it commits that and reports done (with the
+// commit's error). A step of its own because it ends the compaction
+// before anything is chosen or summarized.
+func (u *run) clearOnly(job *compaction) (done bool, err error) {
+	c := u.c
+	if c.ClearToolResults != ClearToolResultsUnset && job.ed.clearAllBut(c.ClearToolResults) {
+		all := Identity(len(job.hist))
+		if u.toTokens(AddCounts(u.overheadSize(), job.ed.keptSize(all))) <= job.window {
+			return true, u.commitEdits(job.ed, all)
 		}
 	}
-	compress, keep := split.ToCompress, split.ToKeep
+	return false, nil
+}
+
+// chooseSummarized decides what is summarized (job.compress) and kept
+// (job.keep), and the caps of the chunk summaries and the
+// re-summarization: the split's choice, or target_tokens'
+// (selectForTarget), then the window's promise (plan). A step of its
+// own: everything after it follows from its choice.
+func (u *run) chooseSummarized(job *compaction) error {
+	c := u.c
+	compress, keep := job.split.ToCompress, job.split.ToKeep
 	maxSum, resumSum := c.MaxSummaryTokens, c.MaxSummaryTokens
 	if c.TargetTokens > 0 {
-		maxSum, resumSum = u.summaryCaps(c.TargetTokens, ed.pinnedSize())
+		maxSum, resumSum = u.summaryCaps(c.TargetTokens, job.ed.pinnedSize())
 	}
 	if c.TargetTokens > 0 && len(compress) > 0 {
 		// The archive this compaction will produce decides how much
@@ -271,26 +345,38 @@ func (u *run) compress() error {
 		if err := u.ensureListed(); err != nil {
 			return err
 		}
-		compress, keep = u.selectForTarget(split, u.live, maxSum, resumSum, ed)
+		compress, keep = u.selectForTarget(job.split, u.live, maxSum, resumSum, job.ed)
 	}
 	// The window is a promise: make the kept messages fit beside the
 	// archive (clear, then summarize more, then truncate).
-	compress, keep, err := u.plan(&split, compress, keep, ed, &maxSum, &resumSum)
+	compress, keep, err := u.plan(&job.split, compress, keep, job.ed, &maxSum, &resumSum)
 	if err != nil {
 		return err
 	}
-	if len(compress) == 0 {
-		kept := Identity(len(hist))
-		if err := u.settle(ed, kept, 0, window); err != nil {
-			return err
-		}
-		if ed.changed(kept) {
-			return u.commitEdits(ed, kept)
-		}
-		return nothing()
-	}
+	job.compress, job.keep, job.maxSum, job.resumSum = compress, keep, maxSum, resumSum
+	return nil
+}
 
-	// Summarize chunk by chunk, folding each summary into the next.
+// editOnly ends a compaction that summarizes nothing: the kept messages
+// get the replacements the window needs, committed when there are any.
+func (u *run) editOnly(job *compaction) error {
+	kept := Identity(len(job.hist))
+	if err := u.settle(job.ed, kept, 0, job.window); err != nil {
+		return err
+	}
+	if job.ed.changed(kept) {
+		return u.commitEdits(job.ed, kept)
+	}
+	return u.nothing(job.hist)
+}
+
+// summarizeChunks summarizes job.compress chunk by chunk, folding each
+// summary into the next, into job.created. A timeout re-chunks the
+// remaining work at half the size. A step of its own: the only one that
+// calls the summarizer for new messages.
+func (u *run) summarizeChunks(job *compaction) error {
+	in, c, hist, compress := u.in, u.c, job.hist, job.compress
+	split, maxSum, resumSum := &job.split, job.maxSum, job.resumSum
 	prev := ""
 	if split.Prior >= 0 {
 		prev = hist[split.Prior].Content
@@ -334,7 +420,17 @@ func (u *run) compress() error {
 		done += len(ch)
 		k++
 	}
+	job.created = created
+	return nil
+}
 
+// foldBatches puts the new batches among the conversation's live ones in
+// time order and, when they outgrow the clip window (or the window
+// leaves room for one batch only), re-summarizes the older ones into one
+// (foldOld): job.live is what the clip-archive shows, job.writes and
+// job.deletes the archive's changes.
+func (u *run) foldBatches(job *compaction) error {
+	c, created := u.c, job.created
 	// Existing batches of this conversation.
 	if err := u.ensureListed(); err != nil {
 		return err
@@ -356,32 +452,83 @@ func (u *run) compress() error {
 		clipLast = 0
 	}
 	if n := len(live) - 2; (n > c.ClipFirst && n-c.ClipFirst > c.ClipLast) || (u.foldAll && len(live) > 1) {
-		old := live[:len(live)-clipLast]
-		contents := make([]string, len(old))
-		for i := range old {
-			contents[i] = old[i].Content
-		}
-		text, method, err := u.resummarize(contents, resumSum)
-		if err != nil {
-			u.res.Warnings = append(u.res.Warnings, "re-summarization failed, the new batches are committed as they are: "+err.Error())
-		} else {
-			rb := mergeBatches(old, text, method, in.OperationID)
-			writes = []Batch{rb}
-			for _, b := range live[len(live)-clipLast:] {
-				if b.blockID == "" {
-					writes = append(writes, b.Batch)
-				}
-			}
-			for _, b := range old {
-				if b.blockID != "" {
-					deletes = append(deletes, b.blockID)
-				}
-			}
-			live = append([]liveBatch{{Batch: rb}}, live[len(live)-clipLast:]...)
+		live, writes, deletes = u.foldOld(live, writes, clipLast, job.resumSum)
+	}
+	job.live, job.writes, job.deletes = live, writes, deletes
+	return nil
+}
+
+// foldOld re-summarizes the live batches but the last clipLast into one
+// batch: the live batches become it and those last ones, the writes it
+// and those of them not yet archived, the deletes the archived batches
+// it replaces. A failed re-summarization is a warning: live and writes
+// are returned as they are, and the new batches are committed unfolded.
+// A step of its own: the only one that calls the summarizer on batches.
+func (u *run) foldOld(live []liveBatch, writes []Batch, clipLast, resumSum int) ([]liveBatch, []Batch, []string) {
+	var deletes []string
+	old := live[:len(live)-clipLast]
+	contents := make([]string, len(old))
+	for i := range old {
+		contents[i] = old[i].Content
+	}
+	text, method, err := u.resummarize(contents, resumSum)
+	if err != nil {
+		u.res.Warnings = append(u.res.Warnings, "re-summarization failed, the new batches are committed as they are: "+err.Error())
+		return live, writes, deletes
+	}
+	rb := mergeBatches(old, text, method, u.in.OperationID)
+	writes = []Batch{rb}
+	for _, b := range live[len(live)-clipLast:] {
+		if b.blockID == "" {
+			writes = append(writes, b.Batch)
 		}
 	}
+	for _, b := range old {
+		if b.blockID != "" {
+			deletes = append(deletes, b.blockID)
+		}
+	}
+	live = append([]liveBatch{{Batch: rb}}, live[len(live)-clipLast:]...)
+	return live, writes, deletes
+}
 
-	// The clip-archive and the new history.
+// commitArchive writes the clip-archive of job.live, settles the kept
+// messages beside it, checks that the compacted history is smaller, and
+// sends the commit (newCommit); then it fills in the result.
+func (u *run) commitArchive(job *compaction) error {
+	in, c, hist, ed, keep := u.in, u.c, job.hist, job.ed, job.keep
+	ins, content := u.clipArchive(job.live)
+	insRaw := AppendClipArchive(nil, in.Shape, ins, ArchiveAsUser(ed.msgs, keep))
+	// Now that the archive is known, the kept messages get exactly the
+	// replacements they need to fit beside it.
+	if err := u.settle(ed, keep, u.archiveTextSize(content), job.window); err != nil {
+		return err
+	}
+	// The gain is in the messages: the overhead is the same before and
+	// after.
+	msgsAfter, msgsBefore := keptTokens(ed.msgs, keep, content, c), HistoryTokens(hist, c)
+	after := AddCounts(u.overhead, msgsAfter)
+	if msgsAfter >= msgsBefore {
+		return fail(FailNoGain, "the compacted history would be "+strconv.Itoa(msgsAfter)+
+			" estimated tokens, not below the "+strconv.Itoa(msgsBefore)+" it is now")
+	}
+	if err := u.send(u.newCommit(job, ins, insRaw)); err != nil {
+		return err
+	}
+	u.res.Insert, u.res.InsertRaw = ins, insRaw
+	u.res.Kept = keep
+	u.res.Batches = job.writes
+	u.res.BatchesCreated = len(job.created)
+	u.res.MessagesCompressed = len(job.compress)
+	u.res.TokensAfter = after
+	ed.report(keep)
+	return nil
+}
+
+// clipArchive is the clip-archive message showing the batches live, and
+// its content.
+func (u *run) clipArchive(live []liveBatch) (*InsertMessage, string) {
+	in, c := u.in, u.c
 	shown := make([]Batch, len(live))
 	total := 0
 	for i := range live {
@@ -396,22 +543,16 @@ func (u *run) compress() error {
 		CreatedAt:      shown[0].Start,
 	}
 	ins.ID = ClipArchiveID(in.ConversationID, ins)
-	insRaw := AppendClipArchive(nil, in.Shape, ins, ArchiveAsUser(ed.msgs, keep))
-	// Now that the archive is known, the kept messages get exactly the
-	// replacements they need to fit beside it.
-	if err := u.settle(ed, keep, u.archiveTextSize(content), window); err != nil {
-		return err
-	}
-	// The gain is in the messages: the overhead is the same before and
-	// after.
-	msgsAfter, msgsBefore := keptTokens(ed.msgs, keep, content, c), HistoryTokens(hist, c)
-	after := AddCounts(u.overhead, msgsAfter)
-	if msgsAfter >= msgsBefore {
-		return fail(FailNoGain, "the compacted history would be "+strconv.Itoa(msgsAfter)+
-			" estimated tokens, not below the "+strconv.Itoa(msgsBefore)+" it is now")
-	}
+	return ins, content
+}
 
-	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, ArchiveDeletes: deletes, Insert: *ins,
+// newCommit is the compaction's commit: the archive's writes and
+// deletes, the clip-archive, and what leaves the history (removed and
+// indexed for a store-owned history, written to recall for a
+// caller-owned one), with the kept messages' replacements.
+func (u *run) newCommit(job *compaction, ins *InsertMessage, insRaw []byte) *Commit {
+	in, hist, split, compress, keep, writes, ed := u.in, job.hist, &job.split, job.compress, job.keep, job.writes, job.ed
+	commit := &Commit{ConversationID: in.ConversationID, OperationID: in.OperationID, ArchiveDeletes: job.deletes, Insert: *ins,
 		InsertRaw: insRaw, HistoryOwner: OwnerStore}
 	for i := range writes {
 		reason := "Archived during context compaction"
@@ -438,17 +579,7 @@ func (u *run) compress() error {
 		}
 	}
 	ed.addReplacements(commit, keep)
-	if err := u.send(commit); err != nil {
-		return err
-	}
-	u.res.Insert, u.res.InsertRaw = ins, insRaw
-	u.res.Kept = keep
-	u.res.Batches = writes
-	u.res.BatchesCreated = len(created)
-	u.res.MessagesCompressed = len(compress)
-	u.res.TokensAfter = after
-	ed.report(keep)
-	return nil
+	return commit
 }
 
 // searchTextAt is what a store indexes for hist[k] once it is in recall
