@@ -199,6 +199,13 @@ export async function createCompactor(opts = {}) {
   const baseConfig = offline && !Object.hasOwn(opts.config ?? {}, 'summarizer')
     ? { ...opts.config, summarizer: 'extractive' } : opts.config;
   const config = manifestConfig(baseConfig);
+  // With a model summarizing, a compaction's chunks are what one request
+  // holds (max_chunk_tokens "auto": few calls on the agent's critical
+  // path), unless chunk_size or max_chunk_tokens is configured.
+  /** @param {Config | undefined} c */
+  const chunksSet = (c) => c != null && (Object.hasOwn(c, 'chunk_size') || Object.hasOwn(c, 'max_chunk_tokens'));
+  /** @param {Config | undefined} c @returns {Config | undefined} */
+  const compressConfig = (c) => (offline || chunksSet(opts.config) || chunksSet(c) ? c : { ...c, max_chunk_tokens: 'auto' });
   const store = /** @type {S} */ (opts.store ?? new MemoryStore());
 
   const pure = new PluginInstance({
@@ -404,7 +411,7 @@ export async function createCompactor(opts = {}) {
     }
     const rest = JSON.stringify(compact({
       conversation_id: conversationId, history_ids: ids, history_owner: callerOwned ? 'caller' : undefined, shape: o.shape,
-      only_if_due: bool(o.onlyIfDue, 'onlyIfDue') || undefined, config: o.config, dry_run: bool(o.dryRun, 'dryRun') || undefined,
+      only_if_due: bool(o.onlyIfDue, 'onlyIfDue') || undefined, config: compressConfig(o.config), dry_run: bool(o.dryRun, 'dryRun') || undefined,
       now: o.now, operation_id: o.operationId, usage,
     }));
     return { input: `{"history":[${sent.join(',')}],${rest.slice(1)}`, sent, given };

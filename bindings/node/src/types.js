@@ -61,7 +61,7 @@
  * @property {number} [compaction_timeout]      ms
  * @property {number} [compaction_max_retries]
  * @property {number} [backoff_base_ms]
- * @property {number} [max_chunk_tokens]
+ * @property {number | 'auto'} [max_chunk_tokens] "auto": what one summarization request holds (the default of compress with a model summarizing)
  * @property {number} [max_consecutive_failures]
  * @property {number} [breaker_cooldown_ms]
  * @property {number} [context_budget]

@@ -547,3 +547,25 @@ describe('compactAhead killed with a compaction under way', () => {
     });
   }
 });
+
+describe('chunks with a model summarizing', () => {
+  test('compress sizes chunks to what one request holds (max_chunk_tokens "auto") unless chunk_size is set', async () => {
+    const msgs = JSON.parse(readFileSync(join(conversationsDir, 'debugging-session.json'), 'utf8'));
+    const conv = msgs[0].conversation_id;
+    const s = await summarizer();
+    try {
+      const a = await compactor(s, ':memory:', {});
+      const r = await a.c.compress(conv, msgs);
+      await a.close();
+      assert.ok(!r.failed && r.messages_compressed === msgs.length - 6, JSON.stringify(r.failure_message));
+      assert.equal(r.llm_calls, 1, 'the 884-message session in one summarization request');
+      assert.equal(s.calls, 1);
+      const b = await compactor(s, ':memory:', { chunk_size: 20 });
+      const r2 = await b.c.compress(conv, msgs);
+      await b.close();
+      assert.ok(!r2.failed && r2.llm_calls > 40, `chunk_size 20: ${r2.llm_calls} calls`);
+    } finally {
+      await s.close();
+    }
+  });
+});
