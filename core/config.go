@@ -196,45 +196,134 @@ func (c *Config) Set(key string, v Value, field string) error {
 	if field == "" {
 		field = key
 	}
-	intKey := func(dst *int, min int, optional bool) error {
-		if v.Kind == KindNull {
-			if optional {
-				*dst = 0
-			}
-			return nil
+	if k, ok := intKeys[key]; ok {
+		return setInt(k.at(c), v, field, k.min, k.optional)
+	}
+	if k, ok := floatKeys[key]; ok {
+		return setFloat(k.at(c), v, field, k.min, k.max, k.positive)
+	}
+	if k, ok := choiceKeys[key]; ok {
+		return setChoice(k.at(c), v, field, k.choices)
+	}
+	return c.setOther(key, v, field)
+}
+
+// intKey is an integer key: where Set stores it, its least value, and
+// whether null resets it to 0 (unset) rather than leaving it.
+type intKey struct {
+	at       func(*Config) *int
+	min      int
+	optional bool
+}
+
+// intKeys are the keys setInt validates alone.
+var intKeys = map[string]intKey{
+	"chunk_size":               {func(c *Config) *int { return &c.ChunkSize }, 1, false},
+	"keep_recent":              {func(c *Config) *int { return &c.KeepRecent }, 0, false},
+	"max_summary_tokens":       {func(c *Config) *int { return &c.MaxSummaryTokens }, 1, false},
+	"clip_first":               {func(c *Config) *int { return &c.ClipFirst }, 0, false},
+	"clip_last":                {func(c *Config) *int { return &c.ClipLast }, 0, false},
+	"compaction_timeout":       {func(c *Config) *int { return &c.CompactionTimeoutMs }, 1, false},
+	"compaction_max_retries":   {func(c *Config) *int { return &c.CompactionMaxRetries }, 0, false},
+	"backoff_base_ms":          {func(c *Config) *int { return &c.BackoffBaseMs }, 0, false},
+	"max_consecutive_failures": {func(c *Config) *int { return &c.MaxConsecutiveFailures }, 1, false},
+	"breaker_cooldown_ms":      {func(c *Config) *int { return &c.BreakerCooldownMs }, 0, false},
+	"model_max_tokens":         {func(c *Config) *int { return &c.ModelMaxTokens }, 1, false},
+	"target_tokens":            {func(c *Config) *int { return &c.TargetTokens }, 1, true},
+	"max_message_chars":        {func(c *Config) *int { return &c.MaxMessageChars }, 1, false},
+	"image_tokens":             {func(c *Config) *int { return &c.ImageTokens }, 0, false},
+	"overhead_tokens":          {func(c *Config) *int { return &c.OverheadTokens }, 0, false},
+}
+
+// floatKey is a number key: where Set stores it, its range, and whether
+// 0 is refused though the range holds it (a share that must be > 0).
+type floatKey struct {
+	at       func(*Config) *float64
+	min, max float64
+	positive bool
+}
+
+// floatKeys are the keys setFloat validates alone.
+var floatKeys = map[string]floatKey{
+	"role_weight_system":    {func(c *Config) *float64 { return &c.Scoring.RoleWeightSystem }, 0, math.MaxFloat64, false},
+	"role_weight_user":      {func(c *Config) *float64 { return &c.Scoring.RoleWeightUser }, 0, math.MaxFloat64, false},
+	"role_weight_assistant": {func(c *Config) *float64 { return &c.Scoring.RoleWeightAssistant }, 0, math.MaxFloat64, false},
+	"recency_decay":         {func(c *Config) *float64 { return &c.Scoring.RecencyDecay }, 0, 1, false},
+	"question_bonus":        {func(c *Config) *float64 { return &c.Scoring.QuestionBonus }, 0, math.MaxFloat64, false},
+	"tool_call_bonus":       {func(c *Config) *float64 { return &c.Scoring.ToolCallBonus }, 0, math.MaxFloat64, false},
+	"keyword_bonus":         {func(c *Config) *float64 { return &c.Scoring.KeywordBonus }, 0, math.MaxFloat64, false},
+	"content_length_weight": {func(c *Config) *float64 { return &c.Scoring.ContentLengthWeight }, 0, math.MaxFloat64, false},
+	"context_budget":        {func(c *Config) *float64 { return &c.ContextBudget }, 0, 1, true},
+	"prepare_at":            {func(c *Config) *float64 { return &c.PrepareAt }, 0, 1, true},
+}
+
+// choiceKey is a key that takes one of two strings: where Set stores it,
+// and the two.
+type choiceKey struct {
+	at      func(*Config) *string
+	choices [2]string
+}
+
+// choiceKeys are the keys setChoice validates alone.
+var choiceKeys = map[string]choiceKey{
+	"fallback":        {func(c *Config) *string { return &c.Fallback }, [2]string{"none", "extractive"}},
+	"summarizer":      {func(c *Config) *string { return &c.Summarizer }, [2]string{SummarizerLLM, SummarizerExtractive}},
+	"token_estimator": {func(c *Config) *string { return &c.TokenEstimator }, [2]string{EstimatorConservative, EstimatorChars4}},
+}
+
+// setInt stores v, an integer ≥ min, in dst; null leaves dst as it is,
+// or resets it to 0 when the key is optional.
+func setInt(dst *int, v Value, field string, min int, optional bool) error {
+	if v.Kind == KindNull {
+		if optional {
+			*dst = 0
 		}
-		n, err := intOf(v, field, min)
-		if err != nil {
-			return err
-		}
-		*dst = n
 		return nil
 	}
-	floatKey := func(dst *float64, min, max float64) error {
-		if v.Kind == KindNull {
-			return nil
-		}
-		if v.Kind != KindNumber {
-			return Invalid(field, "must be a number, got "+v.kindName())
-		}
-		if math.IsNaN(v.Num) || v.Num < min || v.Num > max {
-			return Invalid(field, "must be "+rangeText(min, max)+", got "+fmtNum(v.Num))
-		}
-		*dst = v.Num
+	n, err := intOf(v, field, min)
+	if err != nil {
+		return err
+	}
+	*dst = n
+	return nil
+}
+
+// setFloat stores v, a number in [min, max] (and not 0 when positive),
+// in dst; null leaves dst as it is.
+func setFloat(dst *float64, v Value, field string, min, max float64, positive bool) error {
+	if positive && v.Kind == KindNumber && v.Num == 0 {
+		return Invalid(field, "must be a number in (0, 1], got 0")
+	}
+	if v.Kind == KindNull {
 		return nil
 	}
-	s := &c.Scoring
+	if v.Kind != KindNumber {
+		return Invalid(field, "must be a number, got "+v.kindName())
+	}
+	if math.IsNaN(v.Num) || v.Num < min || v.Num > max {
+		return Invalid(field, "must be "+rangeText(min, max)+", got "+fmtNum(v.Num))
+	}
+	*dst = v.Num
+	return nil
+}
+
+// setChoice stores v, one of choices, in dst; null leaves dst as it is.
+func setChoice(dst *string, v Value, field string, choices [2]string) error {
+	if v.Kind == KindNull {
+		return nil
+	}
+	if v.Kind != KindString || (v.Str != choices[0] && v.Str != choices[1]) {
+		return Invalid(field, `must be "`+choices[0]+`" or "`+choices[1]+`", got `+v.describe())
+	}
+	*dst = v.Str
+	return nil
+}
+
+// setOther sets the keys whose rules are their own: strings that null
+// clears, lists, a boolean, and integer keys that also take "auto" or
+// whose null means unset.
+func (c *Config) setOther(key string, v Value, field string) error {
 	switch key {
-	case "chunk_size":
-		return intKey(&c.ChunkSize, 1, false)
-	case "keep_recent":
-		return intKey(&c.KeepRecent, 0, false)
-	case "max_summary_tokens":
-		return intKey(&c.MaxSummaryTokens, 1, false)
-	case "clip_first":
-		return intKey(&c.ClipFirst, 0, false)
-	case "clip_last":
-		return intKey(&c.ClipLast, 0, false)
 	case "prompt":
 		switch v.Kind {
 		case KindNull:
@@ -245,37 +334,15 @@ func (c *Config) Set(key string, v Value, field string) error {
 			return Invalid(field, "must be a string or null, got "+v.kindName())
 		}
 		return nil
-	case "role_weight_system":
-		return floatKey(&s.RoleWeightSystem, 0, math.MaxFloat64)
-	case "role_weight_user":
-		return floatKey(&s.RoleWeightUser, 0, math.MaxFloat64)
-	case "role_weight_assistant":
-		return floatKey(&s.RoleWeightAssistant, 0, math.MaxFloat64)
-	case "recency_decay":
-		return floatKey(&s.RecencyDecay, 0, 1)
-	case "question_bonus":
-		return floatKey(&s.QuestionBonus, 0, math.MaxFloat64)
-	case "tool_call_bonus":
-		return floatKey(&s.ToolCallBonus, 0, math.MaxFloat64)
-	case "keyword_bonus":
-		return floatKey(&s.KeywordBonus, 0, math.MaxFloat64)
-	case "content_length_weight":
-		return floatKey(&s.ContentLengthWeight, 0, math.MaxFloat64)
 	case "important_keywords":
 		switch v.Kind {
 		case KindNull:
 			return nil
 		case KindStrings:
-			s.SetKeywords(v.List)
+			c.Scoring.SetKeywords(v.List)
 			return nil
 		}
 		return Invalid(field, "must be an array of strings, got "+v.kindName())
-	case "compaction_timeout":
-		return intKey(&c.CompactionTimeoutMs, 1, false)
-	case "compaction_max_retries":
-		return intKey(&c.CompactionMaxRetries, 0, false)
-	case "backoff_base_ms":
-		return intKey(&c.BackoffBaseMs, 0, false)
 	case "max_chunk_tokens":
 		switch {
 		case v.Kind == KindString && v.Str == ChunkTokensAuto:
@@ -284,46 +351,10 @@ func (c *Config) Set(key string, v Value, field string) error {
 		case v.Kind != KindNull && v.Kind != KindNumber:
 			return Invalid(field, `must be an integer ≥ 1, "auto" or null, got `+v.describe())
 		}
-		if err := intKey(&c.MaxChunkTokens, 1, true); err != nil {
+		if err := setInt(&c.MaxChunkTokens, v, field, 1, true); err != nil {
 			return err
 		}
 		c.ChunkTokensAuto = false
-		return nil
-	case "max_consecutive_failures":
-		return intKey(&c.MaxConsecutiveFailures, 1, false)
-	case "breaker_cooldown_ms":
-		return intKey(&c.BreakerCooldownMs, 0, false)
-	case "context_budget":
-		if v.Kind == KindNumber && v.Num == 0 {
-			return Invalid(field, "must be a number in (0, 1], got 0")
-		}
-		return floatKey(&c.ContextBudget, 0, 1)
-	case "model_max_tokens":
-		return intKey(&c.ModelMaxTokens, 1, false)
-	case "prepare_at":
-		if v.Kind == KindNumber && v.Num == 0 {
-			return Invalid(field, "must be a number in (0, 1], got 0")
-		}
-		return floatKey(&c.PrepareAt, 0, 1)
-	case "target_tokens":
-		return intKey(&c.TargetTokens, 1, true)
-	case "fallback":
-		if v.Kind == KindNull {
-			return nil
-		}
-		if v.Kind != KindString || (v.Str != "none" && v.Str != "extractive") {
-			return Invalid(field, `must be "none" or "extractive", got `+v.describe())
-		}
-		c.Fallback = v.Str
-		return nil
-	case "summarizer":
-		if v.Kind == KindNull {
-			return nil
-		}
-		if v.Kind != KindString || (v.Str != SummarizerLLM && v.Str != SummarizerExtractive) {
-			return Invalid(field, `must be "llm" or "extractive", got `+v.describe())
-		}
-		c.Summarizer = v.Str
 		return nil
 	case "model":
 		switch v.Kind {
@@ -344,27 +375,12 @@ func (c *Config) Set(key string, v Value, field string) error {
 			return nil
 		}
 		return Invalid(field, "must be true or false, got "+v.kindName())
-	case "max_message_chars":
-		return intKey(&c.MaxMessageChars, 1, false)
-	case "token_estimator":
-		if v.Kind == KindNull {
-			return nil
-		}
-		if v.Kind != KindString || (v.Str != EstimatorConservative && v.Str != EstimatorChars4) {
-			return Invalid(field, `must be "conservative" or "chars4", got `+v.describe())
-		}
-		c.TokenEstimator = v.Str
-		return nil
-	case "image_tokens":
-		return intKey(&c.ImageTokens, 0, false)
-	case "overhead_tokens":
-		return intKey(&c.OverheadTokens, 0, false)
 	case "clear_tool_results":
 		if v.Kind == KindNull {
 			c.ClearToolResults = ClearToolResultsUnset
 			return nil
 		}
-		return intKey(&c.ClearToolResults, 0, false)
+		return setInt(&c.ClearToolResults, v, field, 0, false)
 	case "clear_exclude_tools":
 		switch v.Kind {
 		case KindNull:
