@@ -594,6 +594,14 @@ export async function createCompactor(opts = {}) {
       if (typeof share !== 'number' || !(share >= 0 && share <= 1)) {
         throw invalidArgument('targetShare', `must be a number in [0, 1], got ${describe(share)}`);
       }
+      // A caller-owned list: countContext decides, paying for the messages
+      // new since the conversation's last check only; compress, which reads
+      // the whole list, runs when it is due. (A list under the limit never
+      // had a compaction: there is no compacted view to give back.)
+      if (o.callerOwned === true && Array.isArray(history)
+        && !(await api.countContext(conversationId, history, { usage: o.usage, config: o.config, shape: o.shape })).due) {
+        return null;
+      }
       let cfg = o.config;
       const explicit = Object.hasOwn(cfg ?? {}, 'target_tokens') || Object.hasOwn(opts.config ?? {}, 'target_tokens');
       if (share > 0 && !explicit) {

@@ -165,6 +165,50 @@ describe('countContext', () => {
     assert.deepEqual(perTurn[10_000], perTurn[100]);
     assert.ok(Math.max(...perTurn[100]) < 200, `the new message alone, not the history: ${perTurn[100]}`);
   });
+
+  test('compactIfDue on a caller-owned list (every adapter\'s check) counts the new messages only', async () => {
+    /** @param {number} n */
+    const history = (n) => Array.from({ length: n }, (_, i) => (i % 2 === 0
+      ? { role: 'user', content: `question ${i}: what is the retry budget of module ${i}?` }
+      : { role: 'assistant', content: `Module ${i} keeps a retry budget of ${i + 10}.` }));
+    const c = await createCompactor({ wasmPath: wasmPath(), config: { model_max_tokens: 1_000_000 } });
+    /** @type {number[]} */
+    const counted = [];
+    const real = c.callRaw;
+    c.callRaw = (name, input) => {
+      if (name === 'estimateTokens') counted.push(typeof input === 'string' ? Buffer.byteLength(input) : input.length);
+      return real(name, input);
+    };
+    /** @type {Record<number, number[]>} */
+    const perTurn = {};
+    try {
+      for (const n of [100, 2_000]) {
+        let list = history(n);
+        assert.equal(await c.compactIfDue(`due-${n}`, list, { callerOwned: true }), null);
+        counted.length = 0;
+        for (let i = 0; i < 20; i++) {
+          list = [...list, { role: 'user', content: `and module ${i % 10}?` }];
+          assert.equal(await c.compactIfDue(`due-${n}`, list, { callerOwned: true }), null, 'not due: nothing to change');
+        }
+        perTurn[n] = [...counted];
+      }
+    } finally {
+      c.callRaw = real;
+      await c.close();
+    }
+    assert.equal(perTurn[100].length, 20);
+    assert.deepEqual(perTurn[2_000], perTurn[100]);
+    // Over the limit it compacts as before.
+    const d = await createCompactor({ wasmPath: wasmPath(), config: { model_max_tokens: 3000, keep_recent: 4 } });
+    try {
+      const list = history(200);
+      assert.ok((await d.shouldCompact(list)).due);
+      const r = await d.compactIfDue('over', list, { callerOwned: true });
+      assert.ok(r !== null && !r.failed && r.messages_compressed > 0 && r.history.length < list.length);
+    } finally {
+      await d.close();
+    }
+  });
 });
 
 describe('compactAhead', () => {
