@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -150,6 +152,46 @@ func summarizeWaits(ws []time.Duration) waitStats {
 	return waitStats{N: len(s), P50: rank(0.5), P95: rank(0.95), P99: rank(0.99), Max: float64(s[len(s)-1].Microseconds()) / 1000}
 }
 
+// runFlags are run's own flags.
+type runFlags struct {
+	conv     *string
+	turns    *int
+	share    *float64
+	ahead    *bool
+	interval *time.Duration
+	quiet    *bool
+	json     *bool
+}
+
+// register adds run's own flags to fs.
+func (f *runFlags) register(fs *flag.FlagSet) {
+	f.conv = fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
+	f.turns = fs.Int("turns", 0, "replay at most `N` turns (default: all)")
+	f.share = fs.Float64("target-share", 0.8, "compact to this `fraction` of the limit, keeping the newest messages that fit (0: to keep_recent)")
+	f.ahead = fs.Bool("ahead", false, "compact ahead of time: start compactions in the background over prepare_at of the limit, apply them when done")
+	f.interval = fs.Duration("turn-interval", 0, "start each turn this `duration` after the one before (the agent's own time; with --ahead, the background work's)")
+	f.quiet = fs.Bool("quiet", false, "no progress output")
+	f.json = fs.Bool("json", false, "print the report as JSON on stdout")
+}
+
+// check is the usage error of a flag out of its range, if any.
+func (f *runFlags) check() error {
+	if *f.turns < 0 {
+		return usagef("--turns: must be an integer ≥ 0, got %d", *f.turns)
+	}
+	if !(*f.share >= 0 && *f.share <= 1) {
+		return usagef("--target-share: must be a number in [0, 1], got %v", *f.share)
+	}
+	if *f.interval < 0 {
+		return usagef("--turn-interval: must be a duration ≥ 0, got %v", *f.interval)
+	}
+	return nil
+}
+
+// runRun replays a conversation file turn by turn, in steps: the flags,
+// the store and the plug-in (prepare, loadPlugin); the replay set up
+// (newReplayer); every turn's model call (replayTurns); then the report
+// (finish, printRunReport) and the exit status (runStatus).
 func runRun(e *env, args []string) error {
 	fs := newFlags(e, runCmd)
 	var cf configFlags
@@ -160,37 +202,25 @@ func runRun(e *env, args []string) error {
 	sf.register(fs)
 	var pf pluginFlags
 	pf.register(fs)
-	convFlag := fs.String("conversation", "", "store under this conversation `id` (default: the messages' conversation_id, else the file name)")
-	turns := fs.Int("turns", 0, "replay at most `N` turns (default: all)")
-	share := fs.Float64("target-share", 0.8, "compact to this `fraction` of the limit, keeping the newest messages that fit (0: to keep_recent)")
-	ahead := fs.Bool("ahead", false, "compact ahead of time: start compactions in the background over prepare_at of the limit, apply them when done")
-	interval := fs.Duration("turn-interval", 0, "start each turn this `duration` after the one before (the agent's own time; with --ahead, the background work's)")
-	quiet := fs.Bool("quiet", false, "no progress output")
-	jsonOut := fs.Bool("json", false, "print the report as JSON on stdout")
+	var rf runFlags
+	rf.register(fs)
 	pos, err := parse(e, runCmd, fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
-	if *turns < 0 {
-		return usagef("--turns: must be an integer ≥ 0, got %d", *turns)
-	}
-	if !(*share >= 0 && *share <= 1) {
-		return usagef("--target-share: must be a number in [0, 1], got %v", *share)
-	}
-	if *interval < 0 {
-		return usagef("--turn-interval: must be a duration ≥ 0, got %v", *interval)
+	if err := rf.check(); err != nil {
+		return err
 	}
 	now, err := compactionNow(e) // a usage error, before any file is touched
 	if err != nil {
 		return err
 	}
 	warn := warner(e)
-	s, client, conv, a, err := prepare(e, &cf, &sf, pos[0], *convFlag, openCreate, warn)
+	s, client, conv, a, err := prepare(e, &cf, &sf, pos[0], *rf.conv, openCreate, warn)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ctx := e.ctx
 
 	pl, err := loadPlugin(e, &pf, client, a.st, s.configJSON(), warn)
 	if err != nil {
@@ -198,10 +228,82 @@ func runRun(e *env, args []string) error {
 	}
 	defer pl.Close(context.Background())
 
+	r, err := newReplayer(e, &rf, s, conv, a, pl, now)
+	if err != nil {
+		return err
+	}
+	if err := r.start(); err != nil {
+		return err
+	}
+	if err := r.replayTurns(); err != nil {
+		r.prog.end()
+		return err
+	}
+	total := r.finish()
+	rep := r.rep
+	if *rf.json {
+		if err := printJSON(e.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printRunReport(e.stdout, rep, total, r.llmTime)
+	}
+	return runStatus(rep)
+}
+
+// replayer is one replay of a conversation: the messages replayed and
+// the turn of each, the history as the store holds it, the usage the
+// next model call carries, and the report as it grows. Its methods are
+// the steps of the replay, each once the same closure of runRun.
+type replayer struct {
+	e    *env
+	ctx  context.Context
+	rf   *runFlags
+	s    *settings
+	conv *conversation
+	a    *archive
+	pl   *plugin
+	now  string
+	rep  *runReport
+	// replay holds the messages of the turns replayed (turns of them),
+	// turnOf the turn (from 1) of each.
+	replay []convMessage
+	turnOf []int
+	turns  int
+	// usages are the provider's usage the file's messages carry, by id.
+	usages map[string]int
+	// callConfig is the configuration every call is sent.
+	callConfig []byte
+	// history and ids are the active history as the store holds it.
+	history [][]byte
+	ids     []string
+	// asSent: the history is the file's messages as they were sent
+	// (nothing compacted, nothing stored before), so the provider's usage
+	// a message carries applies to it; usage is that usage.
+	asSent bool
+	usage  *clipfold.Usage
+	prog   *progress
+	// begun is when the replay began; llmTime and hostTime the time
+	// spent in the LLM and in host functions.
+	begun             time.Time
+	llmTime, hostTime time.Duration
+	aheadOpts         *clipfold.AheadOptions
+	// pending is how many messages of replay are stored; turnStart and
+	// curTurn when the current turn started, and which it is.
+	pending   int
+	turnStart time.Time
+	curTurn   int
+}
+
+// newReplayer reads what the replay needs before any model call: the
+// turns to replay, the usage the file's messages carry, the overhead of
+// the file's tools, and the active history the store holds.
+func newReplayer(e *env, rf *runFlags, s *settings, conv *conversation, a *archive, pl *plugin, now string) (*replayer, error) {
+	ctx := e.ctx
 	all := splitTurns(conv.msgs)
 	n := len(all)
-	if *turns > 0 && *turns < n {
-		n = *turns
+	if *rf.turns > 0 && *rf.turns < n {
+		n = *rf.turns
 	}
 	rep := &runReport{ConversationID: conv.conversationID, Provider: s.provider, TurnsInFile: len(all),
 		Archive: archiveReport{Backend: a.kind, Location: a.where}, FailureCodes: map[string]int{}}
@@ -209,368 +311,393 @@ func runRun(e *env, args []string) error {
 	if s.embedder != nil {
 		rep.Embeddings = &embeddingsReport{Provider: s.emb.provider, Model: s.emb.model}
 	}
-	var replay []convMessage
-	var turnOf []int // the turn (from 1) of each message of replay
+	r := &replayer{e: e, ctx: ctx, rf: rf, s: s, conv: conv, a: a, pl: pl, now: now, rep: rep, turns: n}
 	for t := 0; t < n; t++ {
-		replay = append(replay, all[t]...)
+		r.replay = append(r.replay, all[t]...)
 		for range all[t] {
-			turnOf = append(turnOf, t+1)
+			r.turnOf = append(r.turnOf, t+1)
 		}
 	}
-	usages, err := fileUsages(conv.path, replay)
-	if err != nil {
-		return err
+	var err error
+	if r.usages, err = fileUsages(conv.path, r.replay); err != nil {
+		return nil, err
 	}
 	// What the model is sent beside the messages: the file's tool schemas
 	// (its system prompt is its first message), unless the config sets
 	// overhead_tokens.
-	callConfig := s.configJSON()
+	r.callConfig = s.configJSON()
 	if _, set := s.set["overhead_tokens"]; !set && conv.tools != nil {
 		overhead, err := pl.c.OverheadTokens(ctx, "", conv.tools)
 		if err != nil {
-			return failf("counting the file's tools: %v", err)
+			return nil, failf("counting the file's tools: %v", err)
 		}
 		rep.OverheadTokens = int64(overhead)
-		callConfig = withKey(callConfig, "overhead_tokens", strconv.AppendInt(nil, int64(overhead), 10))
+		r.callConfig = withKey(r.callConfig, "overhead_tokens", strconv.AppendInt(nil, int64(overhead), 10))
 	}
-	pl.config = callConfig
+	pl.config = r.callConfig
 
-	history, ids, err := activeRaw(ctx, a, conv.conversationID)
-	if err != nil {
-		return err
+	if r.history, r.ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
+		return nil, err
 	}
 	// The provider's usage a message carries is applied while the history
 	// is the file's messages as they were sent (nothing compacted, nothing
 	// stored before): after a compaction it counted a context the replay
 	// no longer holds.
-	asSent := len(history) == 0
-	var usage *clipfold.Usage
+	r.asSent = len(r.history) == 0
+	return r, nil
+}
+
+// start begins the replay: the progress bar over the model calls the
+// replay makes, the clock, and with --ahead the options of every
+// CompactAhead call.
+func (r *replayer) start() error {
 	calls := 0 // the model calls the replay makes: before each assistant message, and after the last message
-	for i := range replay {
-		if replay[i].Role == "assistant" && i > 0 {
+	for i := range r.replay {
+		if r.replay[i].Role == "assistant" && i > 0 {
 			calls++
 		}
 	}
 	calls++
-	prog := newProgress(e, *quiet)
-	pl.stats.onLLM = func(time.Duration, bool) {}
-	start := time.Now()
-	var llmTime, hostTime time.Duration
-	prog.begin("replaying "+conv.conversationID, 0)
-	if prog.bar != nil {
-		prog.bar.ChangeMax(calls)
+	r.prog = newProgress(r.e, *r.rf.quiet)
+	r.pl.stats.onLLM = func(time.Duration, bool) {}
+	r.begun = time.Now()
+	r.prog.begin("replaying "+r.conv.conversationID, 0)
+	if r.prog.bar != nil {
+		r.prog.bar.ChangeMax(calls)
 	}
-	var aheadOpts *clipfold.AheadOptions
-	if *ahead {
-		rep.Ahead = &aheadReport{Discarded: map[string]int{}}
+	if *r.rf.ahead {
+		r.rep.Ahead = &aheadReport{Discarded: map[string]int{}}
 		var cfg map[string]any
-		if err := json.Unmarshal(callConfig, &cfg); err != nil {
+		if err := json.Unmarshal(r.callConfig, &cfg); err != nil {
 			return failf("the configuration: %v", err)
 		}
-		aheadOpts = &clipfold.AheadOptions{Config: cfg, TargetShare: *share}
-		if *share == 0 {
-			aheadOpts.TargetShare = -1 // to keep_recent
+		r.aheadOpts = &clipfold.AheadOptions{Config: cfg, TargetShare: *r.rf.share}
+		if *r.rf.share == 0 {
+			r.aheadOpts.TargetShare = -1 // to keep_recent
 		}
-		if now != "" {
-			t, _ := core.ParseTime(now) // checked by compactionNow
-			aheadOpts.Now = t
-		}
-	}
-	// compacted takes in a compaction that changed the history: the
-	// report, and the history as the store now holds it.
-	compacted := func(turn int, res *clipfold.Result, llmCalls int) error {
-		rep.Compactions++
-		rep.MessagesCompressed += int64(res.MessagesCompressed)
-		rep.BatchesCreated += int64(res.BatchesCreated)
-		for _, b := range res.Batches {
-			rep.DepthReached = max(rep.DepthReached, int64(b.Depth))
-		}
-		var err error
-		if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
-			return err
-		}
-		asSent, usage = false, nil
-		rep.FinalTokens = int64(res.TokensAfter)
-		if rep.Embeddings != nil {
-			n, err := embedArchived(ctx, a.st, s.embedder, conv.conversationID)
-			rep.Embeddings.Embedded += n
-			if err != nil && rep.Embeddings.Error == "" {
-				rep.Embeddings.Error = redact.Text(err.Error())
-				prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", turn, err)
-			}
-		}
-		if llmCalls >= 0 {
-			prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", turn,
-				commas(int64(res.TokensBefore)), commas(rep.FinalTokens), llmCalls)
-		} else {
-			prog.log("turn %d: compacted ~%s → ~%s tokens", turn, commas(int64(res.TokensBefore)), commas(rep.FinalTokens))
-		}
-		return nil
-	}
-	failed := func(turn int, code, msg string) {
-		rep.CompactionsFailed++
-		rep.FailureCodes[code]++
-		if rep.FailureCodes[code] == 1 {
-			prog.log("turn %d: compaction failed (%s): %s", turn, code, msg)
+		if r.now != "" {
+			t, _ := core.ParseTime(r.now) // checked by compactionNow
+			r.aheadOpts.Now = t
 		}
 	}
-	// aheadCall is the check before a model call with --ahead.
-	aheadCall := func(turn int) error {
-		aheadOpts.Usage = usage
-		start := time.Now()
-		r, err := pl.c.CompactAhead(ctx, conv.conversationID, nil, aheadOpts)
-		took := time.Since(start)
-		if err != nil {
-			return failf("compacting ahead: %v", err)
-		}
-		ar := rep.Ahead
-		ar.waits = append(ar.waits, took)
-		if r.Started {
-			ar.Started++
-		}
-		if r.Discarded != "" {
-			why := r.Discarded
-			if i := strings.IndexAny(why, "(:"); i > 0 {
-				why = strings.TrimSpace(why[:i])
-			}
-			ar.Discarded[why]++
-		}
-		rep.Limit = int64(r.Limit)
-		rep.PeakTokens = max(rep.PeakTokens, int64(r.Tokens))
-		rep.FinalTokens = int64(r.Tokens)
-		if res := r.Compaction; res != nil {
-			ar.compWaits = append(ar.compWaits, took)
-			rep.TargetTokens, _ = targetTokens(s, *share, rep.Limit)
-			rep.Retries += int64(res.Retries)
-			switch {
-			case res.Failed:
-				failed(turn, res.FailureCode, res.FailureMessage)
-			case res.MessagesCompressed > 0:
-				if r.Prepared {
-					ar.Applied++
-				} else {
-					ar.AtLimit++
-				}
-				if err := compacted(turn, res, -1); err != nil {
-					return err
-				}
-				rep.FinalTokens = int64(r.Tokens)
-			}
-		}
-		if len(history) != len(r.History) {
-			if history, ids, err = activeRaw(ctx, a, conv.conversationID); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	// modelCall is the check before a model call: the history as it
-	// would be sent, compacted first when it is due.
-	modelCall := func(turn int) error {
-		rep.ModelCalls++
-		if aheadOpts != nil {
-			if err := aheadCall(turn); err != nil {
-				return err
-			}
-			if rep.FinalTokens > rep.MaxContextTokens {
-				rep.MaxContextTokens = rep.FinalTokens
-			}
-			if rep.FinalTokens > rep.Limit {
-				rep.CallsOverLimit++
-			}
-			if prog.bar != nil {
-				_ = prog.bar.Add(1)
-			}
-			return nil
-		}
-		in := pl.messagesInput(history)
-		if usage != nil {
-			in = withKey(in, "usage", mustMarshal(usage))
-		}
-		sc, _, err := pl.call(ctx, "shouldCompact", in)
-		if err != nil {
-			return err
-		}
-		tokens := sc.Get("tokens").Int()
-		rep.Limit = sc.Get("limit").Int()
-		if tokens > rep.PeakTokens {
-			rep.PeakTokens = tokens
-		}
-		rep.FinalTokens = tokens
-		if sc.Get("due").Bool() {
-			pl.stats.reset()
-			cfg := callConfig
-			target, add := targetTokens(s, *share, rep.Limit)
-			rep.TargetTokens = target
-			if add {
-				cfg = withKey(cfg, "target_tokens", strconv.AppendInt(nil, target, 10))
-			}
-			in := compressInput(conv.conversationID, history, ids, cfg, false, now)
-			if usage != nil {
-				in = withKey(in, "usage", mustMarshal(usage))
-			}
-			res, raw, err := pl.call(ctx, "compress", in)
-			if err != nil {
-				return err
-			}
-			st := pl.stats.snapshot()
-			rep.LLMCalls += st.llmCalls
-			llmTime += st.llmTime
-			hostTime += st.hostTime
-			rep.Retries += res.Get("retries").Int()
-			if res.Get("failed").Bool() {
-				failed(turn, res.Get("failure_code").String(), res.Get("failure_message").String())
-			} else if res.Get("messages_compressed").Int() > 0 {
-				var r clipfold.Result
-				if err := json.Unmarshal(raw, &r); err != nil {
-					return failf("reading the compaction's result: %v", err)
-				}
-				// What the store now holds, with the ids it holds it under.
-				if err := compacted(turn, &r, st.llmCalls); err != nil {
-					return err
-				}
-			}
-		}
-		// What this model call is sent: the history as it now stands.
-		if rep.FinalTokens > rep.MaxContextTokens {
-			rep.MaxContextTokens = rep.FinalTokens
-		}
-		if rep.FinalTokens > rep.Limit {
-			rep.CallsOverLimit++
-		}
-		if prog.bar != nil {
-			_ = prog.bar.Add(1)
-		}
-		return nil
-	}
-	// appendPending stores the messages of the replay not stored yet.
-	pending := 0
-	appendPending := func(upTo int) error {
-		fresh, err := appendFresh(ctx, a.st, conv.conversationID, replay[pending:upTo])
-		if err != nil {
-			return err
-		}
-		if len(fresh) < upTo-pending {
-			asSent, usage = false, nil // some were stored before: not the list the provider counted
-		}
-		for _, m := range fresh {
-			if u, ok := usages[m.ID]; ok && asSent {
-				usage = &clipfold.Usage{InputTokens: u, Messages: len(history)}
-			}
-			history = append(history, m.Raw)
-			ids = append(ids, m.ID)
-		}
-		rep.MessagesAppended += len(fresh)
-		pending = upTo
-		return nil
-	}
-	// pace starts each turn --turn-interval after the one before.
-	turnStart, curTurn := time.Now(), 0
-	pace := func(turn int) error {
-		if *interval <= 0 || turn == curTurn {
-			return nil
-		}
-		if curTurn != 0 {
-			select {
-			case <-time.After(time.Until(turnStart.Add(*interval))):
-			case <-ctx.Done():
-				return failf("interrupted")
-			}
-		}
-		turnStart, curTurn = time.Now(), turn
-		return nil
-	}
-	for i := range replay {
-		if replay[i].Role != "assistant" || i == 0 {
+	r.turnStart = time.Now()
+	return nil
+}
+
+// replayTurns makes every model call of the replay: before each
+// assistant message, with everything before it stored, and once more
+// after the last message.
+func (r *replayer) replayTurns() error {
+	for i := range r.replay {
+		if r.replay[i].Role != "assistant" || i == 0 {
 			continue
 		}
-		if err := pace(turnOf[i]); err != nil {
-			prog.end()
+		if err := r.pace(r.turnOf[i]); err != nil {
 			return err
 		}
 		// The model is called with everything before this answer.
-		if err := appendPending(i); err != nil {
-			prog.end()
+		if err := r.appendPending(i); err != nil {
 			return err
 		}
-		if err := modelCall(turnOf[i]); err != nil {
-			prog.end()
+		if err := r.modelCall(r.turnOf[i]); err != nil {
 			return err
 		}
 	}
 	// The history the next model call would be sent.
-	if err := appendPending(len(replay)); err != nil {
-		prog.end()
+	if err := r.appendPending(len(r.replay)); err != nil {
 		return err
 	}
-	if err := modelCall(n); err != nil {
-		prog.end()
-		return err
-	}
-	rep.Turns = n
-	prog.end()
-	total := time.Since(start)
-	if ar := rep.Ahead; ar != nil {
-		// Every compaction's calls, those of one still under way included.
-		st := pl.stats.snapshot()
-		rep.LLMCalls, llmTime, hostTime = st.llmCalls, st.llmTime, st.hostTime
-		ar.WaitMs, ar.CompactionWaitMs = summarizeWaits(ar.waits), summarizeWaits(ar.compWaits)
-	}
-	rep.FinalMessages = len(history)
-	rep.TotalMs, rep.LLMMs = total.Milliseconds(), llmTime.Milliseconds()
-	plugin := total - hostTime
-	rep.PluginMs = plugin.Milliseconds()
+	return r.modelCall(r.turns)
+}
 
-	if *jsonOut {
-		if err := printJSON(e.stdout, rep); err != nil {
+// compacted takes in a compaction that changed the history: the
+// report, and the history as the store now holds it.
+func (r *replayer) compacted(turn int, res *clipfold.Result, llmCalls int) error {
+	rep := r.rep
+	rep.Compactions++
+	rep.MessagesCompressed += int64(res.MessagesCompressed)
+	rep.BatchesCreated += int64(res.BatchesCreated)
+	for _, b := range res.Batches {
+		rep.DepthReached = max(rep.DepthReached, int64(b.Depth))
+	}
+	var err error
+	if r.history, r.ids, err = activeRaw(r.ctx, r.a, r.conv.conversationID); err != nil {
+		return err
+	}
+	r.asSent, r.usage = false, nil
+	rep.FinalTokens = int64(res.TokensAfter)
+	if rep.Embeddings != nil {
+		n, err := embedArchived(r.ctx, r.a.st, r.s.embedder, r.conv.conversationID)
+		rep.Embeddings.Embedded += n
+		if err != nil && rep.Embeddings.Error == "" {
+			rep.Embeddings.Error = redact.Text(err.Error())
+			r.prog.log("turn %d: embeddings failed (search embeds what is missing later): %v", turn, err)
+		}
+	}
+	if llmCalls >= 0 {
+		r.prog.log("turn %d: compacted ~%s → ~%s tokens (%d LLM call(s))", turn,
+			commas(int64(res.TokensBefore)), commas(rep.FinalTokens), llmCalls)
+	} else {
+		r.prog.log("turn %d: compacted ~%s → ~%s tokens", turn, commas(int64(res.TokensBefore)), commas(rep.FinalTokens))
+	}
+	return nil
+}
+
+// failed counts a failed compaction, said once per failure code.
+func (r *replayer) failed(turn int, code, msg string) {
+	r.rep.CompactionsFailed++
+	r.rep.FailureCodes[code]++
+	if r.rep.FailureCodes[code] == 1 {
+		r.prog.log("turn %d: compaction failed (%s): %s", turn, code, msg)
+	}
+}
+
+// aheadCall is the check before a model call with --ahead.
+func (r *replayer) aheadCall(turn int) error {
+	rep := r.rep
+	r.aheadOpts.Usage = r.usage
+	start := time.Now()
+	ah, err := r.pl.c.CompactAhead(r.ctx, r.conv.conversationID, nil, r.aheadOpts)
+	took := time.Since(start)
+	if err != nil {
+		return failf("compacting ahead: %v", err)
+	}
+	ar := rep.Ahead
+	ar.waits = append(ar.waits, took)
+	if ah.Started {
+		ar.Started++
+	}
+	if ah.Discarded != "" {
+		why := ah.Discarded
+		if i := strings.IndexAny(why, "(:"); i > 0 {
+			why = strings.TrimSpace(why[:i])
+		}
+		ar.Discarded[why]++
+	}
+	rep.Limit = int64(ah.Limit)
+	rep.PeakTokens = max(rep.PeakTokens, int64(ah.Tokens))
+	rep.FinalTokens = int64(ah.Tokens)
+	if res := ah.Compaction; res != nil {
+		ar.compWaits = append(ar.compWaits, took)
+		rep.TargetTokens, _ = targetTokens(r.s, *r.rf.share, rep.Limit)
+		rep.Retries += int64(res.Retries)
+		switch {
+		case res.Failed:
+			r.failed(turn, res.FailureCode, res.FailureMessage)
+		case res.MessagesCompressed > 0:
+			if ah.Prepared {
+				ar.Applied++
+			} else {
+				ar.AtLimit++
+			}
+			if err := r.compacted(turn, res, -1); err != nil {
+				return err
+			}
+			rep.FinalTokens = int64(ah.Tokens)
+		}
+	}
+	if len(r.history) != len(ah.History) {
+		if r.history, r.ids, err = activeRaw(r.ctx, r.a, r.conv.conversationID); err != nil {
 			return err
 		}
-	} else {
-		w := e.stdout
-		fmt.Fprintf(w, "Replayed %d of %d turn(s) of %s with %s in %s\n", rep.Turns, rep.TurnsInFile, rep.ConversationID, rep.Provider, roundDur(total))
-		fmt.Fprintf(w, "  compactions  %d", rep.Compactions)
-		if rep.CompactionsFailed > 0 {
-			fmt.Fprintf(w, " (+%d failed: %s)", rep.CompactionsFailed, countList(rep.FailureCodes))
-		}
-		fmt.Fprintf(w, ", due above ~%s tokens", commas(rep.Limit))
-		if rep.TargetTokens > 0 {
-			fmt.Fprintf(w, ", compacted to ~%s", commas(rep.TargetTokens))
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  model calls  %d, the largest sent ~%s tokens", rep.ModelCalls, commas(rep.MaxContextTokens))
-		if rep.CallsOverLimit > 0 {
-			fmt.Fprintf(w, " (%d over the limit)", rep.CallsOverLimit)
-		}
-		if rep.OverheadTokens > 0 {
-			fmt.Fprintf(w, ", ~%s of tools each", commas(rep.OverheadTokens))
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
-		fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
-		fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
-		if ar := rep.Ahead; ar != nil {
-			fmt.Fprintf(w, "  ahead        %d started, %d applied, %d at the limit", ar.Started, ar.Applied, ar.AtLimit)
-			if len(ar.Discarded) > 0 {
-				fmt.Fprintf(w, ", dropped: %s", countList(ar.Discarded))
-			}
-			fmt.Fprintf(w, "; waits at compactions p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", ar.CompactionWaitMs.P50, ar.CompactionWaitMs.P95, ar.CompactionWaitMs.Max)
-		}
-		fmt.Fprintf(w, "  archive      %s\n", describeArchive(rep.Archive))
-		if em := rep.Embeddings; em != nil {
-			fmt.Fprintf(w, "  embeddings   %d embedded with %s %s", em.Embedded, em.Provider, em.Model)
-			if em.Error != "" {
-				fmt.Fprintf(w, " (some failed; search embeds them later)")
-			}
-			fmt.Fprintln(w)
-		}
-		if rep.FailureCodes["no_gain"] > 0 {
-			fmt.Fprintln(w, "  no_gain: the archive alone nearly fills the budget; raise --model-max-tokens or lower --max-summary-tokens.")
-		}
-		fmt.Fprintf(w, "Search what was compacted: %s\n", rep.SearchHint)
 	}
-	// A compaction that could not shrink the history (no_gain), and the
-	// breaker that opens after it, leave a valid history: the loop goes
-	// on. Anything else (the LLM, the store) is a failure.
+	return nil
+}
+
+// modelCall is the check before a model call: the history as it
+// would be sent, compacted first when it is due.
+func (r *replayer) modelCall(turn int) error {
+	rep := r.rep
+	rep.ModelCalls++
+	if r.aheadOpts != nil {
+		if err := r.aheadCall(turn); err != nil {
+			return err
+		}
+		r.sent()
+		return nil
+	}
+	in := r.pl.messagesInput(r.history)
+	if r.usage != nil {
+		in = withKey(in, "usage", mustMarshal(r.usage))
+	}
+	sc, _, err := r.pl.call(r.ctx, "shouldCompact", in)
+	if err != nil {
+		return err
+	}
+	tokens := sc.Get("tokens").Int()
+	rep.Limit = sc.Get("limit").Int()
+	if tokens > rep.PeakTokens {
+		rep.PeakTokens = tokens
+	}
+	rep.FinalTokens = tokens
+	if sc.Get("due").Bool() {
+		if err := r.compress(turn); err != nil {
+			return err
+		}
+	}
+	r.sent()
+	return nil
+}
+
+// compress runs the compaction a model call found due.
+func (r *replayer) compress(turn int) error {
+	rep, pl := r.rep, r.pl
+	pl.stats.reset()
+	cfg := r.callConfig
+	target, add := targetTokens(r.s, *r.rf.share, rep.Limit)
+	rep.TargetTokens = target
+	if add {
+		cfg = withKey(cfg, "target_tokens", strconv.AppendInt(nil, target, 10))
+	}
+	in := compressInput(r.conv.conversationID, r.history, r.ids, cfg, false, r.now)
+	if r.usage != nil {
+		in = withKey(in, "usage", mustMarshal(r.usage))
+	}
+	res, raw, err := pl.call(r.ctx, "compress", in)
+	if err != nil {
+		return err
+	}
+	st := pl.stats.snapshot()
+	rep.LLMCalls += st.llmCalls
+	r.llmTime += st.llmTime
+	r.hostTime += st.hostTime
+	rep.Retries += res.Get("retries").Int()
+	if res.Get("failed").Bool() {
+		r.failed(turn, res.Get("failure_code").String(), res.Get("failure_message").String())
+	} else if res.Get("messages_compressed").Int() > 0 {
+		var cr clipfold.Result
+		if err := json.Unmarshal(raw, &cr); err != nil {
+			return failf("reading the compaction's result: %v", err)
+		}
+		// What the store now holds, with the ids it holds it under.
+		if err := r.compacted(turn, &cr, st.llmCalls); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sent counts what a model call is sent: the history as it now stands.
+func (r *replayer) sent() {
+	rep := r.rep
+	if rep.FinalTokens > rep.MaxContextTokens {
+		rep.MaxContextTokens = rep.FinalTokens
+	}
+	if rep.FinalTokens > rep.Limit {
+		rep.CallsOverLimit++
+	}
+	if r.prog.bar != nil {
+		_ = r.prog.bar.Add(1)
+	}
+}
+
+// appendPending stores the messages of the replay not stored yet.
+func (r *replayer) appendPending(upTo int) error {
+	fresh, err := appendFresh(r.ctx, r.a.st, r.conv.conversationID, r.replay[r.pending:upTo])
+	if err != nil {
+		return err
+	}
+	if len(fresh) < upTo-r.pending {
+		r.asSent, r.usage = false, nil // some were stored before: not the list the provider counted
+	}
+	for _, m := range fresh {
+		if u, ok := r.usages[m.ID]; ok && r.asSent {
+			r.usage = &clipfold.Usage{InputTokens: u, Messages: len(r.history)}
+		}
+		r.history = append(r.history, m.Raw)
+		r.ids = append(r.ids, m.ID)
+	}
+	r.rep.MessagesAppended += len(fresh)
+	r.pending = upTo
+	return nil
+}
+
+// pace starts each turn --turn-interval after the one before.
+func (r *replayer) pace(turn int) error {
+	interval := *r.rf.interval
+	if interval <= 0 || turn == r.curTurn {
+		return nil
+	}
+	if r.curTurn != 0 {
+		select {
+		case <-time.After(time.Until(r.turnStart.Add(interval))):
+		case <-r.ctx.Done():
+			return failf("interrupted")
+		}
+	}
+	r.turnStart, r.curTurn = time.Now(), turn
+	return nil
+}
+
+// finish ends the replay and completes the report: turns, timings, the
+// final history; it returns the replay's whole time.
+func (r *replayer) finish() time.Duration {
+	rep := r.rep
+	rep.Turns = r.turns
+	r.prog.end()
+	total := time.Since(r.begun)
+	if ar := rep.Ahead; ar != nil {
+		// Every compaction's calls, those of one still under way included.
+		st := r.pl.stats.snapshot()
+		rep.LLMCalls, r.llmTime, r.hostTime = st.llmCalls, st.llmTime, st.hostTime
+		ar.WaitMs, ar.CompactionWaitMs = summarizeWaits(ar.waits), summarizeWaits(ar.compWaits)
+	}
+	rep.FinalMessages = len(r.history)
+	rep.TotalMs, rep.LLMMs = total.Milliseconds(), r.llmTime.Milliseconds()
+	plugin := total - r.hostTime
+	rep.PluginMs = plugin.Milliseconds()
+	return total
+}
+
+// printRunReport writes run's report as text.
+func printRunReport(w io.Writer, rep *runReport, total, llmTime time.Duration) {
+	fmt.Fprintf(w, "Replayed %d of %d turn(s) of %s with %s in %s\n", rep.Turns, rep.TurnsInFile, rep.ConversationID, rep.Provider, roundDur(total))
+	fmt.Fprintf(w, "  compactions  %d", rep.Compactions)
+	if rep.CompactionsFailed > 0 {
+		fmt.Fprintf(w, " (+%d failed: %s)", rep.CompactionsFailed, countList(rep.FailureCodes))
+	}
+	fmt.Fprintf(w, ", due above ~%s tokens", commas(rep.Limit))
+	if rep.TargetTokens > 0 {
+		fmt.Fprintf(w, ", compacted to ~%s", commas(rep.TargetTokens))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  model calls  %d, the largest sent ~%s tokens", rep.ModelCalls, commas(rep.MaxContextTokens))
+	if rep.CallsOverLimit > 0 {
+		fmt.Fprintf(w, " (%d over the limit)", rep.CallsOverLimit)
+	}
+	if rep.OverheadTokens > 0 {
+		fmt.Fprintf(w, ", ~%s of tools each", commas(rep.OverheadTokens))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  context      peak ~%s tokens, final ~%s tokens in %d messages\n", commas(rep.PeakTokens), commas(rep.FinalTokens), rep.FinalMessages)
+	fmt.Fprintf(w, "  archived     %s message(s) in %d batch(es), depth reached %d\n", commas(rep.MessagesCompressed), rep.BatchesCreated, rep.DepthReached)
+	fmt.Fprintf(w, "  LLM calls    %d, %d retries, %s in the LLM, %s in the plug-in and store\n", rep.LLMCalls, rep.Retries, roundDur(llmTime), roundDur(total-llmTime))
+	if ar := rep.Ahead; ar != nil {
+		fmt.Fprintf(w, "  ahead        %d started, %d applied, %d at the limit", ar.Started, ar.Applied, ar.AtLimit)
+		if len(ar.Discarded) > 0 {
+			fmt.Fprintf(w, ", dropped: %s", countList(ar.Discarded))
+		}
+		fmt.Fprintf(w, "; waits at compactions p50 %.1f ms, p95 %.1f ms, max %.1f ms\n", ar.CompactionWaitMs.P50, ar.CompactionWaitMs.P95, ar.CompactionWaitMs.Max)
+	}
+	fmt.Fprintf(w, "  archive      %s\n", describeArchive(rep.Archive))
+	if em := rep.Embeddings; em != nil {
+		fmt.Fprintf(w, "  embeddings   %d embedded with %s %s", em.Embedded, em.Provider, em.Model)
+		if em.Error != "" {
+			fmt.Fprintf(w, " (some failed; search embeds them later)")
+		}
+		fmt.Fprintln(w)
+	}
+	if rep.FailureCodes["no_gain"] > 0 {
+		fmt.Fprintln(w, "  no_gain: the archive alone nearly fills the budget; raise --model-max-tokens or lower --max-summary-tokens.")
+	}
+	fmt.Fprintf(w, "Search what was compacted: %s\n", rep.SearchHint)
+}
+
+// runStatus is run's exit: a compaction that could not shrink the
+// history (no_gain), and the breaker that opens after it, leave a valid
+// history, so the loop went on; anything else (the LLM, the store) is a
+// failure.
+func runStatus(rep *runReport) error {
 	for code := range rep.FailureCodes {
 		if code != "no_gain" && code != "breaker_open" {
 			return errSilent
