@@ -280,12 +280,15 @@ export function clipfoldMiddleware(o) {
       const tokens = await tokenCounter(messages);
       triggeredNow = triggered(conditions, messages.length, tokens, maxInputTokens(model));
     }
-    // Neither the trigger nor clipfold's budget: nothing to do.
-    if (!triggeredNow && !(await compactor.shouldCompact(dicts, cfg, usage)).due) return undefined;
     const state = request.state;
     const runtime = request.runtime;
     const conv = typeof conversationId === 'function' ? conversationId(state, runtime)
       : conversationId ?? /** @type {any} */ (runtime)?.configurable?.thread_id ?? 'default';
+    // Neither the trigger nor clipfold's budget: nothing to do. countContext
+    // pays for the messages new since the conversation's last check only.
+    if (!triggeredNow && !(await compactor.countContext(String(conv), dicts, { config: cfg, usage: usage ?? undefined })).due) {
+      return undefined;
+    }
     const byDict = new Map(dicts.map((d, i) => [d, messages[i]]));
     const r = await compactor.compress(String(conv), dicts, {
       callerOwned: true, shape: 'langchain', config: cfg, onlyIfDue: !triggeredNow, usage: usage ?? undefined,

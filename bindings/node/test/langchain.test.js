@@ -147,6 +147,42 @@ describe('clipfold/langchain with the real LangChain.js', () => {
     }
   });
 
+  test('the check before each model call counts the new messages only: at 2,000 messages as at 100', async () => {
+    const compactor = await createCompactor({ wasmPath: wasmPath(), config: { model_max_tokens: 1_000_000 } });
+    /** @type {number[]} */
+    const counted = [];
+    const real = compactor.callRaw;
+    compactor.callRaw = (name, input) => {
+      if (name === 'estimateTokens') counted.push(typeof input === 'string' ? Buffer.byteLength(input) : input.length);
+      return real(name, input);
+    };
+    try {
+      const mw = /** @type {any} */ (clipfoldMiddleware({ compactor }));
+      const handler = async () => new AIMessage({ content: 'ok' });
+      /** @type {Record<number, number[]>} */
+      const perTurn = {};
+      for (const n of [100, 2_000]) {
+        const runtime = { configurable: { thread_id: `flat-${n}` } };
+        let msgs = Array.from({ length: n }, (_, i) => (i % 2 === 0
+          ? new HumanMessage({ id: `h${i}`, content: `Question ${i} about service-${i}?` })
+          : new AIMessage({ id: `a${i}`, content: `service-${i} answered.` })));
+        const call = () => mw.wrapModelCall({ messages: msgs, systemMessage: new SystemMessage(''), tools: [], state: { messages: msgs }, runtime }, handler);
+        await call();
+        counted.length = 0;
+        for (let i = 0; i < 20; i++) {
+          msgs = [...msgs, new HumanMessage({ id: `new${i}`, content: `and service-${i % 10}?` })];
+          assert.ok(AIMessage.isInstance(await call()), 'under the budget: the answer, nothing else');
+        }
+        perTurn[n] = [...counted];
+      }
+      assert.equal(perTurn[100].length, 20);
+      assert.deepEqual(perTurn[2_000], perTurn[100], 'the turn\'s new message alone, whatever the length');
+    } finally {
+      compactor.callRaw = real;
+      await compactor.close();
+    }
+  });
+
   test('without a trigger clipfold\'s budget decides; keep.messages keeps that many; a second call on the replaced list is quiet', async () => {
     const compactor = await createCompactor({ wasmPath: wasmPath(), config: { model_max_tokens: 2000, context_budget: 0.5 } });
     try {
