@@ -406,7 +406,7 @@ func (u *run) summarizeChunks(job *compaction) error {
 			if f, ok := err.(*failure); ok && f.code == FailLLMTimeout && u.canShrink(size, maxTok, ch) {
 				// Timeout: re-chunk the remaining work at half the size.
 				u.res.Retries++
-				size, maxTok = u.shrink(size, maxTok, ch)
+				size, maxTok = u.shrink(size, maxTok)
 				u.res.Warnings = append(u.res.Warnings, "summarization timed out; re-chunking the remaining "+
 					strconv.Itoa(len(compress)-done)+" messages at half the chunk size")
 				chunks, k = chunkUnits(hist, compress[done:], size, maxTok, &split.units, c), 0
@@ -1160,7 +1160,7 @@ func (u *run) canShrink(size, maxTok int, ch []int) bool {
 
 // shrink halves the chunk size for the remaining work: never below 2
 // messages / 1000 tokens, never larger than before.
-func (u *run) shrink(size, maxTok int, _ []int) (int, int) {
+func (u *run) shrink(size, maxTok int) (int, int) {
 	if maxTok > 0 {
 		return size, max(1000, maxTok/2)
 	}
