@@ -62,6 +62,38 @@ func (c *VectorCache) SetVectors(s VectorScope, token string, refs []DocRef, fla
 	c.update(s, token, func(e *cacheEntry) { e.refs, e.flat, e.loaded = refs, flat, true })
 }
 
+// Missing is a check for the scope's documents without a vector, through
+// the cache: none while the scope was found fully embedded at token, else
+// find's answer, recorded as complete when it finds none. With cacheable
+// false (the store has no token) the cache is not used.
+func (c *VectorCache) Missing(s VectorScope, token string, cacheable bool, find func() ([]Doc, error)) ([]Doc, error) {
+	if cacheable && c.Complete(s, token) {
+		return nil, nil
+	}
+	docs, err := find()
+	if err == nil && len(docs) == 0 && cacheable {
+		c.SetComplete(s, token)
+	}
+	return docs, err
+}
+
+// Nearest ranks the scope's vectors against q, keeping the best k: those
+// cached at token, else scan's, cached when cacheable (the store has a
+// token).
+func (c *VectorCache) Nearest(s VectorScope, token string, cacheable bool, q []float32, k int, scan func() ([]DocRef, []float32, error)) ([]Neighbor, error) {
+	refs, flat, ok := c.Vectors(s, token)
+	if !cacheable || !ok {
+		var err error
+		if refs, flat, err = scan(); err != nil {
+			return nil, err
+		}
+		if cacheable {
+			c.SetVectors(s, token, refs, flat)
+		}
+	}
+	return RankFlat(q, k, refs, flat), nil
+}
+
 // Reset empties the cache.
 func (c *VectorCache) Reset() {
 	c.mu.Lock()

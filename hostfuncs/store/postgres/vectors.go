@@ -69,14 +69,9 @@ func (s *Store) token(ctx context.Context, conversationID, model string) (string
 func (s *Store) MissingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
 	scope := store.VectorScope{ConversationID: conversationID, Model: model, Dims: dims}
 	tok, cacheable := s.token(ctx, conversationID, model)
-	if cacheable && s.cache.Complete(scope, tok) {
-		return nil, nil
-	}
-	docs, err := s.missingVectors(ctx, conversationID, model, dims, limit)
-	if err == nil && len(docs) == 0 && cacheable {
-		s.cache.SetComplete(scope, tok)
-	}
-	return docs, err
+	return s.cache.Missing(scope, tok, cacheable, func() ([]store.Doc, error) {
+		return s.missingVectors(ctx, conversationID, model, dims, limit)
+	})
 }
 
 func (s *Store) missingVectors(ctx context.Context, conversationID, model string, dims, limit int) ([]store.Doc, error) {
@@ -183,17 +178,9 @@ func (s *Store) NearestVectors(ctx context.Context, conversationID, model string
 	}
 	scope := store.VectorScope{ConversationID: conversationID, Model: model, Dims: len(q)}
 	tok, cacheable := s.token(ctx, conversationID, model)
-	refs, flat, ok := s.cache.Vectors(scope, tok)
-	if !cacheable || !ok {
-		var err error
-		if refs, flat, err = s.scanVectors(ctx, conversationID, model, len(q)); err != nil {
-			return nil, err
-		}
-		if cacheable {
-			s.cache.SetVectors(scope, tok, refs, flat)
-		}
-	}
-	return store.RankFlat(q, k, refs, flat), nil
+	return s.cache.Nearest(scope, tok, cacheable, q, k, func() ([]store.DocRef, []float32, error) {
+		return s.scanVectors(ctx, conversationID, model, len(q))
+	})
 }
 
 // scanVectors reads the scope's vectors of model and dims, one after the
