@@ -105,7 +105,11 @@ func PlanCommit(c *Commit, now time.Time) (CommitPlan, error) {
 		p.ArchiveWrites = append(p.ArchiveWrites, w)
 	}
 	if p.CallerOwned {
-		return p, planCaller(c, &p)
+		// Not `return p, planCaller(c, &p)`: Go leaves unspecified whether
+		// p is read before or after the call, and TinyGo reads it before
+		// (the plan lost its recall writes in the shipped build).
+		err := planCaller(c, &p)
+		return p, err
 	}
 	if !c.NoInsert {
 		ins, err := planInsert(c, now)
