@@ -261,10 +261,10 @@ func appendNullableString(b []byte, s string, set bool) []byte {
 	return core.AppendJSONString(b, s)
 }
 
-// AppendBatch writes a Batch (docs/spec.md#batch).
-func AppendBatch(b []byte, bt *core.Batch) []byte {
-	b = append(b, `{"content":`...)
-	b = core.AppendJSONString(b, bt.Content)
+// appendBatchSpan writes a batch's depth, span and sources:
+// ,"depth","start_time","end_time","message_count","source_message_ids"
+// (AppendBatch's and parseBlocks' batches alike).
+func appendBatchSpan(b []byte, bt *core.Batch) []byte {
 	b = append(b, `,"depth":`...)
 	b = strconv.AppendInt(b, int64(bt.Depth), 10)
 	b = append(b, `,"start_time":`...)
@@ -274,7 +274,14 @@ func AppendBatch(b []byte, bt *core.Batch) []byte {
 	b = append(b, `,"message_count":`...)
 	b = strconv.AppendInt(b, int64(bt.MessageCount), 10)
 	b = append(b, `,"source_message_ids":`...)
-	b = appendStrings(b, bt.SourceMessageIDs)
+	return appendStrings(b, bt.SourceMessageIDs)
+}
+
+// AppendBatch writes a Batch (docs/spec.md#batch).
+func AppendBatch(b []byte, bt *core.Batch) []byte {
+	b = append(b, `{"content":`...)
+	b = core.AppendJSONString(b, bt.Content)
+	b = appendBatchSpan(b, bt)
 	b = append(b, `,"operation_id":`...)
 	b = core.AppendJSONString(b, bt.OperationID)
 	b = append(b, `,"method":`...)

@@ -91,18 +91,7 @@ func (e *Env) DecodeHistory(in []byte) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
-		b = core.AppendJSONString(b, m.ID)
-		b = append(b, `,"role":`...)
-		b = core.AppendJSONString(b, m.Role.String())
-		b = append(b, `,"content":`...)
-		b = core.AppendJSONString(b, m.Content)
-		b = append(b, `,"created_at":`...)
-		if m.HasCreatedAt {
-			b = core.AppendJSONString(b, core.FormatTime(m.CreatedAt))
-		} else {
-			b = append(b, "null"...)
-		}
+		b = appendMessageRow(b, m, "null")
 		if withText {
 			b = append(b, `,"search_text":`...)
 			b = core.AppendJSONString(b, core.MessageSearchTextAt(msgs, i))

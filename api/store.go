@@ -246,16 +246,7 @@ func AppendBlockMeta(b []byte, content string) []byte {
 	bt := &m.Batch
 	b = append(b, `{"batch":{"operation_id":`...)
 	b = core.AppendJSONString(b, bt.OperationID)
-	b = append(b, `,"depth":`...)
-	b = strconv.AppendInt(b, int64(bt.Depth), 10)
-	b = append(b, `,"start_time":`...)
-	b = core.AppendJSONString(b, core.FormatTime(bt.Start))
-	b = append(b, `,"end_time":`...)
-	b = core.AppendJSONString(b, core.FormatTime(bt.End))
-	b = append(b, `,"message_count":`...)
-	b = strconv.AppendInt(b, int64(bt.MessageCount), 10)
-	b = append(b, `,"source_message_ids":`...)
-	b = appendStrings(b, bt.SourceMessageIDs)
+	b = appendBatchSpan(b, bt)
 	b = append(b, `,"method":`...)
 	b = core.AppendJSONString(b, bt.Method)
 	b = append(b, `,"summary":`...)
@@ -341,19 +332,25 @@ func (e *Env) PlanAppend(in []byte) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
-		b = core.AppendJSONString(b, m.ID)
-		b = append(b, `,"role":`...)
-		b = core.AppendJSONString(b, m.Role.String())
-		b = append(b, `,"content":`...)
-		b = core.AppendJSONString(b, m.Content)
-		b = append(b, `,"created_at":`...)
-		if m.HasCreatedAt {
-			b = core.AppendJSONString(b, core.FormatTime(m.CreatedAt))
-		} else {
-			b = append(b, `""`...)
-		}
-		b = append(b, '}')
+		b = append(appendMessageRow(b, m, `""`), '}')
 	}
 	return append(b, "]}"...), nil
+}
+
+// appendMessageRow writes what a store keeps of a message beside its JSON,
+// {"id","role","content","created_at" — created_at clipfold's format, or
+// noTime when it has none — and leaves the object open for more fields
+// (planAppend's rows, decodeHistory's messages).
+func appendMessageRow(b []byte, m *core.Message, noTime string) []byte {
+	b = append(b, `{"id":`...)
+	b = core.AppendJSONString(b, m.ID)
+	b = append(b, `,"role":`...)
+	b = core.AppendJSONString(b, m.Role.String())
+	b = append(b, `,"content":`...)
+	b = core.AppendJSONString(b, m.Content)
+	b = append(b, `,"created_at":`...)
+	if m.HasCreatedAt {
+		return core.AppendJSONString(b, core.FormatTime(m.CreatedAt))
+	}
+	return append(b, noTime...)
 }
