@@ -138,13 +138,14 @@ trajectories: cli build
 	$(GO) run ./tools/trajectories -clipfold $(CLI) -wasm $(WASM) -out docs/trajectories.md -json build/trajectories.json
 
 ## ahead: what an agent waits for compaction, synchronous and ahead of time: the bundled sessions replayed as an agent loop
-## (turns every 2 s, a fake summarizer of 1–3 s) through build/clipfold (Go) and the Python package, the 884-message session
-## compacted at once, and Python's per-turn check against LangChain's count_tokens_approximately; writes docs/ahead.md
-## (tools/ahead; about 6 minutes; AHEAD_FLAGS='-scale 0.1' for a quick run; its CI subset runs in go test ./tools/ahead)
+## (turns every 2 s, a fake summarizer of 1–3 s) through build/clipfold (Go), the Python and the Node packages, the 884-message
+## session compacted at once, and the per-turn check (Python's against LangChain's count_tokens_approximately); writes docs/ahead.md
+## (tools/ahead; about 12 minutes, one session at a time; AHEAD_FLAGS='-scale 0.1' for a quick run; its CI subset runs in go test ./tools/ahead)
 PY_VENV := bindings/python/.venv
 ahead: cli build
 	[ -x $(PY_VENV)/bin/python ] || bash bindings/python/run_tests.sh -k nothing || [ -x $(PY_VENV)/bin/python ]
-	$(GO) run ./tools/ahead -clipfold $(CLI) -wasm $(WASM) -python $(PY_VENV)/bin/python -jobs 12 -out docs/ahead.md -json build/ahead.json $(AHEAD_FLAGS)
+	cd bindings/node && { [ -d node_modules ] || npm ci --no-audit --no-fund; }
+	$(GO) run ./tools/ahead -clipfold $(CLI) -wasm $(WASM) -python $(PY_VENV)/bin/python -node node -jobs 6 -out docs/ahead.md -json build/ahead.json $(AHEAD_FLAGS)
 
 ## window: the token estimate against real tokenizers (o200k_base, cl100k_base via js-tiktoken) on the corpus of
 ## testdata/tokens, per kind, through build/clipfold.wasm: writes docs/window.md (tools/window; its test, part of

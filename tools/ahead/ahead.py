@@ -12,11 +12,13 @@ final history (the Go side checks the rest are in recall storage).
 
 count: the per-turn check at each size of --sizes, one new message a turn:
 Compactor.count_context against LangChain's count_tokens_approximately on
-the same messages, the fastest of --runs turns each (ms)."""
+the same messages, the fastest of --runs turns each (ms), each timed in a loop
+of its own with the garbage collector off, as timeit does."""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -129,15 +131,22 @@ def count(a: argparse.Namespace) -> Dict[str, Any]:
                     for i in range(total)]
             key = "count-%d" % n
             c.count_context(key, msgs[:n])  # the turns before: counted once
+            turns = [msgs[:k] for k in range(n + 1, total + 1)]  # one new message a turn
+            # Each timed alone, the collector off while timing (as timeit does).
             ours, theirs = [], []
-            for k in range(n + 1, total + 1):
-                lst = msgs[:k]  # one new message this turn
-                t0 = time.perf_counter()
-                got = c.count_context(key, lst)
-                ours.append((time.perf_counter() - t0) * 1000)
-                t0 = time.perf_counter()
-                count_tokens_approximately(lst)
-                theirs.append((time.perf_counter() - t0) * 1000)
+            gc.collect()
+            gc.disable()
+            try:
+                for lst in turns:
+                    t0 = time.perf_counter()
+                    got = c.count_context(key, lst)
+                    ours.append((time.perf_counter() - t0) * 1000)
+                for lst in turns:
+                    t0 = time.perf_counter()
+                    count_tokens_approximately(lst)
+                    theirs.append((time.perf_counter() - t0) * 1000)
+            finally:
+                gc.enable()
             rows.append({"messages": n, "count_context_ms": min(ours), "count_tokens_approximately_ms": min(theirs),
                          "runs": a.runs, "tokens": got["tokens"]})
     import langchain_core

@@ -10,6 +10,8 @@
 //     with --ahead (its report gives every model call's wait);
 //   - Python: tools/ahead/ahead.py through Compactor.compact_if_due and
 //     Compactor.compact_ahead, a caller-owned list on a SQLite store;
+//   - Node: tools/ahead/ahead.mjs through compactIfDue and compactAhead,
+//     the same way;
 //
 // and reports the waits (every model call's and those at compactions),
 // the summarizer calls, the compactions, the model calls sent over the
@@ -19,7 +21,8 @@
 // (`clipfold compact`), and checks that a compaction after it still folds
 // the earlier summary in; and (Python) times the per-turn check,
 // count_context, against LangChain's count_tokens_approximately on the
-// same 100, 1,000 and 10,000 messages.
+// same 100, 1,000 and 10,000 messages, and Node's countContext alone
+// (@langchain/core has no such estimate).
 //
 // -scale multiplies the replays' durations (turn interval, latencies): full
 // scale takes minutes per session. The report says which scale was
@@ -49,17 +52,17 @@ import (
 )
 
 type options struct {
-	bin, wasm, data, python, script string
-	pySrc                           string
-	sessions                        []string
-	windows                         map[string]int
-	scale                           float64
-	turn, latency, maxLatency       time.Duration
-	compactLatency                  time.Duration
-	turns, jobs, countRuns          int
-	countSizes                      string
-	out, json, keep, label          string
-	quiet                           bool
+	bin, wasm, data, python, script  string
+	pySrc, node, nodeScript, nodeSrc string
+	sessions                         []string
+	windows                          map[string]int
+	scale                            float64
+	turn, latency, maxLatency        time.Duration
+	compactLatency                   time.Duration
+	turns, jobs, countRuns           int
+	countSizes                       string
+	out, json, keep, label           string
+	quiet                            bool
 }
 
 func (o *options) register(fs *flag.FlagSet) func() error {
@@ -80,6 +83,9 @@ func (o *options) register(fs *flag.FlagSet) func() error {
 	fs.StringVar(&o.python, "python", "bindings/python/.venv/bin/python", "the Python with the clipfold package and langchain-core ('' for no Python rows)")
 	fs.StringVar(&o.script, "python-script", "tools/ahead/ahead.py", "the Python rows' `script`")
 	fs.StringVar(&o.pySrc, "python-src", "bindings/python/src", "the `directory` of the clipfold package the Python rows measure (PYTHONPATH)")
+	fs.StringVar(&o.node, "node", "node", "the Node.js `command` for the Node rows ('' for none)")
+	fs.StringVar(&o.nodeScript, "node-script", "tools/ahead/ahead.mjs", "the Node rows' `script`")
+	fs.StringVar(&o.nodeSrc, "node-src", "bindings/node/src/index.js", "the clipfold `module` the Node rows measure (the checkout's; bindings/node needs npm ci)")
 	fs.IntVar(&o.countRuns, "count-runs", 20, "per-turn check: the fastest of `N` turns at each size")
 	fs.StringVar(&o.countSizes, "count-sizes", "100,1000,10000", "per-turn check: the history `sizes`")
 	fs.StringVar(&o.out, "out", "docs/ahead.md", "write the Markdown report to this `file` ('' for none)")
@@ -113,7 +119,7 @@ func (o *options) register(fs *flag.FlagSet) func() error {
 			o.windows[strings.TrimSpace(name)] = n
 		}
 		if o.wasm == "" {
-			o.python = ""
+			o.python, o.node = "", ""
 		}
 		return nil
 	}
@@ -183,8 +189,8 @@ func run(ctx context.Context, o *options) (*report, error) {
 
 	var cases []*replayResult
 	for _, name := range names {
-		for _, host := range []string{"Go", "Python"} {
-			if host == "Python" && o.python == "" {
+		for _, host := range []string{"Go", "Python", "Node"} {
+			if host == "Python" && o.python == "" || host == "Node" && o.node == "" {
 				continue
 			}
 			for _, ahead := range []bool{false, true} {
@@ -225,12 +231,21 @@ func run(ctx context.Context, o *options) (*report, error) {
 			return nil, fmt.Errorf("compact: %w", err)
 		}
 	}
-	if o.python != "" {
-		if !o.quiet {
-			fmt.Fprintln(os.Stderr, "ahead: the per-turn check…")
+	for host, bin := range map[string]string{"Python": o.python, "Node": o.node} {
+		if bin == "" {
+			continue
 		}
-		if rep.Count, err = m.count(ctx, filepath.Join(o.data, names[0]+".json")); err != nil {
-			return nil, fmt.Errorf("per-turn check: %w", err)
+		if !o.quiet {
+			fmt.Fprintf(os.Stderr, "ahead: the per-turn check, %s…\n", host)
+		}
+		cr, err := m.count(ctx, host, filepath.Join(o.data, names[0]+".json"))
+		if err != nil {
+			return nil, fmt.Errorf("per-turn check (%s): %w", host, err)
+		}
+		if host == "Node" {
+			rep.NodeCount = cr
+		} else {
+			rep.Count = cr
 		}
 	}
 	rep.LoadAfter = loadAverage()

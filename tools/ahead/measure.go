@@ -33,9 +33,11 @@ type measurer struct {
 	wasm string // the plug-in, absolute ("" for the command's own)
 	// pySrc and sqlDir: the checkout's Python package and SQL, absolute.
 	pySrc, sqlDir string
-	dir           string
-	label         string
-	clean         func()
+	// nodeSrc: the checkout's Node package's entry, absolute.
+	nodeSrc string
+	dir     string
+	label   string
+	clean   func()
 }
 
 func newMeasurer(o *options) (*measurer, error) {
@@ -57,6 +59,9 @@ func newMeasurer(o *options) (*measurer, error) {
 		return nil, err
 	}
 	if m.sqlDir, err = filepath.Abs(filepath.Join("hostfuncs", "store", "sqlite")); err != nil {
+		return nil, err
+	}
+	if m.nodeSrc, err = filepath.Abs(o.nodeSrc); err != nil {
 		return nil, err
 	}
 	m.dir = o.keep
@@ -201,7 +206,7 @@ func (m *measurer) replay(ctx context.Context, c *replayResult) error {
 			final = append(final, msg.ID)
 		}
 	} else {
-		args := []string{m.o.script, "replay", "--wasm", m.wasm, "--session", file, "--url", s.http.URL, "--db", db,
+		args := []string{"replay", "--wasm", m.wasm, "--session", file, "--url", s.http.URL, "--db", db,
 			"--model-max-tokens", strconv.Itoa(c.Window), "--turn-interval", strconv.FormatFloat(interval.Seconds(), 'f', -1, 64),
 			"--turns", strconv.Itoa(m.o.turns)}
 		if !c.Ahead {
@@ -222,7 +227,7 @@ func (m *measurer) replay(ctx context.Context, c *replayResult) error {
 			Replayed        int       `json:"replayed"`
 			FinalIDs        []string  `json:"final_ids"`
 		}
-		if err := m.python(ctx, &r, args...); err != nil {
+		if err := m.script(ctx, c.Host, &r, args...); err != nil {
 			return err
 		}
 		c.ModelCalls, c.Compactions, c.Failed, c.OverLimit = r.ModelCalls, r.Compactions, r.Failed, r.OverLimit
@@ -240,18 +245,25 @@ func (m *measurer) replay(ctx context.Context, c *replayResult) error {
 	return err
 }
 
-// python runs the Python script and decodes what it prints into v.
-func (m *measurer) python(ctx context.Context, v any, args ...string) error {
-	cmd := exec.CommandContext(ctx, m.o.python, args...)
-	// The checkout's package and SQL, not a copy installed earlier.
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+m.pySrc, "CLIPFOLD_SQL_DIR="+m.sqlDir)
+// script runs host's script (Python: ahead.py with the checkout's
+// package; Node: ahead.mjs with the checkout's bindings/node) and decodes
+// what it prints into v.
+func (m *measurer) script(ctx context.Context, host string, v any, args ...string) error {
+	var cmd *exec.Cmd
+	if host == "Node" {
+		cmd = exec.CommandContext(ctx, m.o.node, append([]string{m.o.nodeScript, args[0], "--src", m.nodeSrc}, args[1:]...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, m.o.python, append([]string{m.o.script}, args...)...)
+		// The checkout's package and SQL, not a copy installed earlier.
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+m.pySrc, "CLIPFOLD_SQL_DIR="+m.sqlDir)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w: %s", m.o.python, args[0], err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%s %s: %w: %s", host, args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
-		return fmt.Errorf("%s %s: %w: %.200s", m.o.python, args[0], err, stdout.String())
+		return fmt.Errorf("%s %s: %w: %.200s", host, args[0], err, stdout.String())
 	}
 	return nil
 }
@@ -384,10 +396,10 @@ func (m *measurer) compactOnce(ctx context.Context, file string) (*compactResult
 	return res, nil
 }
 
-// count times the per-turn check (Python).
-func (m *measurer) count(ctx context.Context, file string) (*countResult, error) {
+// count times host's per-turn check.
+func (m *measurer) count(ctx context.Context, host, file string) (*countResult, error) {
 	var r countResult
-	if err := m.python(ctx, &r, m.o.script, "count", "--wasm", m.wasm, "--session", file,
+	if err := m.script(ctx, host, &r, "count", "--wasm", m.wasm, "--session", file,
 		"--sizes", m.o.countSizes, "--runs", strconv.Itoa(m.o.countRuns)); err != nil {
 		return nil, err
 	}
