@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/clipfold/clipfold"
 	"github.com/clipfold/clipfold/core"
 	"github.com/clipfold/clipfold/internal/redact"
+	"github.com/clipfold/clipfold/internal/waitstats"
 	"github.com/tidwall/gjson"
 )
 
@@ -129,28 +129,10 @@ type aheadReport struct {
 	waits, compWaits []time.Duration
 }
 
-// waitStats summarizes waits: how many, their median, 95th and 99th
-// percentiles (nearest rank) and the longest, in milliseconds.
-type waitStats struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
+// waitStats summarizes waits in milliseconds (internal/waitstats).
+type waitStats = waitstats.Stats
 
-func summarizeWaits(ws []time.Duration) waitStats {
-	if len(ws) == 0 {
-		return waitStats{}
-	}
-	s := slices.Clone(ws)
-	slices.Sort(s)
-	rank := func(p float64) float64 {
-		i := int(math.Ceil(p*float64(len(s)))) - 1
-		return float64(s[max(i, 0)].Microseconds()) / 1000
-	}
-	return waitStats{N: len(s), P50: rank(0.5), P95: rank(0.95), P99: rank(0.99), Max: float64(s[len(s)-1].Microseconds()) / 1000}
-}
+func summarizeWaits(ws []time.Duration) waitStats { return waitstats.OfDurations(ws) }
 
 // runFlags are run's own flags.
 type runFlags struct {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/clipfold/clipfold/internal/benchkit"
 	"github.com/clipfold/clipfold/internal/fakellm"
+	"github.com/clipfold/clipfold/internal/waitstats"
 	"github.com/tidwall/gjson"
 )
 
@@ -129,26 +129,11 @@ func (s *summarizer) requests() []string {
 	return slices.Clone(s.bodies)
 }
 
-// waitStats summarizes waits in milliseconds: how many, the median, the
-// 95th and 99th percentiles (nearest rank) and the longest, as the
-// command's report does.
-type waitStats struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P95 float64 `json:"p95"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
+// waitStats summarizes waits in milliseconds, as the command's report
+// does (internal/waitstats).
+type waitStats = waitstats.Stats
 
-func statsOf(ms []float64) waitStats {
-	if len(ms) == 0 {
-		return waitStats{}
-	}
-	s := slices.Clone(ms)
-	slices.Sort(s)
-	rank := func(p float64) float64 { return s[max(int(math.Ceil(p*float64(len(s))))-1, 0)] }
-	return waitStats{N: len(s), P50: rank(0.5), P95: rank(0.95), P99: rank(0.99), Max: s[len(s)-1]}
-}
+func statsOf(ms []float64) waitStats { return waitstats.Of(ms) }
 
 func statsFrom(r gjson.Result) waitStats {
 	return waitStats{N: int(r.Get("n").Int()), P50: r.Get("p50").Float(), P95: r.Get("p95").Float(),
