@@ -191,7 +191,7 @@ export function toolSchemas(tools) {
  * @implements {Session}
  */
 export class ClipfoldSession {
-  /** The runner hands this Session its RunContext: the usage of the run's model calls. */
+  /** The runner hands the adapter its RunContext: the usage of the run's model calls. */
   acceptsRunContext = /** @type {const} */ (true);
 
   /** @type {Compactor} */

@@ -135,7 +135,7 @@ class ClipfoldSession:
         self.session_settings = session_settings
         self.last_result: Optional[CompactionResult] = None
         self._overhead: Optional[int] = None
-        # What the run's input holds of this Session: the items get_items
+        # What the run's input holds of the adapter's items: what get_items
         # gave and those added since (as stored), and the ids of the view
         # the last model call was sent (for its usage).
         self._given: List[JSONObject] = []
@@ -236,7 +236,7 @@ class ClipfoldSession:
 
     # ------------------------------------------------------------ the run's model calls
     def _tail(self, items: List[Any]) -> Optional[List[Any]]:
-        """The items of the input after what this Session gave and was
+        """The items of the input after what the adapter gave and was
         given (not added yet), or None when the input is not that."""
         known = self._given + self._added
         if len(items) < len(known):
@@ -247,10 +247,10 @@ class ClipfoldSession:
         return items[len(known):]
 
     def filter_input(self, input: List[Any], instructions: Optional[str], tools: Sequence[Any] = ()) -> List[Any]:
-        """The model input for a call of this Session's run (see the
+        """The model input for a call of the adapter's run (see the
         module): the session's view, compacted first when due, then the
         run's items not added yet; the input as it is when it does not
-        begin with what this Session gave and was given."""
+        begin with what the adapter gave and was given."""
         self._overhead = self.compactor.overhead_tokens(instructions or None, tool_schemas(tools) or None,
                                                         self.config)
         tail = self._tail(list(input))
