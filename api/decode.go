@@ -32,6 +32,18 @@ func wrongType(field, want string, got gjson.Result) error {
 	return core.Invalid(field, "must be "+want+", got "+typeName(got))
 }
 
+// requiredString is root's field, which must be a string.
+func requiredString(root object, field string) (string, error) {
+	v := root.Get(field)
+	if !v.Exists() {
+		return "", required(field)
+	}
+	if v.Type != gjson.String {
+		return "", wrongType(field, "a string", v)
+	}
+	return v.Str, nil
+}
+
 // msgRules says which optional Message fields a caller insists on, and
 // the shape the messages must have when the input names one (0: any).
 type msgRules struct {

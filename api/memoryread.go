@@ -25,12 +25,9 @@ func (e *Env) BuildMemoryRead(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := root.Get("query")
-	if !q.Exists() {
-		return nil, required("query")
-	}
-	if q.Type != gjson.String {
-		return nil, wrongType("query", "a string", q)
+	query, err := requiredString(root, "query")
+	if err != nil {
+		return nil, err
 	}
 	maxTokens, err := optInt(root.Get("max_tokens"), "max_tokens", core.DefaultMemoryReadTokens, core.MinMemoryReadTokens)
 	if err != nil {
@@ -51,7 +48,7 @@ func (e *Env) BuildMemoryRead(in []byte) ([]byte, error) {
 	if byID {
 		build = core.BuildMemoryReadByID
 	}
-	r, err := build(q.Str, hits, maxTokens, &cfg)
+	r, err := build(query, hits, maxTokens, &cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/clipfold/clipfold/core"
-	"github.com/tidwall/gjson"
 )
 
 // SearchQuery is the searchQuery export: {query, language?} →
@@ -14,18 +13,15 @@ func (e *Env) SearchQuery(in []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := root.Get("query")
-	if !q.Exists() {
-		return nil, required("query")
-	}
-	if q.Type != gjson.String {
-		return nil, wrongType("query", "a string", q)
+	query, err := requiredString(root, "query")
+	if err != nil {
+		return nil, err
 	}
 	lang, err := optString(root.Get("language"), "language")
 	if err != nil {
 		return nil, err
 	}
-	a, err := core.AnalyzeSearchQuery(q.Str, lang)
+	a, err := core.AnalyzeSearchQuery(query, lang)
 	if err != nil {
 		return nil, err
 	}
