@@ -90,8 +90,8 @@ func asReader(t *testing.T, dir string, env []string, args ...string) result {
 	return execCLI(t, cmd)
 }
 
-// readerBin is the binary copied where any user may run it (the test
-// build's directory is private to its owner).
+// readerBin is the binary linked (else copied) where any user may run it
+// (the test build's directory is private to its owner).
 func readerBin(t *testing.T) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -101,10 +101,13 @@ func readerBin(t *testing.T) string {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(d) })
 	require.NoError(t, os.Chmod(d, 0o755))
+	p := filepath.Join(d, "clipfold")
+	if os.Link(bin, p) == nil {
+		return p
+	}
 	src, err := os.Open(bin)
 	require.NoError(t, err)
 	defer src.Close()
-	p := filepath.Join(d, "clipfold")
 	dst, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o755)
 	require.NoError(t, err)
 	_, err = io.Copy(dst, src)

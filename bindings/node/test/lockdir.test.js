@@ -20,18 +20,20 @@ import { currentOwner, ownerGone, OWNER_FILE, OWNERLESS_STALE_MS } from '../src/
 
 const src = pathToFileURL(join(import.meta.dirname, '..', 'src', 'index.js')).href;
 const BATCH = 600;
+/** The most batches a writer appends (about 100 MB) before it stops on its own: a writer whose test died never fills the disk. */
+const MAX_BATCHES = 40;
 
 /** @type {string} */
 let tmp;
 before(() => { tmp = mkdtempSync(join(tmpdir(), 'clipfold-lockdir-')); });
 after(() => { if (tmp) rmSync(tmp, { recursive: true, force: true }); });
 
-/** A writer that appends batches of 600 messages of 4 KB (more than its page cache: pages spill into the file mid-write) until killed. */
+/** A writer that appends batches of 600 messages of 4 KB (more than its page cache: pages spill into the file mid-write) until killed, or until it wrote MAX_BATCHES. */
 const WRITER = `
   const { SQLiteStore } = await import(${JSON.stringify(src)});
   const s = new SQLiteStore(process.argv[1]);
   process.stdout.write('ready\\n');
-  for (let k = 0; ; k++) {
+  for (let k = 0; k < ${MAX_BATCHES}; k++) {
     s.append('c', Array.from({ length: ${BATCH} }, (_, i) => ({ id: process.pid + '-' + k + '-' + i, role: 'user', content: 'x'.repeat(4000) + i })));
   }`;
 
