@@ -129,6 +129,7 @@ func (c *Compactor) CompactAhead(ctx context.Context, conversationID string, his
 	if err != nil {
 		return nil, err
 	}
+	st.observe(due.Tokens, out)
 	if due.Due {
 		start := time.Now()
 		if st.job != nil {
@@ -154,8 +155,8 @@ func (c *Compactor) CompactAhead(ctx context.Context, conversationID string, his
 			}
 		}
 		out.Waited = time.Since(start)
-	} else if due.Tokens > due.PrepareLimit && st.job == nil && !st.idle {
-		if st.job, err = c.aheadStart(ctx, conversationID, view, opts, c.aheadTarget(opts, due), st); err != nil {
+	} else if due.Tokens > min(due.PrepareLimit, due.Limit-2*st.expectedGrowth()) && st.job == nil && !st.idle {
+		if st.job, err = c.aheadStart(ctx, conversationID, view, opts, c.aheadTarget(opts, due, st.expectedGrowth()), st); err != nil {
 			return nil, err
 		}
 		out.Started = true
@@ -163,6 +164,7 @@ func (c *Compactor) CompactAhead(ctx context.Context, conversationID string, his
 	if due.Tokens <= due.PrepareLimit {
 		st.idle = false
 	}
+	st.lastTokens = due.Tokens
 	out.History, out.Tokens, out.Limit, out.PrepareLimit = view, due.Tokens, due.Limit, due.PrepareLimit
 	if opts.CallerOwned {
 		st.remember(history, view)
@@ -171,15 +173,16 @@ func (c *Compactor) CompactAhead(ctx context.Context, conversationID string, his
 }
 
 // aheadTarget is the target_tokens of a compaction prepared ahead of time
-// ("" config key: none, compact to keep_recent): the target of the one
-// at the limit, lowered by the distance between the thresholds, so that
-// it frees as much; never below 1.
-func (c *Compactor) aheadTarget(opts *AheadOptions, due Due) int {
+// (0: none, compact to keep_recent): the target of the one at the limit,
+// lowered by the distance between the thresholds and by what the history
+// is expected to grow by before it is applied, so that it frees as much;
+// never below 1.
+func (c *Compactor) aheadTarget(opts *AheadOptions, due Due, growth int) int {
 	t := c.nowTarget(opts, due.Limit)
 	if t <= 0 {
 		return t
 	}
-	return max(1, t-(due.Limit-due.PrepareLimit))
+	return max(1, t-(due.Limit-due.PrepareLimit)-growth)
 }
 
 // nowTarget is the target_tokens of a compaction at the limit: the
@@ -507,10 +510,35 @@ type aheadConv struct {
 	// started again before one is applied or the history falls under
 	// the soft threshold.
 	idle bool
+	// How fast the history grows (expectedGrowth): the last call's count,
+	// the tokens it added, and those added while the last prepared
+	// compaction ran.
+	lastTokens, growth, jobGrowth int
 	// A caller-owned list: the view the last call returned, and the list
 	// it was given.
 	view  []json.RawMessage
 	given []json.RawMessage
+}
+
+// expectedGrowth is what the history is expected to grow by while a
+// compaction runs in the background: what it grew by while the last one
+// ran, else what the last call added.
+func (st *aheadConv) expectedGrowth() int {
+	if st.jobGrowth > 0 {
+		return st.jobGrowth
+	}
+	return st.growth
+}
+
+// observe records the growth a call finds: tokens is its count of the
+// history, a prepared compaction applied (out), before anything else.
+func (st *aheadConv) observe(tokens int, out *AheadResult) {
+	if out.Compaction == nil && st.lastTokens > 0 && tokens > st.lastTokens {
+		st.growth = tokens - st.lastTokens
+	}
+	if out.Prepared && out.Compaction != nil && !out.Compaction.Failed {
+		st.jobGrowth = max(0, tokens-out.Compaction.TokensAfter)
+	}
 }
 
 // quiet says the state can be dropped: no call, no compaction under way.

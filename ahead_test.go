@@ -436,3 +436,65 @@ func TestOpenChunksToTheSummarizersInput(t *testing.T) {
 	require.False(t, res.Failed, res.FailureMessage)
 	require.Greater(t, res.LLMCalls, 40, "chunk_size set: chunks of 20 messages")
 }
+
+// A history that grows fast starts its compaction before the soft
+// threshold: over the limit minus twice the growth last seen, so that it
+// is done before the limit. The same count reached in small steps starts
+// none.
+func TestCompactAheadStartsEarlierWhenTheHistoryGrowsFast(t *testing.T) {
+	cfg := map[string]any{"keep_recent": 2, "max_summary_tokens": 120, "model_max_tokens": 10000}
+	c := openAhead(t, &fakellm.Server{}, nil, cfg)
+	ctx := context.Background()
+	due, err := c.ShouldCompact(ctx, nil, nil)
+	require.NoError(t, err)
+	limit, prepare := due.Limit, due.PrepareLimit
+	count := func(list []json.RawMessage) int {
+		d, err := c.ShouldCompact(ctx, list, nil)
+		require.NoError(t, err)
+		return d.Tokens
+	}
+	// note is a user message of about n tokens.
+	note := func(i, n int) json.RawMessage {
+		var b strings.Builder
+		for k := 0; b.Len() < 4*n; k++ {
+			fmt.Fprintf(&b, "note %d line %d: the retry budget of module %d stays at %d. ", i, k, k%7, 10+k%5)
+		}
+		return mustJSON(map[string]any{"role": "user", "content": b.String()})
+	}
+	// grow appends notes of step tokens until the count passes to.
+	grow := func(list []json.RawMessage, step, to int) []json.RawMessage {
+		for count(list) < to {
+			list = append(list, note(len(list), step))
+		}
+		return list
+	}
+	opts := &clipfold.AheadOptions{CallerOwned: true}
+	goal := prepare - limit/20 // under the soft threshold
+
+	// Fast: one call at about 35% of the limit, the next at goal.
+	fast := grow(nil, limit/10, limit*35/100)
+	r, err := c.CompactAhead(ctx, "fast", fast, opts)
+	require.NoError(t, err)
+	require.False(t, r.Started)
+	before := r.Tokens
+	fast = grow(r.History, limit/50, goal)
+	r, err = c.CompactAhead(ctx, "fast", fast, opts)
+	require.NoError(t, err)
+	require.Less(t, r.Tokens, prepare, "under the soft threshold")
+	require.Greater(t, r.Tokens, limit-2*(r.Tokens-before), "within twice the growth of the limit")
+	require.True(t, r.Started, "a compaction starts before the soft threshold")
+
+	// Slow: the same count in steps of 2% of the limit.
+	slow := []json.RawMessage{}
+	for {
+		next := grow(slow, limit/50, count(slow)+limit/50)
+		if count(next) >= r.Tokens {
+			break
+		}
+		slow = next
+		s, err := c.CompactAhead(ctx, "slow", slow, opts)
+		require.NoError(t, err)
+		require.False(t, s.Started, "at %d of %d tokens, growing by 2%%", s.Tokens, limit)
+		slow = s.History
+	}
+}

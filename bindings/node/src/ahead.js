@@ -337,7 +337,27 @@ function messageText(m, i) {
  * @property {boolean} idle the last prepared compaction had nothing to apply: none again before the limit
  * @property {unknown[] | null} view
  * @property {Mark | null} given
+ * @property {number} lastTokens the last call's count
+ * @property {number} growth the tokens the last call added
+ * @property {number} jobGrowth the tokens added while the last prepared compaction ran
  */
+
+/** What the history is expected to grow by while a compaction runs (docs/spec.md#compaction-ahead-of-time). @param {ConversationState} st */
+const expectedGrowth = (st) => (st.jobGrowth > 0 ? st.jobGrowth : st.growth);
+
+/**
+ * Records the growth a call finds: tokens is its count of the history, a
+ * prepared compaction applied (out), before anything else.
+ * @param {ConversationState} st
+ * @param {number} tokens
+ * @param {AheadResult} out
+ */
+function observe(st, tokens, out) {
+  if (out.compaction === null && st.lastTokens > 0 && tokens > st.lastTokens) st.growth = tokens - st.lastTokens;
+  if (out.prepared && out.compaction !== null && !out.compaction.failed) {
+    st.jobGrowth = Math.max(0, tokens - out.compaction.tokens_estimate_after);
+  }
+}
 
 /** The most conversations whose state is kept; past it, the ones with no compaction under way are dropped. */
 const MAX_STATES = 1024;
@@ -375,7 +395,7 @@ export class Ahead {
       if (this.#states.size >= MAX_STATES) {
         for (const [k, s] of this.#states) if (s.job === null || s.job.done) this.#states.delete(k);
       }
-      st = { job: null, idle: false, view: null, given: null };
+      st = { job: null, idle: false, view: null, given: null, lastTokens: 0, growth: 0, jobGrowth: 0 };
       this.#states.set(conversationId, st);
     }
     return st;
@@ -422,6 +442,7 @@ export class Ahead {
         usage = undefined;
       }
       let due = await this.#count(conversationId, view, usage, o);
+      observe(st, due.tokens, out);
       if (due.due) {
         const start = performance.now();
         if (st.job !== null) {
@@ -437,12 +458,13 @@ export class Ahead {
           due = await this.#count(conversationId, view, undefined, o);
         }
         out.waited_ms = performance.now() - start;
-      } else if (due.tokens > due.prepare_limit && st.job === null && !st.idle) {
-        const target = targetNow > 0 ? Math.max(1, targetNow - (limit - prepare)) : 0;
+      } else if (due.tokens > Math.min(due.prepare_limit, due.limit - 2 * expectedGrowth(st)) && st.job === null && !st.idle) {
+        const target = targetNow > 0 ? Math.max(1, targetNow - (limit - prepare) - expectedGrowth(st)) : 0;
         st.job = await this.#start(conversationId, view, o, target);
         out.started = true;
       }
       if (due.tokens <= due.prepare_limit) st.idle = false;
+      st.lastTokens = due.tokens;
       out.history = view;
       out.tokens = due.tokens;
       out.limit = due.limit;

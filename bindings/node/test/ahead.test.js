@@ -338,6 +338,51 @@ describe('compactAhead', () => {
     throw new Error('never over the soft threshold');
   }
 
+  test('starts earlier when the history grows fast: over the limit minus twice the growth, before the soft threshold', async () => {
+    const s = await summarizer();
+    const { c, close } = await compactor(s, ':memory:', { keep_recent: 2, max_summary_tokens: 120, model_max_tokens: 10000 });
+    try {
+      const { limit, prepare_limit: prepareLimit } = await c.countContext('limits', []);
+      let counted = 0;
+      /** @param {any[]} list */
+      const count = async (list) => (await c.countContext(`count-${counted++}`, list)).tokens;
+      /** A user message of about n tokens. @param {number} i @param {number} n */
+      const note = (i, n) => {
+        let text = '';
+        for (let k = 0; text.length < 4 * n; k++) text += `note ${i} line ${k}: the retry budget of module ${k % 7} stays at ${10 + (k % 5)}. `;
+        return { role: 'user', content: text };
+      };
+      /** @param {any[]} list @param {number} step @param {number} to */
+      const grow = async (list, step, to) => {
+        const out = list.slice();
+        while ((await count(out)) < to) out.push(note(out.length, step));
+        return out;
+      };
+      const goal = prepareLimit - Math.floor(limit / 20);
+      let r = await c.compactAhead('fast', await grow([], Math.floor(limit / 10), Math.floor((limit * 35) / 100)), { callerOwned: true });
+      assert.equal(r.started, false);
+      const before = r.tokens;
+      r = await c.compactAhead('fast', await grow(r.history, Math.floor(limit / 50), goal), { callerOwned: true });
+      assert.ok(r.tokens < prepareLimit, 'under the soft threshold');
+      assert.ok(r.tokens > limit - 2 * (r.tokens - before), 'within twice the growth of the limit');
+      assert.equal(r.started, true, 'a compaction starts before the soft threshold');
+
+      /** @type {any[]} */
+      let slow = [];
+      for (;;) {
+        const next = await grow(slow, Math.floor(limit / 50), (await count(slow)) + Math.floor(limit / 50));
+        if ((await count(next)) >= r.tokens) break;
+        const q = await c.compactAhead('slow', next, { callerOwned: true });
+        assert.equal(q.started, false, `at ${q.tokens} of ${limit} tokens, growing by 2%`);
+        slow = q.history;
+      }
+      await c.aheadSettled();
+    } finally {
+      await close();
+      await s.close();
+    }
+  });
+
   test('drops a compaction the history changed under: a message edited', async () => {
     const s = await summarizer({ gated: true });
     const { c, store, close } = await compactor(s);

@@ -225,6 +225,49 @@ def test_compact_ahead_waits_only_at_the_limit(wasm: str) -> None:
         assert s.calls == r["compaction"]["llm_calls"]
 
 
+def test_compact_ahead_starts_earlier_when_the_history_grows_fast(wasm: str) -> None:
+    """A history that grows fast starts its compaction before the soft
+    threshold (over the limit minus twice the growth last seen); the same
+    count reached in small steps starts none."""
+    cfg = {"keep_recent": 2, "max_summary_tokens": 120, "model_max_tokens": 10000}
+    with Summarizer() as s, compactor(wasm, s, config=cfg) as c:
+        due = c.should_compact([])
+        limit, prepare_limit = due["limit"], due["prepare_limit"]
+
+        def count(lst: List[Any]) -> int:
+            return int(c.should_compact(lst)["tokens"])
+
+        def note(i: int, n: int) -> Dict[str, Any]:
+            text, k = "", 0
+            while len(text) < 4 * n:
+                text += "note %d line %d: the retry budget of module %d stays at %d. " % (i, k, k % 7, 10 + k % 5)
+                k += 1
+            return {"role": "user", "content": text}
+
+        def grow(lst: List[Any], step: int, to: int) -> List[Any]:
+            lst = list(lst)
+            while count(lst) < to:
+                lst.append(note(len(lst), step))
+            return lst
+
+        goal = prepare_limit - limit // 20
+        r = c.compact_ahead("fast", grow([], limit // 10, limit * 35 // 100), caller_owned=True)
+        assert not r["started"]
+        before = r["tokens"]
+        r = c.compact_ahead("fast", grow(r["history"], limit // 50, goal), caller_owned=True)
+        assert limit - 2 * (r["tokens"] - before) < r["tokens"] < prepare_limit
+        assert r["started"], "a compaction starts before the soft threshold"
+
+        slow: List[Any] = []
+        while True:
+            nxt = grow(slow, limit // 50, count(slow) + limit // 50)
+            if count(nxt) >= r["tokens"]:
+                break
+            q = c.compact_ahead("slow", nxt, caller_owned=True)
+            assert not q["started"], "at %d of %d tokens, growing by 2%%" % (q["tokens"], limit)
+            slow = q["history"]
+
+
 def prepare(c: Compactor, s: Summarizer, conv: str, caller_owned: bool) -> List[Any]:
     lst: List[Any] = []
     for i in range(40):

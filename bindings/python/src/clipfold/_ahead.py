@@ -207,6 +207,23 @@ class _State:
         self.idle = False  # the last prepared compaction had nothing to apply: none again before the limit
         self.view: Optional[List[Any]] = None
         self.given: Optional[List[Any]] = None
+        # How fast the history grows: tokens added by the last call, and
+        # while the last prepared compaction ran (docs/spec.md#compaction-ahead-of-time).
+        self.last_tokens = 0
+        self.growth = 0
+        self.job_growth = 0
+
+    def expected_growth(self) -> int:
+        """What the history is expected to grow by while a compaction runs."""
+        return self.job_growth if self.job_growth > 0 else self.growth
+
+    def observe(self, tokens: int, compaction: Optional[CompactionResult], prepared: bool) -> None:
+        """Records the growth a call finds: ``tokens`` is its count of the
+        history, a prepared compaction applied, before anything else."""
+        if compaction is None and 0 < self.last_tokens < tokens:
+            self.growth = tokens - self.last_tokens
+        if prepared and compaction is not None and not compaction["failed"]:
+            self.job_growth = max(0, tokens - int(compaction["tokens_estimate_after"]))
 
 
 class Ahead:
@@ -267,6 +284,7 @@ class Ahead:
                 if self._apply(st, conversation_id, view, caller_owned, out):
                     view, usage = out["history"], None
             due = self._count(conversation_id, view, usage, config, shape, caller_owned)
+            st.observe(due["tokens"], out["compaction"], out["prepared"])
             if due["due"]:
                 start = time.monotonic()
                 if st.job is not None:
@@ -278,12 +296,14 @@ class Ahead:
                     view = self._now(st, conversation_id, view, caller_owned, shape, config, usage, target_now, now, out)
                     due = self._count(conversation_id, view, None, config, shape, caller_owned)
                 out["waited_ms"] = (time.monotonic() - start) * 1000.0
-            elif due["tokens"] > due.get("prepare_limit", due["limit"]) and st.job is None and not st.idle:
-                target = max(1, target_now - (limit - prepare)) if target_now > 0 else 0
+            elif (due["tokens"] > min(due.get("prepare_limit", due["limit"]), due["limit"] - 2 * st.expected_growth())
+                  and st.job is None and not st.idle):
+                target = max(1, target_now - (limit - prepare) - st.expected_growth()) if target_now > 0 else 0
                 st.job = self._start(conversation_id, view, caller_owned, shape, config, target, now)
                 out["started"] = True
             if due["tokens"] <= due.get("prepare_limit", due["limit"]):
                 st.idle = False
+            st.last_tokens = due["tokens"]
             out["history"], out["tokens"], out["limit"] = view, due["tokens"], due["limit"]
             out["prepare_limit"] = due.get("prepare_limit", due["limit"])
             if caller_owned:
