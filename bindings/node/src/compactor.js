@@ -624,8 +624,9 @@ export async function createCompactor(opts = {}) {
      *
      * It counts the history as the model will see it, paying only for the
      * messages new since the last call (see countContext). Over
-     * `prepare_at` of the limit (config, default 0.7) a compaction of the
-     * history as it is starts in the background — a dry run on a plug-in
+     * `prepare_at` of the limit (config, default 0.7), or sooner when the
+     * history grows fast enough to reach the limit before a compaction would
+     * be done, a compaction of the history as it is starts in the background — a dry run on a plug-in
      * instance of its own, a worker — and the call returns at once. A later
      * call that finds it done applies it in one store commit: the result's
      * `history` is then the new clip-archive, the kept messages, and every

@@ -687,8 +687,9 @@ class Compactor:
 
         It counts the history as the model will see it, paying only for
         the messages new since the last call (see :meth:`count_context`).
-        Over ``prepare_at`` of the limit (config, default 0.7) a compaction
-        of the history as it is starts in a thread of its own — a dry run
+        Over ``prepare_at`` of the limit (config, default 0.7), or sooner
+        when the history grows fast enough to reach the limit before a
+        compaction would be done, a compaction of the history as it is starts in a thread of its own — a dry run
         on this Compactor's first plug-in instance — and the call returns at
         once. A later call that finds it done applies it in one store
         commit: ``result["history"]`` is then the new clip-archive, the kept
