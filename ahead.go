@@ -72,8 +72,9 @@ type AheadResult struct {
 // compaction ahead of time (docs/spec.md#compaction-ahead-of-time). It
 // counts history as the model will see it; over prepare_at of the limit
 // (or sooner, when the history grows fast enough to reach the limit
-// before a compaction would be done) it starts a compaction of the history as it is, in the background (a
-// dry run on an instance of its own), and returns at once. A later call
+// before a compaction would be done) it starts a compaction of the
+// history as it is, in the background (a dry run on an instance of its
+// own), and returns at once. A later call
 // that finds it done applies it in one commit: the messages appended
 // meanwhile stay after the new clip-archive, untouched. If the history
 // changed under it (a message edited or removed, another compaction
