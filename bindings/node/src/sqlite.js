@@ -221,7 +221,7 @@ function sqlFiles(override) {
  * What lends a store the plug-in's store exports: an export called
  * synchronously with its JSON input text, answering its output text
  * (syncplugin.js).
- * @typedef {{call(name: string, input: string): string}} SyncCaller
+ * @typedef {{call(name: string, input: string): string, warm?(): void}} SyncCaller
  */
 
 /**
@@ -1098,7 +1098,10 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    */
   bindPlugin(plugin) {
     if (plugin.has('searchQuery')) this.#lent = (q) => plugin.callJSON('searchQuery', { query: q });
-    if (plugin.sync && plugin.has('planCommit')) this.#plugin ??= plugin.sync;
+    if (plugin.sync && plugin.has('planCommit') && this.#plugin === null) {
+      this.#plugin = plugin.sync;
+      plugin.sync.warm?.(); // the first append or commit finds it loaded
+    }
   }
 
   /**

@@ -31,7 +31,16 @@ function reply(answer) {
   Atomics.notify(flag, 0);
 }
 
-port.on('message', async (/** @type {{id: number, name: string, input: string}} */ m) => {
+port.on('message', async (/** @type {{id: number, name: string, input: string, warm?: string[][]}} */ m) => {
+  if (m.warm) {
+    try {
+      const p = await plugin();
+      for (const [name, input] of m.warm) await p.call(name, input).catch(() => {});
+    } catch {
+      // not loaded: the first call says why
+    }
+    return;
+  }
   try {
     const out = await (await plugin()).call(m.name, m.input);
     reply({ id: m.id, output: dec.decode(out) });
