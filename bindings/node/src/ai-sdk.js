@@ -28,14 +28,25 @@
  * and without usage (the first step) the `system` prompt and `tools` given
  * to prepareStep as overhead_tokens (a prepareStep does not see them).
  *
+ * With `ahead: true` no step waits for the summarizer before the limit
+ * (docs/spec.md#compaction-ahead-of-time): the check is
+ * compactor.compactAhead, which over `prepare_at` of the limit starts a
+ * compaction in the background and lets the step go on with its messages
+ * as they are; a later step (of this generateText call or a later one)
+ * applies it, the messages that came meanwhile after the clip-archive, and
+ * only a step that reaches the limit first waits, for the rest of the
+ * work under way.
+ *
  * This module imports `ai` and `zod` (peer dependencies); `clipfold`
  * itself never does.
  * @module
  */
 import { asSchema, tool } from 'ai';
 import { z } from 'zod';
+import { optionalBool } from './args.js';
 import { DEFAULT_TARGET_SHARE } from './compactor.js';
 import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
+import { aheadChecker, checkStep } from './stepview.js';
 
 /**
  * @typedef {import('./compactor.js').Compactor<any>} Compactor
@@ -57,6 +68,9 @@ import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
  * @property {Config} [config]         config for these compactions (model_max_tokens: your model's context window)
  * @property {(result: CompactionResult) => void} [onCompact] sees every compaction that changed the messages
  *   (including a failed one: the step then runs on the messages as they were)
+ * @property {boolean} [ahead]         compact ahead of time (default false): over `prepare_at` of the limit a compaction
+ *   starts in the background and the step goes on; a later step applies it; a step waits only at the limit, for the
+ *   rest of the work under way (compactor.compactAhead)
  */
 
 /**
@@ -90,9 +104,10 @@ export async function toolSchemas(tools) {
  * @returns {(step: {messages: ModelMessage[], steps?: ReadonlyArray<{usage?: {inputTokens?: number}}>}) => Promise<{messages: ModelMessage[], system?: string} | undefined>}
  */
 export function prepareStep(o) {
-  const { compactor, conversationId, system, tools, targetShare = DEFAULT_TARGET_SHARE, config, onCompact } = o ?? {};
+  const { compactor, conversationId, system, tools, targetShare = DEFAULT_TARGET_SHARE, config, onCompact, ahead: aheadOption } = o ?? {};
   if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('prepareStep: compactor must be a clipfold compactor (createCompactor)');
   if (typeof conversationId !== 'string' || conversationId === '') throw new TypeError('prepareStep: conversationId must be a non-empty string');
+  const adapter = { compactor, onCompact, ahead: optionalBool(aheadOption, 'ahead') ? aheadChecker(compactor, onCompact) : null };
   /** @type {Promise<Config> | undefined} the config with overhead_tokens (system prompt and tools), once */
   let withOverhead;
   const stepConfig = () => {
@@ -119,6 +134,7 @@ export function prepareStep(o) {
     let history = messages;
     /** @type {import('./types.js').ContextUsage | undefined} */
     let usage;
+    /** @type {string | null} */
     let archive = null;
     if (prev && steps && prev.step === steps.length - 1 && messages.length >= prev.length) {
       history = [...prev.view, ...messages.slice(prev.length)];
@@ -126,16 +142,11 @@ export function prepareStep(o) {
       const n = steps.at(-1)?.usage?.inputTokens;
       if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) usage = { input_tokens: n, messages: prev.view.length };
     }
-    const r = await compactor.compactIfDue(conversationId, history, {
-      callerOwned: true, shape: 'ai_sdk', targetShare, config: await stepConfig(), usage,
-    });
-    if (r !== null) onCompact?.(r);
-    // A failed caller-owned compaction archives nothing new and returns the
-    // view earlier compactions made (docs/spec.md#who-owns-the-history; RATIONALE "A caller-owned
-    // history"), which is what fits the model — or the list itself.
-    /** @type {ModelMessage[]} */
-    const view = r === null || (r.failed && r.history.length >= history.length) ? history : r.history;
-    if (r !== null && view === r.history) archive = r.clip_archive ?? null;
+    // Ahead of time, compactAhead maps the SDK's whole list onto the view it returned last.
+    const checked = await checkStep(adapter, conversationId, { list: messages, history, archive },
+      { shape: 'ai_sdk', targetShare, config: await stepConfig(), usage });
+    const view = checked.view;
+    archive = checked.archive;
     if (steps) sent.set(steps, { view, length: messages.length, step: steps.length, archive });
     if (view === messages) return undefined;
     if (system !== undefined && archive !== null && view[0]?.role === 'system' && view[0].content === archive) {

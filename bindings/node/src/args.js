@@ -39,6 +39,18 @@ export function requireString(v, field) {
 }
 
 /**
+ * `v` as a flag: undefined is false, true and false are themselves; else a
+ * ClipfoldError naming `field`.
+ * @param {unknown} v
+ * @param {string} field
+ * @returns {boolean}
+ */
+export function optionalBool(v, field) {
+  if (v !== undefined && typeof v !== 'boolean') throw invalidArgument(field, `must be true or false, got ${describe(v)}`);
+  return v === true;
+}
+
+/**
  * Throws a ClipfoldError naming the first place in `value` whose number
  * JSON cannot hold (NaN, ±Infinity, a BigInt), which JSON.stringify
  * would write as null or refuse without saying where. `root` names

@@ -3,7 +3,7 @@
  * program provides.
  * @module
  */
-import { describe, invalidArgument, optionalUsage, requireJSON, requireString, stringifyJSON } from './args.js';
+import { describe, invalidArgument, optionalBool as bool, optionalUsage, requireJSON, requireString, stringifyJSON } from './args.js';
 import { ClipfoldError } from './errors.js';
 import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
@@ -264,12 +264,6 @@ export async function createCompactor(opts = {}) {
   // The store analyses search queries with this plug-in's searchQuery, and
   // plans its commits and appends and reads its blocks with its store exports.
   /** @type {any} */ (store).bindPlugin?.(pluginCaller);
-
-  /** @param {unknown} v */
-  const bool = (v, /** @type {string} */ name) => {
-    if (v !== undefined && typeof v !== 'boolean') throw invalidArgument(name, `must be true or false, got ${describe(v)}`);
-    return v === true;
-  };
 
   /**
    * Each message's JSON text.

@@ -39,6 +39,17 @@
  * and tool schemas (overhead_tokens) — compacting when that is over
  * context_budget × model_max_tokens too.
  *
+ * With `ahead: true` the agent does not wait for the summarizer before
+ * clipfold's budget (docs/spec.md#compaction-ahead-of-time): the check is
+ * compactor.compactAhead, which over `prepare_at` of the budget starts a
+ * compaction in the background and lets the model call go on with the
+ * messages as they are; a later model call applies it (the same
+ * replacement of the agent's messages, the messages added meanwhile kept
+ * after the clip-archive), and only a request that reaches the budget
+ * first waits, for the rest of the work under way. A `trigger` met still
+ * compacts at once: it says when to compact, and compaction ahead of time
+ * prepares for the budget alone.
+ *
  * This module imports `langchain`, `@langchain/core`, `@langchain/langgraph`
  * and `zod` (peer dependencies); `clipfold` itself never does.
  * @module
@@ -48,7 +59,9 @@ import { AIMessage, HumanMessage, RemoveMessage, SystemMessage, ToolMessage } fr
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import { Command, REMOVE_ALL_MESSAGES } from '@langchain/langgraph';
 import { z } from 'zod';
+import { optionalBool } from './args.js';
 import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from './memory.js';
+import { aheadView, positionsByJSON } from './stepview.js';
 
 /**
  * @typedef {import('./compactor.js').Compactor<any>} Compactor
@@ -91,6 +104,9 @@ import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from 
  *   (default true; false: it stays the first message). A clip-archive written as a user turn stays first either way
  * @property {(result: CompactionResult) => void} [onCompact] sees every compaction attempted (a failed one changes
  *   nothing)
+ * @property {boolean} [ahead]         compact ahead of time (default false): over `prepare_at` of clipfold's budget a
+ *   compaction starts in the background and the model call goes on; a later call applies it; a call waits only at the
+ *   budget, for the rest of the work under way (compactor.compactAhead). A `trigger` met still compacts at once
  */
 
 /** The additional_kwargs mark of the clip-archive message. */
@@ -139,6 +155,20 @@ export function messageFromDict(d) {
 
 /** @param {BaseMessage} m */
 const isClipArchive = (m) => SystemMessage.isInstance(m) && m.additional_kwargs?.lc_source === CLIP_ARCHIVE_SOURCE;
+
+/**
+ * messageDict for compactAhead: a clip-archive (a SystemMessage or a
+ * HumanMessage the middleware made) without the id the state gave it, as
+ * the plug-in wrote it, so that the agent's list is seen to continue the
+ * view compactAhead returned.
+ * @param {BaseMessage} m
+ * @param {number} i
+ */
+function aheadDict(m, i) {
+  const d = messageDict(m, i);
+  if (m.additional_kwargs?.lc_source === CLIP_ARCHIVE_SOURCE) delete d.id;
+  return d;
+}
 
 /**
  * @param {{profile?: {maxInputTokens?: number | null}} | undefined} model
@@ -207,14 +237,43 @@ export function toolSchemas(tools) {
 }
 
 /**
+ * The messages of a compacted view (the plug-in's dicts): the kept
+ * messages are the state's very objects (found by their dict's JSON: a
+ * view compactAhead prepared holds the dicts of an earlier call);
+ * the clip-archive of `r` a SystemMessage, or a HumanMessage when the
+ * plug-in wrote it as a user turn (the kept messages start with a tool
+ * call: the model's request must start with a user turn); a message
+ * compress changed to fit (a tool result cleared) a new message of its
+ * type under its id.
+ * @param {unknown[]} view
+ * @param {CompactionResult | null} r the compaction that made the view, if one did at this call
+ * @param {Record<string, unknown>[]} dicts the dicts sent
+ * @param {BaseMessage[]} messages the state's messages, one for each dict
+ * @returns {BaseMessage[]}
+ */
+function stateMessages(view, r, dicts, messages) {
+  const byJSON = positionsByJSON(dicts);
+  return view.map((d, i) => {
+    const a = /** @type {any} */ (d);
+    const at = byJSON.get(JSON.stringify(a))?.shift();
+    if (at !== undefined) return messages[at];
+    const archive = r?.clip_archive ?? null;
+    if (i !== 0 || r === null || archive === null || a.content !== archive) return messageFromDict(a);
+    const fields = { content: archive, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE } };
+    return a.type === 'human' ? new HumanMessage(fields) : new SystemMessage(fields);
+  });
+}
+
+/**
  * An agent middleware that compacts the agent's messages with clipfold:
  * a drop-in for summarizationMiddleware (see the module comment).
  * @param {ClipfoldMiddlewareOptions} o
  */
 export function clipfoldMiddleware(o) {
   const { compactor, trigger, keep = { messages: 20 }, model, tokenCounter = countTokensApproximately, conversationId,
-    config, archiveInSystemMessage = true, onCompact } = o ?? /** @type {any} */ ({});
+    config, archiveInSystemMessage = true, onCompact, ahead: aheadOption } = o ?? /** @type {any} */ ({});
   if (!compactor || typeof compactor.compress !== 'function') throw new TypeError('clipfoldMiddleware: compactor must be a clipfold compactor (createCompactor)');
+  const ahead = optionalBool(aheadOption, 'ahead');
   const conditions = trigger === undefined ? [] : Array.isArray(trigger) ? trigger : [trigger];
   const keys = Object.keys(keep ?? {}).filter((k) => /** @type {any} */ (keep)[k] !== undefined);
   if (keys.length !== 1 || !['messages', 'tokens', 'fraction'].includes(keys[0])) {
@@ -273,7 +332,7 @@ export function clipfoldMiddleware(o) {
     if (messages.length === 0) return undefined;
     const sys = request.systemMessage;
     const cfg = requestConfig(await overheadOf(sys ? sys.text : '', request.tools ?? []));
-    const dicts = messages.map(messageDict);
+    const dicts = messages.map(ahead ? aheadDict : messageDict);
     const usage = usageFromMessages(messages);
     let triggeredNow = false;
     if (conditions.length > 0) {
@@ -284,30 +343,26 @@ export function clipfoldMiddleware(o) {
     const runtime = request.runtime;
     const conv = typeof conversationId === 'function' ? conversationId(state, runtime)
       : conversationId ?? /** @type {any} */ (runtime)?.configurable?.thread_id ?? 'default';
+    if (ahead && !triggeredNow) {
+      // compactAhead counts, starts a compaction in the background, applies
+      // one that is done, and compacts now only at the budget.
+      const { view, result } = await aheadView(compactor, String(conv), dicts, {
+        shape: 'langchain', config: cfg, usage: usage ?? undefined, targetShare: 0,
+      });
+      if (result !== null) onCompact?.(result);
+      return view === dicts ? undefined : stateMessages(view, result, dicts, messages);
+    }
     // Neither the trigger nor clipfold's budget: nothing to do. countContext
     // pays for the messages new since the conversation's last check only.
     if (!triggeredNow && !(await compactor.countContext(String(conv), dicts, { config: cfg, usage: usage ?? undefined })).due) {
       return undefined;
     }
-    const byDict = new Map(dicts.map((d, i) => [d, messages[i]]));
     const r = await compactor.compress(String(conv), dicts, {
       callerOwned: true, shape: 'langchain', config: cfg, onlyIfDue: !triggeredNow, usage: usage ?? undefined,
     });
     if (r.failed || r.messages_compressed > 0) onCompact?.(r);
     if (r.failed || r.messages_compressed === 0) return undefined;
-    // The kept messages are the state's very objects; the clip-archive a
-    // SystemMessage, or a HumanMessage when the plug-in wrote it as a user
-    // turn (the kept messages start with a tool call: the model's request
-    // must start with a user turn); a message compress changed to fit (a
-    // tool result cleared) a new message of its type under its id.
-    return r.history.map((d, i) => {
-      const a = /** @type {any} */ (d);
-      const known = byDict.get(d);
-      if (known) return known;
-      if (i !== 0 || r.clip_archive === null || a.content !== r.clip_archive) return messageFromDict(a);
-      const fields = { content: r.clip_archive, id: `clipfold-${r.operation_id}`, additional_kwargs: { lc_source: CLIP_ARCHIVE_SOURCE } };
-      return a.type === 'human' ? new HumanMessage(fields) : new SystemMessage(fields);
-    });
+    return stateMessages(r.history, r, dicts, messages);
   };
 
   /**

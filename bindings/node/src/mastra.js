@@ -37,6 +37,15 @@
  * the step (from `processInputStep`) as overhead_tokens until a usage
  * counts them; the system messages are in the prompt.
  *
+ * With `ahead: true` no model call waits for the summarizer before the
+ * limit (docs/spec.md#compaction-ahead-of-time): the check is
+ * compactor.compactAhead on the prompt as Mastra builds it, which over
+ * `prepare_at` of the limit starts a compaction in the background and lets
+ * the call go on with its prompt as it is; a later call (of this turn or a
+ * later one) applies it, what came meanwhile after the clip-archive, and
+ * only a call that reaches the limit first waits, for the rest of the
+ * work under way.
+ *
  * This module imports `@mastra/core` and `zod` (peer dependencies);
  * `clipfold` itself never does.
  * @module
@@ -45,7 +54,8 @@ import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import { DEFAULT_TARGET_SHARE } from './compactor.js';
 import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, memoryRead } from './memory.js';
-import { CONTINUATION, continueView, sentView, userTurnFirst, viewOf } from './stepview.js';
+import { optionalBool } from './args.js';
+import { CONTINUATION, aheadChecker, checkStep, continueView, sentView, userTurnFirst } from './stepview.js';
 
 /**
  * @typedef {import('./compactor.js').Compactor<any>} Compactor
@@ -63,6 +73,9 @@ import { CONTINUATION, continueView, sentView, userTurnFirst, viewOf } from './s
  * @property {Config} [config]         config for these compactions (model_max_tokens: your model's context window)
  * @property {(result: CompactionResult) => void} [onCompact] sees every compaction that changed the prompt
  *   (including a failed one: the call then gets the view earlier compactions made, or the prompt as it is)
+ * @property {boolean} [ahead]         compact ahead of time (default false): over `prepare_at` of the limit a compaction
+ *   starts in the background and the model call goes on; a later call applies it; a call waits only at the limit, for
+ *   the rest of the work under way (compactor.compactAhead)
  */
 
 /** The processor's key in Mastra's per-request processor state. */
@@ -118,11 +131,12 @@ function promptOf(view, archive) {
  * @param {ClipfoldProcessorOptions} o
  */
 export function clipfoldProcessor(o) {
-  const { compactor, conversationId, targetShare = DEFAULT_TARGET_SHARE, config, onCompact } = o ?? /** @type {any} */ ({});
+  const { compactor, conversationId, targetShare = DEFAULT_TARGET_SHARE, config, onCompact, ahead: aheadOption } = o ?? /** @type {any} */ ({});
   if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('clipfoldProcessor: compactor must be a clipfold compactor (createCompactor)');
   if (conversationId !== undefined && typeof conversationId !== 'function' && (typeof conversationId !== 'string' || conversationId === '')) {
     throw new TypeError('clipfoldProcessor: conversationId must be a non-empty string or a function');
   }
+  const adapter = { compactor, onCompact, ahead: optionalBool(aheadOption, 'ahead') ? aheadChecker(compactor, onCompact) : null };
   const ownOverhead = config !== undefined && Object.hasOwn(config, 'overhead_tokens');
   /** @type {Map<string, number>} the overhead of each tool set seen */
   const overheads = new Map();
@@ -174,12 +188,9 @@ export function clipfoldProcessor(o) {
       const prev = s.sent && s.step === steps.length - 1 ? s.sent : undefined;
       const { history, usage } = continueView(prev, prompt, steps.at(-1)?.usage?.inputTokens);
       const cfg = ownOverhead ? config : { ...config, overhead_tokens: s.overhead ?? 0 };
-      const r = await compactor.compactIfDue(conversation(args), history, {
-        callerOwned: true, shape: 'ai_sdk', targetShare, config: cfg, usage,
-      });
-      if (r !== null) onCompact?.(r);
-      const view = viewOf(r, history);
-      const archive = r !== null && view === r.history ? r.clip_archive ?? null : prev ? s.archive ?? null : null;
+      // Ahead of time, compactAhead maps the prompt Mastra built onto the view it returned last.
+      const { view, archive } = await checkStep(adapter, conversation(args), { list: prompt, history, archive: prev ? s.archive ?? null : null },
+        { shape: 'ai_sdk', targetShare, config: cfg, usage });
       state[STATE] = { ...s, sent: sentView(view, prompt), step: steps.length, archive };
       if (view === prompt) return undefined;
       return { prompt: promptOf(view, archive) };

@@ -36,6 +36,16 @@
  * overhead_tokens. The clip-archive goes to the call's instructions (they
  * are not stored in the session); a user turn stands first.
  *
+ * With `ahead: true` no model call waits for the summarizer before the
+ * limit (docs/spec.md#compaction-ahead-of-time): the filter and addItems
+ * check with compactor.compactAhead, which over `prepare_at` of the limit
+ * starts a compaction in the background and lets the call go on with its
+ * input as it is; a later call (of this run or a later one, or addItems)
+ * applies it, the items that came meanwhile after the clip-archive, and
+ * only a call that reaches the limit first waits, for the rest of the
+ * work under way. The items are compacted caller-owned all the same: they
+ * stay in the Session the adapter wraps.
+ *
  * The SDK's items are the Responses API's in camelCase (`callId`,
  * `function_call_result`); the plug-in reads the Responses API's own
  * (docs/spec.md#message-shapes), so they are renamed for it
@@ -47,9 +57,10 @@
  */
 import { MemorySession, tool } from '@openai/agents';
 import { z } from 'zod';
+import { optionalBool } from './args.js';
 import { DEFAULT_TARGET_SHARE } from './compactor.js';
 import { MEMORY_READ_DESCRIPTION, MEMORY_READ_NAME, joinText, memoryRead } from './memory.js';
-import { CONTINUATION, continueView, sentView, userTurnFirst, viewOf } from './stepview.js';
+import { CONTINUATION, aheadView, continueView, positionsByJSON, sentView, userTurnFirst, viewOf } from './stepview.js';
 
 /**
  * @typedef {import('./compactor.js').Compactor<any>} Compactor
@@ -120,25 +131,38 @@ function fromResponsesItem(d, original) {
 
 /**
  * The SDK's items compacted when due: compactIfDue on their Responses
- * form, the result given back as SDK items (the caller's own objects for
- * the items kept), or `items` itself when nothing changed.
+ * form (with `ahead`, compactAhead: a compaction prepared in the
+ * background, applied when done), the result given back as SDK items (the
+ * caller's own objects for the items kept), or `items` itself when nothing
+ * changed.
  * @param {Compactor} compactor
  * @param {string} conversationId
  * @param {AgentInputItem[]} items
  * @param {import('./compactor.js').CompactIfDueOptions} o
+ * @param {boolean} ahead
  * @returns {Promise<{view: AgentInputItem[], result: CompactionResult | null}>}
  */
-async function compactItems(compactor, conversationId, items, o) {
+async function compactItems(compactor, conversationId, items, o, ahead) {
   const wire = items.map(toResponsesItem);
-  const result = await compactor.compactIfDue(conversationId, wire, { ...o, callerOwned: true, shape: 'responses' });
-  const back = viewOf(result, wire);
+  /** @type {Record<string, unknown>[]} */
+  let back;
+  /** @type {CompactionResult | null} */
+  let result;
+  if (ahead) {
+    ({ view: back, result } = await aheadView(compactor, conversationId, wire, { ...o, shape: 'responses' }));
+  } else {
+    result = await compactor.compactIfDue(conversationId, wire, { ...o, callerOwned: true, shape: 'responses' });
+    back = viewOf(result, wire);
+  }
   if (back === wire) return { view: items, result };
   // The kept items come back as the very objects sent (compress returns
-  // them byte for byte); a changed one stands where its original stood.
+  // them byte for byte; a view compactAhead prepared, as items of the same
+  // JSON); a changed one stands where its original stood.
   const index = new Map(wire.map((w, i) => [w, i]));
+  const byJSON = ahead ? positionsByJSON(wire) : null;
   let next = 0;
   const view = back.map((d) => {
-    const i = index.get(d);
+    const i = byJSON ? byJSON.get(JSON.stringify(d))?.shift() : index.get(d);
     if (i !== undefined) { next = i + 1; return items[i]; }
     const a = /** @type {any} */ (d);
     const j = wire.findIndex((w, k) => k >= next && /** @type {any} */ (w).type === a.type && /** @type {any} */ (w).role === a.role
@@ -182,6 +206,9 @@ export function toolSchemas(tools) {
  * @property {Config} [config]         config for these compactions (model_max_tokens: your model's context window)
  * @property {(result: CompactionResult) => void} [onCompact] sees every compaction that changed the items
  *   (including a failed one: the items then stay as earlier compactions left them)
+ * @property {boolean} [ahead]         compact ahead of time (default false): over `prepare_at` of the limit a compaction
+ *   starts in the background and the model call goes on; a later call (or addItems) applies it; a call waits only at
+ *   the limit, for the rest of the work under way (compactor.compactAhead)
  */
 
 /**
@@ -205,6 +232,8 @@ export class ClipfoldSession {
   #config;
   /** @type {((result: CompactionResult) => void) | undefined} */
   #onCompact;
+  /** compaction ahead of time (compactAhead) */
+  #ahead;
   /** @type {any} the RunContext of the run in progress */
   #run;
   /** @type {{sent: import('./stepview.js').SentView<AgentInputItem>, run: any, requests: number} | undefined} the last model call's view */
@@ -218,7 +247,7 @@ export class ClipfoldSession {
 
   /** @param {ClipfoldSessionOptions} o */
   constructor(o) {
-    const { compactor, sessionId, session, targetShare = DEFAULT_TARGET_SHARE, config, onCompact } = o ?? /** @type {any} */ ({});
+    const { compactor, sessionId, session, targetShare = DEFAULT_TARGET_SHARE, config, onCompact, ahead } = o ?? /** @type {any} */ ({});
     if (!compactor || typeof compactor.compactIfDue !== 'function') throw new TypeError('ClipfoldSession: compactor must be a clipfold compactor (createCompactor)');
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId === '')) throw new TypeError('ClipfoldSession: sessionId must be a non-empty string');
     if (session !== undefined && (typeof session?.getItems !== 'function' || typeof session?.addItems !== 'function')) {
@@ -230,6 +259,7 @@ export class ClipfoldSession {
     this.#targetShare = targetShare;
     this.#config = config;
     this.#onCompact = onCompact;
+    this.#ahead = optionalBool(ahead, 'ahead');
     this.callModelInputFilter = this.callModelInputFilter.bind(this);
   }
 
@@ -268,7 +298,7 @@ export class ClipfoldSession {
     const stored = await this.#session.getItems();
     const config = Object.hasOwn(this.#config ?? {}, 'overhead_tokens') ? this.#config : { ...this.#config, overhead_tokens: this.#overhead };
     const { view, result } = await compactItems(this.#compactor, await this.getSessionId(), stored,
-      { targetShare: this.#targetShare, config });
+      { targetShare: this.#targetShare, config }, this.#ahead);
     if (result !== null) this.#onCompact?.(result);
     if (view === stored) return;
     await this.#session.clearSession();
@@ -309,8 +339,9 @@ export class ClipfoldSession {
     const { history, usage } = continueView(prev, input, prev ? run?.usage?.requestUsageEntries?.at(-1)?.inputTokens : undefined);
     const config = Object.hasOwn(this.#config ?? {}, 'overhead_tokens') ? this.#config
       : { ...this.#config, overhead_tokens: await this.#overheadOf(modelData.instructions, agent?.tools) };
-    const { view, result } = await compactItems(this.#compactor, await this.getSessionId(), history,
-      { targetShare: this.#targetShare, config, usage });
+    // compactAhead maps the run's whole input onto the view it returned last.
+    const { view, result } = await compactItems(this.#compactor, await this.getSessionId(), this.#ahead ? input : history,
+      { targetShare: this.#targetShare, config, usage }, this.#ahead);
     if (result !== null) this.#onCompact?.(result);
     this.#last = { sent: sentView(view, input), run, requests };
     // The clip-archive (this call's, or the one the session stored first)

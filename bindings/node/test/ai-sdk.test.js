@@ -2,7 +2,9 @@
 // package pinned in package-lock.json): a multi-turn agent with tool calls
 // driven by the SDK's own mock model (ai/test, no network) through
 // generateText + stopWhen + prepareStep, the app keeping its whole list
-// across turns as AI SDK apps do.
+// across turns as AI SDK apps do; and with compaction ahead of time
+// (`ahead: true`), the summaries written by an OpenAI-compatible
+// summarizer on a real node:http server.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateText, stepCountIs, tool } from 'ai';
@@ -10,12 +12,11 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
 import { memoryReadTool, prepareStep } from '../src/ai-sdk.js';
+import { watchedAhead } from './helpers/ahead.js';
 import { wasmPath } from './helpers/common.js';
 
 const CONFIG = { model_max_tokens: 3000, context_budget: 0.5, keep_recent: 4, chunk_size: 8, max_summary_tokens: 120 };
 const SYSTEM = 'You are the on-call assistant. Use lookup_service for facts.';
-
-const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } };
 
 /** A service's long tool output, with one fact to find later. @param {string} name */
 function serviceDoc(name) {
@@ -28,15 +29,21 @@ function serviceDoc(name) {
 /**
  * The mock model of a tool-using agent: to a question it calls
  * lookup_service for the service and its replica, then answers; asked who
- * owned a service earlier, it calls memory_read first.
+ * owned a service earlier, it calls memory_read first. With `count` it
+ * reports as its usage that count of the request (the provider's count)
+ * and runs `onCall` first.
  * @param {any[][]} prompts every prompt the model saw
+ * @param {{count: (prompt: any[], tools: unknown[]) => Promise<number>, onCall: () => Promise<void>}} [counted]
  */
-function agentModel(prompts) {
+function agentModel(prompts, counted) {
   let calls = 0;
   return new MockLanguageModelV3({
     doGenerate: async (options) => {
+      await counted?.onCall();
       prompts.push(structuredClone(options.prompt));
       const p = options.prompt;
+      const n = counted ? await counted.count(p, options.tools ?? []) : 10;
+      const usage = { inputTokens: { total: n, noCache: n, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } };
       const lastUser = p.findLastIndex((m) => m.role === 'user');
       const question = lastUser >= 0 ? p[lastUser].content.map((/** @type {any} */ c) => c.text ?? '').join('') : '';
       const results = p.slice(lastUser + 1).filter((m) => m.role === 'tool').flatMap((m) => m.content);
@@ -59,6 +66,22 @@ function agentModel(prompts) {
 }
 
 /**
+ * The agent's tools: lookup_service and memory_read.
+ * @param {Awaited<ReturnType<typeof createCompactor>>} compactor
+ * @param {string} conversationId
+ */
+function agentTools(compactor, conversationId) {
+  return {
+    lookup_service: tool({
+      description: 'Facts about a service',
+      inputSchema: z.object({ name: z.string() }),
+      execute: async ({ name }) => serviceDoc(name),
+    }),
+    memory_read: memoryReadTool({ compactor, conversationId }),
+  };
+}
+
+/**
  * Every tool result of a prompt answers a tool call of an earlier
  * assistant message of the same prompt.
  * @param {any[]} prompt
@@ -71,6 +94,32 @@ function assertToolPairs(prompt) {
   }
 }
 
+/**
+ * Nothing lost, nothing twice: every message of the app's list is in the
+ * last view or in recall storage, once; nothing of the list is stored.
+ * Returns how many were recalled.
+ * @param {Awaited<ReturnType<typeof createCompactor>>} compactor
+ * @param {MemoryStore} store
+ * @param {string} conv
+ * @param {any[]} messages the app's list
+ */
+async function assertNothingLost(compactor, store, conv, messages) {
+  const { messages: decoded } = await compactor.decodeHistory(conv, messages, { shape: 'ai_sdk' });
+  const view = await compactor.compress(conv, messages, { callerOwned: true, shape: 'ai_sdk', onlyIfDue: true });
+  const inView = new Set(view.history.map((m) => JSON.stringify(m)));
+  let recalled = 0;
+  decoded.forEach((d, i) => {
+    if (inView.has(JSON.stringify(messages[i]))) return;
+    recalled++;
+    assert.equal(store.recall(d.id)?.raw, JSON.stringify(messages[i]), `lost: ${JSON.stringify(messages[i]).slice(0, 200)}`);
+  });
+  const rows = store.dump().split('\n').filter((l) => l.startsWith('  {')).map((l) => JSON.parse(l.slice(2)))
+    .filter((r) => Object.hasOwn(r, 'removed_at') && !String(r.content).startsWith('[Context Summary'));
+  assert.equal(rows.length, recalled, 'each removed message is in recall once');
+  assert.deepEqual(store.activeMessages(conv), [], 'the app owns its list: nothing of it is stored');
+  return recalled;
+}
+
 describe('clipfold/ai-sdk with the real AI SDK', () => {
   test('a multi-turn agent with tool calls: compacted when due, tool pairs intact in every request, archive searchable by memory_read, nothing duplicated', async () => {
     const store = new MemoryStore();
@@ -81,14 +130,7 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
       /** @type {import('../src/index.js').CompactionResult[]} */
       const compactions = [];
       const model = agentModel(prompts);
-      const tools = {
-        lookup_service: tool({
-          description: 'Facts about a service',
-          inputSchema: z.object({ name: z.string() }),
-          execute: async ({ name }) => serviceDoc(name),
-        }),
-        memory_read: memoryReadTool({ compactor, conversationId: 'ops' }),
-      };
+      const tools = agentTools(compactor, 'ops');
       const step = prepareStep({ compactor, conversationId: 'ops', system: SYSTEM, onCompact: (r) => compactions.push(r) });
       /** @type {any[]} */
       const messages = [];
@@ -127,24 +169,82 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
       const hits = await compactor.search('who owns service-1', { conversationId: 'ops' });
       assert.ok(hits.some((h) => /team-heron/.test(h.text)), JSON.stringify(hits.map((h) => h.text.slice(0, 80))));
 
-      // Nothing lost, nothing twice: every message of the app's list is in
-      // the last view or in recall storage, once.
-      const { messages: decoded } = await compactor.decodeHistory('ops', messages, { shape: 'ai_sdk' });
-      const view = await compactor.compress('ops', messages, { callerOwned: true, shape: 'ai_sdk', onlyIfDue: true });
-      const inView = new Set(view.history.map((m) => JSON.stringify(m)));
-      let recalled = 0;
-      decoded.forEach((d, i) => {
-        if (inView.has(JSON.stringify(messages[i]))) return;
-        recalled++;
-        assert.equal(store.recall(d.id)?.raw, JSON.stringify(messages[i]), `lost: ${JSON.stringify(messages[i]).slice(0, 200)}`);
-      });
-      assert.ok(recalled > 0);
-      const rows = store.dump().split('\n').filter((l) => l.startsWith('  {')).map((l) => JSON.parse(l.slice(2)))
-        .filter((r) => Object.hasOwn(r, 'removed_at') && !String(r.content).startsWith('[Context Summary'));
-      assert.equal(rows.length, recalled, 'each removed message is in recall once');
-      assert.deepEqual(store.activeMessages('ops'), [], 'the app owns its list: nothing of it is stored');
+      assert.ok(await assertNothingLost(compactor, store, 'ops', messages) > 0);
     } finally {
       await compactor.close();
+      store.close();
+    }
+  });
+
+  test('ahead: true, 45 turns with tool calls: compactions prepared in the background and applied on a later step, every request within the limit, tool pairs intact, the archive found by memory_read, nothing lost', async () => {
+    const TURNS = 45;
+    // A window of 4,000 (compaction ahead of time prepares to a lower target: docs/spec.md#compaction-ahead-of-time).
+    const config = { ...CONFIG, model_max_tokens: 8000 };
+    const limit = config.model_max_tokens * config.context_budget;
+    const store = new MemoryStore();
+    const watch = await watchedAhead({ store, config });
+    const { compactor } = watch;
+    try {
+      /** @type {any[][]} */
+      const prompts = [];
+      /** @type {number[]} the plug-in's count of each request */
+      const counts = [];
+      /** @type {import('../src/index.js').CompactionResult[]} */
+      const compactions = [];
+      const model = agentModel(prompts, {
+        onCall: watch.modelCall,
+        count: async (prompt, tools) => {
+          const schemas = tools.map((/** @type {any} */ t) => ({ type: 'function', name: t.name, description: t.description ?? '', parameters: t.inputSchema }));
+          const n = (await compactor.estimateTokens(prompt, config)).tokens + await compactor.overheadTokens({ tools: schemas, config });
+          counts.push(n);
+          return n;
+        },
+      });
+      const tools = agentTools(compactor, 'ahead');
+      const step = prepareStep({ compactor, conversationId: 'ahead', system: SYSTEM, tools, config, ahead: true, onCompact: (r) => compactions.push(r) });
+      /** @type {any[]} */
+      const messages = [];
+      let last = '';
+      for (let i = 0; i < TURNS; i++) {
+        messages.push({ role: 'user', content: i === TURNS - 1 ? 'Who owned service-1 earlier?' : `What port does service-${i} use, and who owns it?` });
+        const r = await generateText({ model, system: SYSTEM, messages, tools, stopWhen: stepCountIs(5), prepareStep: step });
+        messages.push(...r.response.messages);
+        last = r.text;
+      }
+
+      // Started in the background, the model called meanwhile, applied later; summaries by the summarizer.
+      const stats = watch.check();
+      const done = compactions.filter((r) => !r.failed && r.messages_compressed > 0);
+      assert.ok(done.length >= 2, `${done.length} compactions`);
+      assert.deepEqual(compactions.filter((r) => r.failed).map((r) => r.failure_message), [], 'no failed compaction');
+      assert.ok(done.every((r) => r.batches.every((b) => b.method === 'llm')), 'every summary by the summarizer');
+      assert.equal(prompts.length, 3 * TURNS - 1);
+
+      // Every request: within the limit as the plug-in counts it, the system prompt first (with the clip-archive),
+      // tool pairs intact, nothing repeated.
+      for (const [i, p] of prompts.entries()) {
+        assert.ok(counts[i] <= limit, `request ${i}: ${counts[i]} tokens > ${limit}`);
+        assert.ok(p[0].role === 'system' && p[0].content.startsWith(SYSTEM), `request ${i}: the system prompt first`);
+        assert.equal(p.filter((m) => m.role === 'system').length, 1, `request ${i}: one system message`);
+        assertToolPairs(p);
+        const answered = new Set(p.filter((m) => m.role === 'tool').flatMap((m) => m.content.map((/** @type {any} */ c) => c.toolCallId)));
+        for (const m of p) if (m.role === 'assistant') for (const c of m.content) if (c.type === 'tool-call') assert.ok(answered.has(c.toolCallId), `request ${i}: ${c.toolCallId} without its result`);
+        const texts = p.map((m) => JSON.stringify(m));
+        assert.equal(new Set(texts).size, texts.length, `request ${i}: a message repeated`);
+      }
+      const summarized = prompts.filter((p) => p[0].content.includes('[Context Summary') || p.some((m) => m.role === 'user' && JSON.stringify(m).includes('[Context Summary')));
+      assert.ok(summarized.length >= TURNS, `${summarized.length} requests carried the clip-archive`);
+
+      // The first turns' facts: out of the model's view at the end, found by memory_read.
+      assert.ok(!JSON.stringify(prompts.at(-2)?.slice(1)).includes('service-1: runs on port'), 'service-1 is no longer in the messages');
+      assert.match(last, /^From the archive: .*service-1: runs on port 8001, owned by team-heron/s, last);
+
+      const recalled = await assertNothingLost(compactor, store, 'ahead', messages);
+      assert.ok(recalled > TURNS, `${recalled} messages recalled`);
+      console.log(`${prompts.length} model calls, the longest ${Math.max(...counts)} tokens (limit ${limit}); ${done.length} compactions; `
+        + `${recalled} messages in recall; ahead: ${JSON.stringify(stats)}`);
+    } finally {
+      await watch.close();
       store.close();
     }
   });
@@ -190,6 +290,7 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
       const step = prepareStep({ compactor, conversationId: 'quiet' });
       assert.equal(await step({ messages: [{ role: 'user', content: 'hi' }] }), undefined);
       assert.throws(() => prepareStep(/** @type {any} */ ({ compactor })), TypeError);
+      assert.throws(() => prepareStep({ compactor, conversationId: 'quiet', ahead: /** @type {any} */ (1) }), /^ClipfoldError: invalid_input: ahead: must be true or false, got 1$/);
       assert.throws(() => memoryReadTool(/** @type {any} */ ({})), TypeError);
       const t = memoryReadTool({ compactor, conversationId: 'quiet' });
       assert.match(String(await t.execute?.({ query: 'anything at all' }, { toolCallId: 'x', messages: [] })), /^Nothing matches "anything at all"\.$/);

@@ -2,7 +2,9 @@
 // `@mastra/memory`, pinned in package-lock.json): an Agent with a Memory
 // that recalls the whole thread, a tool, the memory_read tool and
 // clipfoldProcessor, driven by Mastra's own mock model
-// (MastraLanguageModelV2Mock, no network) through 55 turns with tool calls.
+// (MastraLanguageModelV2Mock, no network) through 55 turns with tool calls,
+// and again with compaction ahead of time (`ahead: true`), the summaries
+// written by an OpenAI-compatible summarizer on a real node:http server.
 // Every request the model receives is checked: its size counted by the
 // plug-in, tool pairs, a user turn first after the system messages.
 import { describe, test } from 'node:test';
@@ -15,10 +17,15 @@ import { Memory } from '@mastra/memory';
 import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
 import { clipfoldProcessor, memoryReadTool, toolSchemas } from '../src/mastra.js';
+import { watchedAhead } from './helpers/ahead.js';
 import { wasmPath } from './helpers/common.js';
 
 const CONFIG = { model_max_tokens: 4000, context_budget: 0.5, keep_recent: 4, chunk_size: 8, max_summary_tokens: 150 };
 const LIMIT = CONFIG.model_max_tokens * CONFIG.context_budget;
+// Ahead of time a compaction is prepared to a lower target (less the distance between the thresholds and the growth
+// meanwhile: docs/spec.md#compaction-ahead-of-time): a window of 4,000 leaves it room for the clip-archive and the
+// newest messages (at 2,000 the target is under what they need, and the prepared compactions fail).
+const AHEAD_CONFIG = { ...CONFIG, model_max_tokens: 8000 };
 const INSTRUCTIONS = 'You are the on-call assistant. Use lookup_service for facts about services.';
 const FACT = 'the staging cluster codename is BLUE-OTTER-7';
 const TURNS = 55;
@@ -41,11 +48,13 @@ const text = (m) => (typeof m.content === 'string' ? m.content : m.content.map((
  * its usage the plug-in's count of the request (the provider's count).
  * @param {Awaited<ReturnType<typeof createCompactor>>} compactor
  * @param {{prompt: any[], tokens: number}[]} requests every request it received, counted
+ * @param {() => Promise<void>} [onCall] runs first at each call
  */
-function agentModel(compactor, requests) {
+function agentModel(compactor, requests, onCall) {
   let calls = 0;
   return new MastraLanguageModelV2Mock({
     doGenerate: async (options) => {
+      await onCall?.();
       const prompt = structuredClone(options.prompt);
       const tools = (options.tools ?? []).map((/** @type {any} */ t) => ({ type: 'function', name: t.name, description: t.description ?? '', parameters: t.inputSchema }));
       const tokens = (await compactor.estimateTokens(/** @type {any} */ (prompt), CONFIG)).tokens + await compactor.overheadTokens({ tools, config: CONFIG });
@@ -93,9 +102,13 @@ function assertToolPairs(prompt) {
 }
 
 describe('clipfold/mastra with the real Mastra', () => {
-  test(`${TURNS} turns with tool calls: every request within the window, tool pairs intact, a summary, a user turn first, the first turn's fact found by memory_read, nothing lost`, async () => {
+  for (const ahead of [false, true]) test(`${TURNS} turns with tool calls${ahead ? ', compacted ahead of time' : ''}: every request within the window, tool pairs intact, a summary, a user turn first, the first turn's fact found by memory_read, nothing lost`, async () => {
     const store = new MemoryStore();
-    const compactor = await createCompactor({ wasmPath: wasmPath(), store, config: CONFIG });
+    // Ahead of time: summarized by a summarizer on a node:http server, held until the model is called meanwhile.
+    const config = ahead ? AHEAD_CONFIG : CONFIG;
+    const limit = config.model_max_tokens * config.context_budget;
+    const watch = ahead ? await watchedAhead({ store, config }) : null;
+    const compactor = watch?.compactor ?? await createCompactor({ wasmPath: wasmPath(), store, config });
     try {
       /** @type {{prompt: any[], tokens: number}[]} */
       const requests = [];
@@ -108,12 +121,12 @@ describe('clipfold/mastra with the real Mastra', () => {
         execute: async ({ name }) => serviceDoc(name),
       });
       const agent = new Agent({
-        id: 'ops', name: 'ops', instructions: INSTRUCTIONS, model: agentModel(compactor, requests),
+        id: 'ops', name: 'ops', instructions: INSTRUCTIONS, model: agentModel(compactor, requests, watch?.modelCall),
         memory: new Memory({ storage: new InMemoryStore(), options: { lastMessages: 1000 } }),
         tools: { lookup_service: lookup, memory_read: memoryReadTool({ compactor, maxTokens: 300 }) },
         inputProcessors: [
           { id: 'witness', processLLMRequest: async ({ prompt }) => { fullPrompt = structuredClone(prompt); return undefined; } },
-          clipfoldProcessor({ compactor, onCompact: (r) => compactions.push(r) }),
+          clipfoldProcessor({ compactor, ahead, onCompact: (r) => compactions.push(r) }),
         ],
       });
       const memory = { thread: 'thread-1', resource: 'user-1' };
@@ -130,10 +143,13 @@ describe('clipfold/mastra with the real Mastra', () => {
       assert.ok(done.length >= 3, `${done.length} compactions`);
       assert.deepEqual(compactions.filter((r) => r.failed).map((r) => r.failure_message), [], 'no failed compaction');
       assert.ok(requests.length >= 2 * TURNS - 2, `${requests.length} model calls`);
+      // Ahead of time: started in the background, the model called meanwhile, applied later, written by the summarizer.
+      const aheadStats = watch?.check();
+      if (watch) assert.ok(done.every((r) => r.batches.every((b) => b.method === 'llm')), 'every summary by the summarizer');
 
       // Every request: within the window, tool pairs intact, one clip-archive at most, a user turn after the system messages.
       for (const [i, { prompt, tokens }] of requests.entries()) {
-        assert.ok(tokens <= LIMIT, `request ${i}: ${tokens} tokens > ${LIMIT}`);
+        assert.ok(tokens <= limit, `request ${i}: ${tokens} tokens > ${limit}`);
         assertToolPairs(prompt);
         const first = prompt.find((m) => m.role !== 'system');
         assert.equal(first?.role, 'user', `request ${i} starts with ${first?.role} after the system messages`);
@@ -147,7 +163,7 @@ describe('clipfold/mastra with the real Mastra', () => {
         'a compaction that kept a tail starting with an assistant turn put a user turn in front');
       const longest = Math.max(...requests.map((r) => r.tokens));
       const whole = (await compactor.estimateTokens(fullPrompt, CONFIG)).tokens;
-      assert.ok(whole > 4 * LIMIT, `the thread (${whole} tokens) is far over the window (${LIMIT}); the longest request ${longest}`);
+      assert.ok(whole > (ahead ? 2 : 4) * limit, `the thread (${whole} tokens) is far over the window (${limit}); the longest request ${longest}`);
 
       // The first turn's fact: out of the model's view at the end, found by memory_read.
       const asked = requests.at(-2)?.prompt ?? [];
@@ -168,10 +184,10 @@ describe('clipfold/mastra with the real Mastra', () => {
       });
       assert.ok(recalled > TURNS, `${recalled} messages recalled`);
       assert.deepEqual(store.activeMessages(conv), [], 'Memory owns the thread: nothing of it is stored twice');
-      console.log(`${requests.length} model calls, the longest ${longest} tokens (limit ${LIMIT}, the thread ${whole}); `
-        + `${done.length} compactions; ${recalled} messages in recall`);
+      console.log(`${requests.length} model calls, the longest ${longest} tokens (limit ${limit}, the thread ${whole}); `
+        + `${done.length} compactions; ${recalled} messages in recall${aheadStats ? `; ahead: ${JSON.stringify(aheadStats)}` : ''}`);
     } finally {
-      await compactor.close();
+      await (watch ?? compactor).close();
       store.close();
     }
   });
@@ -190,6 +206,7 @@ describe('clipfold/mastra with the real Mastra', () => {
       assert.equal(await p.processLLMRequest({ prompt, steps: [], state }), undefined);
       assert.throws(() => clipfoldProcessor(/** @type {any} */ ({})), /compactor/);
       assert.throws(() => clipfoldProcessor(/** @type {any} */ ({ compactor, conversationId: '' })), /conversationId/);
+      assert.throws(() => clipfoldProcessor({ compactor, ahead: /** @type {any} */ ('yes') }), /^ClipfoldError: invalid_input: ahead: must be true or false, got "yes"$/);
       assert.throws(() => memoryReadTool(/** @type {any} */ ({})), /compactor/);
       const t = memoryReadTool({ compactor, conversationId: 'quiet' });
       assert.match(String(await t.execute?.({ query: 'anything at all' }, /** @type {any} */ ({}))), /^Nothing matches "anything at all"\.$/);

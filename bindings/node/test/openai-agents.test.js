@@ -2,7 +2,9 @@
 // JavaScript (`@openai/agents`, pinned in package-lock.json): an Agent
 // with a tool and the memory_read tool, run turn after turn with a
 // ClipfoldSession and its callModelInputFilter, driven by a fake Model (the
-// SDK's Model interface, no network) through 55 turns with tool calls.
+// SDK's Model interface, no network) through 55 turns with tool calls, and
+// again with compaction ahead of time (`ahead: true`), the summaries written
+// by an OpenAI-compatible summarizer on a real node:http server.
 // Every request the model receives is checked: its size counted by the
 // plug-in, function call pairs, a user turn first.
 import { describe, test } from 'node:test';
@@ -12,10 +14,15 @@ import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
 import { ClipfoldSession, memoryReadTool, toResponsesItem, toolSchemas } from '../src/openai-agents.js';
 import { CONTINUATION } from '../src/stepview.js';
+import { watchedAhead } from './helpers/ahead.js';
 import { wasmPath } from './helpers/common.js';
 
 const CONFIG = { model_max_tokens: 4000, context_budget: 0.5, keep_recent: 4, chunk_size: 8, max_summary_tokens: 150 };
 const LIMIT = CONFIG.model_max_tokens * CONFIG.context_budget;
+// Ahead of time a compaction is prepared to a lower target (less the distance between the thresholds and the growth
+// meanwhile: docs/spec.md#compaction-ahead-of-time): a window of 4,000 leaves it room for the clip-archive and the
+// newest items (at 2,000 the target is under what they need, and the prepared compactions fail).
+const AHEAD_CONFIG = { ...CONFIG, model_max_tokens: 8000 };
 const INSTRUCTIONS = 'You are the on-call assistant. Use lookup_service for facts about services.';
 const FACT = 'the staging cluster codename is BLUE-OTTER-7';
 const TURNS = 55;
@@ -38,12 +45,14 @@ const text = (i) => (typeof i.content === 'string' ? i.content : Array.isArray(i
  * its usage the plug-in's count of the request (the provider's count).
  * @param {Awaited<ReturnType<typeof createCompactor>>} compactor
  * @param {{input: any[], instructions: string, tokens: number}[]} requests every request it received, counted
+ * @param {() => Promise<void>} [onCall] runs first at each call
  * @returns {import('@openai/agents').Model}
  */
-function agentModel(compactor, requests) {
+function agentModel(compactor, requests, onCall) {
   let calls = 0;
   return {
     async getResponse(req) {
+      await onCall?.();
       const input = structuredClone(/** @type {any[]} */ (req.input));
       const instructions = req.systemInstructions ?? '';
       const tokens = (await compactor.estimateTokens(input.map(toResponsesItem), CONFIG)).tokens
@@ -91,9 +100,13 @@ function assertToolPairs(input) {
 }
 
 describe('clipfold/openai-agents with the real OpenAI Agents SDK', () => {
-  test(`${TURNS} turns with tool calls: every request within the window, tool pairs intact, a summary, a user turn first, the first turn's fact found by memory_read, nothing lost`, async () => {
+  for (const ahead of [false, true]) test(`${TURNS} turns with tool calls${ahead ? ', compacted ahead of time' : ''}: every request within the window, tool pairs intact, a summary, a user turn first, the first turn's fact found by memory_read, nothing lost`, async () => {
     const store = new MemoryStore();
-    const compactor = await createCompactor({ wasmPath: wasmPath(), store, config: CONFIG });
+    const config = ahead ? AHEAD_CONFIG : CONFIG;
+    const limit = config.model_max_tokens * config.context_budget;
+    // Ahead of time: summarized by a summarizer on a node:http server, held until the model is called meanwhile.
+    const watch = ahead ? await watchedAhead({ store, config }) : null;
+    const compactor = watch?.compactor ?? await createCompactor({ wasmPath: wasmPath(), store, config });
     try {
       /** @type {{input: any[], instructions: string, tokens: number}[]} */
       const requests = [];
@@ -113,13 +126,13 @@ describe('clipfold/openai-agents with the real OpenAI Agents SDK', () => {
         popItem: () => inner.popItem(),
         clearSession: () => inner.clearSession(),
       };
-      const session = new ClipfoldSession({ compactor, sessionId: 'chat-1', session: recorder, onCompact: (r) => compactions.push(r) });
+      const session = new ClipfoldSession({ compactor, sessionId: 'chat-1', session: recorder, ahead, onCompact: (r) => compactions.push(r) });
       const lookup = tool({
         name: 'lookup_service', description: 'Facts about a service', parameters: z.object({ name: z.string() }),
         execute: async ({ name }) => serviceDoc(name),
       });
       const agent = new Agent({
-        name: 'ops', instructions: INSTRUCTIONS, model: agentModel(compactor, requests),
+        name: 'ops', instructions: INSTRUCTIONS, model: agentModel(compactor, requests, watch?.modelCall),
         tools: [lookup, memoryReadTool({ compactor, session, maxTokens: 300 })],
       });
       let last = '';
@@ -135,10 +148,13 @@ describe('clipfold/openai-agents with the real OpenAI Agents SDK', () => {
       assert.ok(done.length >= 3, `${done.length} compactions`);
       assert.deepEqual(compactions.filter((r) => r.failed).map((r) => r.failure_message), [], 'no failed compaction');
       assert.ok(requests.length >= 2 * TURNS - 2, `${requests.length} model calls`);
+      // Ahead of time: started in the background, the model called meanwhile, applied later, written by the summarizer.
+      const aheadStats = watch?.check();
+      if (watch) assert.ok(done.every((r) => r.batches.every((b) => b.method === 'llm')), 'every summary by the summarizer');
 
       // Every request: within the window, function call pairs intact, a user turn first, the instructions first.
       for (const [i, { input, instructions, tokens }] of requests.entries()) {
-        assert.ok(tokens <= LIMIT, `request ${i}: ${tokens} tokens > ${LIMIT}`);
+        assert.ok(tokens <= limit, `request ${i}: ${tokens} tokens > ${limit}`);
         assertToolPairs(input);
         const first = input.find((m) => m.role !== 'system');
         assert.equal(first?.role, 'user', `request ${i} starts with ${first?.type ?? first?.role}`);
@@ -174,10 +190,11 @@ describe('clipfold/openai-agents with the real OpenAI Agents SDK', () => {
         assert.equal(store.recall(d.id, 'chat-1')?.raw, JSON.stringify(wire[i]), `lost: ${JSON.stringify(added[i]).slice(0, 200)}`);
       });
       assert.ok(recalled > TURNS, `${recalled} items recalled`);
-      console.log(`${requests.length} model calls, the longest ${Math.max(...requests.map((r) => r.tokens))} tokens (limit ${LIMIT}); `
-        + `${done.length} compactions; ${added.length} items added, ${stored.length} stored, ${recalled} in recall`);
+      console.log(`${requests.length} model calls, the longest ${Math.max(...requests.map((r) => r.tokens))} tokens (limit ${limit}); `
+        + `${done.length} compactions; ${added.length} items added, ${stored.length} stored, ${recalled} in recall`
+        + `${aheadStats ? `; ahead: ${JSON.stringify(aheadStats)}` : ''}`);
     } finally {
-      await compactor.close();
+      await (watch ?? compactor).close();
       store.close();
     }
   });
@@ -197,6 +214,7 @@ describe('clipfold/openai-agents with the real OpenAI Agents SDK', () => {
       assert.throws(() => new ClipfoldSession(/** @type {any} */ ({})), /compactor/);
       assert.throws(() => new ClipfoldSession(/** @type {any} */ ({ compactor, sessionId: '' })), /sessionId/);
       assert.throws(() => new ClipfoldSession(/** @type {any} */ ({ compactor, session: {} })), /session/);
+      assert.throws(() => new ClipfoldSession({ compactor, ahead: /** @type {any} */ ('yes') }), /^ClipfoldError: invalid_input: ahead: must be true or false, got "yes"$/);
       assert.throws(() => memoryReadTool(/** @type {any} */ ({})), /compactor/);
       assert.throws(() => memoryReadTool(/** @type {any} */ ({ compactor, session: new MemorySession() })), /ClipfoldSession/);
       const t = memoryReadTool({ compactor, session });

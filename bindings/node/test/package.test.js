@@ -177,9 +177,10 @@ const agent = createAgent({ model: fakeModel(), tools: [lcMemoryRead({ compactor
   middleware: [clipfoldMiddleware({ compactor: c, trigger: { tokens: 4000 }, keep: { messages: 20 }, onCompact: (r: CompactionResult) => void r })] });
 const messages: ModelMessage[] = [{ role: 'user', content: 'hi' }];
 const step = prepareStep({ compactor: c, conversationId: 'x', system: 's', tools: { memory_read: memoryReadTool({ compactor: c, conversationId: 'x' }) } });
+const ahead = [clipfoldMiddleware({ compactor: c, ahead: true }), prepareStep({ compactor: c, conversationId: 'y', ahead: true })];
 await generateText({ model: new MockLanguageModelV3(), messages, stopWhen: stepCountIs(3), prepareStep: step,
   tools: { memory_read: memoryReadTool({ compactor: c, conversationId: 'x' }) } });
-void agent;
+void agent; void ahead;
 `);
     let r = spawnSync(process.execPath, [tsc, '-p', '.'], { cwd: app, encoding: 'utf8' });
     assert.equal(r.status, 0, `the good consumers do not compile:\n${r.stdout}${r.stderr}`);

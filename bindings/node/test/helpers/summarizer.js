@@ -1,7 +1,9 @@
 // An OpenAI-compatible summarizer on a real node:http server, for tests:
 // it answers each chat completion after `latencyMs` (or once released,
 // when gated), with a short summary of what it was sent, cut at the
-// request's max_tokens as a model would, and counts the requests.
+// request's max_tokens as a model would, and counts the requests;
+// requested() resolves once it holds a request it has not answered,
+// nextAnswer() once it has answered one more.
 import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -13,10 +15,23 @@ export async function summarizer(o = {}) {
   let open = () => {};
   /** @type {Promise<void> | null} */
   let gate = o.gated ? new Promise((r) => { open = () => r(); }) : null;
+  /** @type {(() => void)[]} */
+  let waiting = [];
+  /** @type {(() => void)[]} */
+  let answering = [];
   const s = {
     url: '',
     calls: 0,
     answered: 0,
+    /** @returns {Promise<void>} resolves when a request is in and not answered yet */
+    requested() {
+      if (s.calls > s.answered) return Promise.resolve();
+      return new Promise((r) => { waiting.push(r); });
+    },
+    /** @returns {Promise<void>} resolves when the next answer is sent */
+    nextAnswer() {
+      return new Promise((r) => { answering.push(r); });
+    },
     /** Lets the gated requests (and every later one) through. */
     release() { open(); gate = null; },
     close() {
@@ -32,6 +47,8 @@ export async function summarizer(o = {}) {
     req.on('end', async () => {
       const body = JSON.parse(data);
       const n = ++s.calls;
+      for (const w of waiting) w();
+      waiting = [];
       if (gate) await gate;
       if (o.latencyMs) await sleep(o.latencyMs);
       const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -48,6 +65,8 @@ export async function summarizer(o = {}) {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
       res.end(out);
       s.answered++;
+      for (const w of answering) w();
+      answering = [];
     });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', () => r(null)));
