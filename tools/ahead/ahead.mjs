@@ -8,12 +8,17 @@
 // waits at compactions (ms), the compactions, the calls over the limit, the
 // wall time and the ids of the final history.
 //
-// count: the per-turn check, countContext, at each size of --sizes, one new
-// message a turn, the fastest of --runs turns (@langchain/core has no
-// count_tokens_approximately to compare with).
+// count: the per-turn check at each size of --sizes, one new message a
+// turn: countContext against LangChain.js's countTokensApproximately (the
+// `langchain` package's, a devDependency of bindings/node) on the same
+// list of LangChain.js messages — countContext on their dicts as the
+// middleware hands them over (clipfold/langchain's messageDict, made once)
+// — the fastest of --runs turns each (ms), each timed in a loop of its own.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 
 const { values: a, positionals } = parseArgs({
   allowPositionals: true,
@@ -117,25 +122,53 @@ async function replay() {
 }
 
 async function count() {
+  // LangChain.js as bindings/node has it (the package the adapter is tested with).
+  const need = createRequire(a.src);
+  let langchain;
+  try {
+    langchain = { ...need('langchain'), version: need('langchain/package.json').version };
+  } catch (err) {
+    throw new Error(`count: LangChain.js's countTokensApproximately needs the package langchain in bindings/node (npm ci there): ${err.message}`);
+  }
+  const { AIMessage, HumanMessage, countTokensApproximately } = langchain;
+  const { messageDict } = await import(pathToFileURL(need.resolve('./langchain.js')).href);
   const texts = JSON.parse(readFileSync(a.session, 'utf8')).filter((m) => typeof m.content === 'string').map((m) => m.content);
   const runs = Number(a.runs);
   const c = await createCompactor({ wasmPath: a.wasm });
   const rows = [];
   for (const n of a.sizes.split(',').map(Number)) {
-    const msgs = Array.from({ length: n + runs }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: texts[i % texts.length] }));
+    const msgs = Array.from({ length: n + runs }, (_, i) => (i % 2 ? new AIMessage(texts[i % texts.length]) : new HumanMessage(texts[i % texts.length])));
+    const dicts = msgs.map((m, i) => messageDict(m, i));
     const key = `count-${n}`;
-    await c.countContext(key, msgs.slice(0, n)); // the turns before: counted once
-    const turnLists = Array.from({ length: runs }, (_, k) => msgs.slice(0, n + k + 1));
-    let best = Infinity;
-    for (const lst of turnLists) {
-      const t0 = performance.now();
-      await c.countContext(key, lst);
-      best = Math.min(best, performance.now() - t0);
-    }
-    rows.push({ messages: n, count_context_ms: best, runs });
+    await c.countContext(key, dicts.slice(0, n)); // the turns before: counted once
+    // One new message a turn, each estimate timed in a loop of its own.
+    const ours = await fastest(runs, (k) => dicts.slice(0, n + k + 1), (lst) => c.countContext(key, lst));
+    const theirs = await fastest(runs, (k) => msgs.slice(0, n + k + 1), (lst) => countTokensApproximately(lst));
+    rows.push({ messages: n, count_context_ms: ours.ms, count_tokens_approximately_ms: theirs.ms, runs, tokens: ours.last.tokens });
   }
   await c.close();
-  return { rows };
+  return { rows, langchain: langchain.version };
+}
+
+/**
+ * The fastest of `runs` calls of fn, the k-th on list(k) (made before the
+ * clock starts), in ms, and what the last call returned.
+ * @template L, R
+ * @param {number} runs
+ * @param {(k: number) => L} list
+ * @param {(l: L) => R | Promise<R>} fn
+ * @returns {Promise<{ms: number, last: Awaited<R>}>}
+ */
+async function fastest(runs, list, fn) {
+  const lists = Array.from({ length: runs }, (_, k) => list(k));
+  let ms = Infinity;
+  let last;
+  for (const l of lists) {
+    const t0 = performance.now();
+    last = await fn(l);
+    ms = Math.min(ms, performance.now() - t0);
+  }
+  return { ms, last: /** @type {Awaited<R>} */ (last) };
 }
 
 process.stdout.write(JSON.stringify(mode === 'replay' ? await replay() : await count()) + '\n');

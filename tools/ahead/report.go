@@ -23,7 +23,8 @@ type report struct {
 	Replays []*replayResult `json:"replays"`
 	Compact *compactResult  `json:"compact,omitempty"`
 	Count   *countResult    `json:"count,omitempty"`
-	// NodeCount: Node's countContext alone.
+	// NodeCount: Node's countContext against LangChain.js's
+	// countTokensApproximately.
 	NodeCount *countResult `json:"node_count,omitempty"`
 }
 
@@ -76,7 +77,9 @@ type compactResult struct {
 	FoldInFailed    bool     `json:"fold_in_failed"`
 }
 
-// countResult is the per-turn check against LangChain's estimate.
+// countResult is the per-turn check against LangChain's estimate
+// (Python: langchain-core's count_tokens_approximately; Node: the langchain
+// package's countTokensApproximately).
 type countResult struct {
 	Rows []struct {
 		Messages        int     `json:"messages"`
@@ -85,6 +88,7 @@ type countResult struct {
 		Runs            int     `json:"runs"`
 	} `json:"rows"`
 	LangChainCore string `json:"langchain_core,omitempty"`
+	LangChain     string `json:"langchain,omitempty"`
 }
 
 // problems are what makes the run fail: a compaction failed, a message
@@ -227,11 +231,11 @@ func markdown(r *report) string {
 		flat := fmt.Sprintf("flat (%s within 2× of %s): %s", benchkit.Commas(int64(last.Messages)),
 			benchkit.Commas(int64(first.Messages)), yes(last.CountContextMs <= 2*first.CountContextMs))
 		if !compared {
-			return "no count_tokens_approximately in @langchain/core to compare with; " + flat + " — " + strings.Join(parts, ", ")
+			return "not compared with LangChain's estimate; " + flat + " — " + strings.Join(parts, ", ")
 		}
 		return yes(ok) + "; " + flat + " — " + strings.Join(parts, ", ")
 	}
-	w("| per-turn check ≤ LangChain's count_tokens_approximately at 100, 1,000, 10,000 messages, flat | – | %s | %s |\n",
+	w("| per-turn check ≤ LangChain's count_tokens_approximately (Node: countTokensApproximately) at 100, 1,000, 10,000 messages, flat | – | %s | %s |\n",
 		countCell(r.Count), countCell(r.NodeCount))
 	w("| summarizer calls ahead ≤ 1.1 × synchronous (those of a compaction still under way at the end included) | %s | %s | %s |\n\n",
 		callsCell("Go"), callsCell("Python"), callsCell("Node"))
@@ -271,23 +275,28 @@ func markdown(r *report) string {
 			c.LatencySeconds, c.Compressed, c.Messages, c.SummarizerCalls, c.WallSeconds, len(c.Lost), c.FoldInCalls,
 			map[bool]string{true: "carry", false: "do not carry"}[c.FoldIn])
 	}
-	if c := r.Count; c != nil {
-		w("\n## The per-turn check\n\n")
-		w("Python: one new message a turn, `Compactor.count_context` (the plug-in counts the new messages only) against LangChain's "+
-			"`count_tokens_approximately` (langchain_core.messages.utils, langchain-core %s) on the same list of LangChain messages; "+
-			"the fastest of %d turns at each size, each timed in a loop of its own with the garbage collector off (as timeit does), in ms. "+
-			"@langchain/core (Node) has no equivalent of count_tokens_approximately.\n\n", c.LangChainCore, firstRuns(c))
-		w("| messages | count_context | count_tokens_approximately |\n|---|---|---|\n")
+	if r.Count != nil || r.NodeCount != nil {
+		w("\n## The per-turn check\n")
+	}
+	// countTable: the per-turn check's rows, the plug-in's count (ours) against LangChain's (theirs).
+	countTable := func(c *countResult, ours, theirs string) {
+		w("| messages | %s | %s |\n|---|---|---|\n", ours, theirs)
 		for _, row := range c.Rows {
 			w("| %s | %.3f | %.3f |\n", benchkit.Commas(int64(row.Messages)), row.CountContextMs, row.ApproximatelyMs)
 		}
 	}
+	if c := r.Count; c != nil {
+		w("\nPython: one new message a turn, `Compactor.count_context` (the plug-in counts the new messages only) against LangChain's "+
+			"`count_tokens_approximately` (langchain_core.messages.utils, langchain-core %s) on the same list of LangChain messages; "+
+			"the fastest of %d turns at each size, each timed in a loop of its own with the garbage collector off (as timeit does), in ms.\n\n",
+			c.LangChainCore, firstRuns(c))
+		countTable(c, "count_context", "count_tokens_approximately")
+	}
 	if c := r.NodeCount; c != nil {
-		w("\nNode: `countContext` alone, one new message a turn, the fastest of %d turns at each size, in ms.\n\n", firstRuns(c))
-		w("| messages | countContext |\n|---|---|\n")
-		for _, row := range c.Rows {
-			w("| %s | %.3f |\n", benchkit.Commas(int64(row.Messages)), row.CountContextMs)
-		}
+		w("\nNode: one new message a turn, `countContext` (on the messages' dicts, as the LangChain.js middleware hands them "+
+			"over) against LangChain.js's `countTokensApproximately` (the langchain package, %s) on the same list of LangChain.js "+
+			"messages; the fastest of %d turns at each size, each timed in a loop of its own, in ms.\n\n", c.LangChain, firstRuns(c))
+		countTable(c, "countContext", "countTokensApproximately")
 	}
 	return b.String()
 }
