@@ -178,13 +178,15 @@ func (c *Compactor) CompactAhead(ctx context.Context, conversationID string, his
 // (0: none, compact to keep_recent): the target of the one at the limit,
 // lowered by the distance between the thresholds and by what the history
 // is expected to grow by before it is applied, so that it frees as much;
-// never below 1.
+// never below half the target at the limit (lower, the newest messages
+// and the clip-archive may not fit a small window, and the compaction
+// would fail where one at the limit succeeds).
 func (c *Compactor) aheadTarget(opts *AheadOptions, due Due, growth int) int {
 	t := c.nowTarget(opts, due.Limit)
 	if t <= 0 {
 		return t
 	}
-	return max(1, t-(due.Limit-due.PrepareLimit)-growth)
+	return max((t+1)/2, t-(due.Limit-due.PrepareLimit)-growth)
 }
 
 // nowTarget is the target_tokens of a compaction at the limit: the

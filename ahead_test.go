@@ -498,3 +498,41 @@ func TestCompactAheadStartsEarlierWhenTheHistoryGrowsFast(t *testing.T) {
 		slow = s.History
 	}
 }
+
+// In a small window the compaction prepared ahead still succeeds: its
+// target is never below half the target at the limit, where the newest
+// messages and the clip-archive fit. Lower, every dry run failed
+// over_window, three such failures opened the breaker, and each
+// compaction ran at the limit, with the agent waiting.
+func TestCompactAheadInASmallWindow(t *testing.T) {
+	srv := &fakellm.Server{}
+	c := openAhead(t, srv, nil, map[string]any{"keep_recent": 4, "max_summary_tokens": 120, "model_max_tokens": 2000})
+	opts := &clipfold.AheadOptions{CallerOwned: true}
+	// A system prompt of about 300 tokens, kept by every compaction.
+	list := []json.RawMessage{mustJSON(map[string]any{"role": "system", "content": strings.Repeat("You are the release assistant: answer from the notes, cite the module, keep budgets exact. ", 14)})}
+	applied, atLimit := 0, 0
+	for turn := 0; turn < 120; turn += 4 { // four tool calls a model call: a fast-growing history
+		for k := turn; k < turn+4; k++ {
+			list = append(list, frameworkTurn(k)...)
+		}
+		r, err := c.CompactAhead(context.Background(), "small", list, opts)
+		require.NoError(t, err)
+		if r.Started {
+			// The next model call comes once the work is done.
+			r = until(t, c, "small", r.History, opts)
+		}
+		require.NotContains(t, r.Discarded, "failed", "turn %d", turn)
+		require.LessOrEqual(t, r.Tokens, r.Limit)
+		if r.Compaction != nil {
+			require.False(t, r.Compaction.Failed, "turn %d: %s", turn, r.Compaction.FailureMessage)
+			if r.Prepared {
+				applied++
+			} else {
+				atLimit++
+			}
+		}
+		list = r.History
+	}
+	require.GreaterOrEqual(t, applied, 3, "compactions prepared ahead and applied")
+	require.Zero(t, atLimit, "compactions run at the limit")
+}

@@ -459,7 +459,9 @@ export class Ahead {
         }
         out.waited_ms = performance.now() - start;
       } else if (due.tokens > Math.min(due.prepare_limit, due.limit - 2 * expectedGrowth(st)) && st.job === null && !st.idle) {
-        const target = targetNow > 0 ? Math.max(1, targetNow - (limit - prepare) - expectedGrowth(st)) : 0;
+        // Never below half the target at the limit: lower, the newest
+        // messages and the clip-archive may not fit a small window.
+        const target = targetNow > 0 ? Math.max(Math.ceil(targetNow / 2), targetNow - (limit - prepare) - expectedGrowth(st)) : 0;
         st.job = await this.#start(conversationId, view, o, target);
         out.started = true;
       }

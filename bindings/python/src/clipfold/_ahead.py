@@ -298,7 +298,10 @@ class Ahead:
                 out["waited_ms"] = (time.monotonic() - start) * 1000.0
             elif (due["tokens"] > min(due.get("prepare_limit", due["limit"]), due["limit"] - 2 * st.expected_growth())
                   and st.job is None and not st.idle):
-                target = max(1, target_now - (limit - prepare) - st.expected_growth()) if target_now > 0 else 0
+                # Never below half the target at the limit: lower, the newest
+                # messages and the clip-archive may not fit a small window.
+                target = (max((target_now + 1) // 2, target_now - (limit - prepare) - st.expected_growth())
+                          if target_now > 0 else 0)
                 st.job = self._start(conversation_id, view, caller_owned, shape, config, target, now)
                 out["started"] = True
             if due["tokens"] <= due.get("prepare_limit", due["limit"]):
