@@ -19,10 +19,10 @@
 // the final history or in recall storage). Then it compacts the
 // 884-message session at once with a summarizer of -compact-latency
 // (`clipfold compact`), and checks that a compaction after it still folds
-// the earlier summary in; and (Python) times the per-turn check,
-// count_context, against LangChain's count_tokens_approximately on the
-// same 100, 1,000 and 10,000 messages, and Node's countContext alone
-// (@langchain/core has no such estimate).
+// the earlier summary in; and times the per-turn check on the same 100,
+// 1,000 and 10,000 messages: Python's count_context against LangChain's
+// count_tokens_approximately, Node's countContext against LangChain.js's
+// countTokensApproximately (the langchain package).
 //
 // -scale multiplies the replays' durations (turn interval, latencies): full
 // scale takes minutes per session. The report says which scale was

@@ -55,7 +55,7 @@ export function turnTaker() {
     const mine = new Promise((/** @type {(v: void) => void} */ resolve) => { done = resolve; });
     last.set(key, mine);
     try {
-      await before;
+      if (before !== undefined) await before; // no turn to wait for: no tick either
       return await fn();
     } finally {
       done();
@@ -252,7 +252,7 @@ export class TokenCounter {
   async count(key, messages, usage, config, shape) {
     if (!Array.isArray(messages)) throw invalidArgument('messages', `must be an array of messages, got ${describe(messages)}`);
     const cfgText = configText(config);
-    const [overhead, limit, prepare] = await this.limits(cfgText);
+    const [overhead, limit, prepare] = this.#limits.get(cfgText) ?? await this.limits(cfgText);
     if ((config?.token_estimator ?? this.#h.config?.token_estimator) === 'chars4') {
       let payload = `{"messages":[${messages.map(messageText).join(',')}]`;
       if (cfgText) payload += `,"config":${cfgText}`;
