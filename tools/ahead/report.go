@@ -295,7 +295,7 @@ func markdown(r *report) string {
 	if c := r.NodeCount; c != nil {
 		w("\nNode: one new message a turn, `countContext` (on the messages' dicts, as the LangChain.js middleware hands them "+
 			"over) against LangChain.js's `countTokensApproximately` (the langchain package, %s) on the same list of LangChain.js "+
-			"messages; the fastest of %d turns at each size, each timed in a loop of its own, in ms.\n\n", c.LangChain, firstRuns(c))
+			"messages, both warmed first (300 untimed turns each); the fastest of %d turns at each size, each timed in a loop of its own, in ms.\n\n", c.LangChain, firstRuns(c))
 		countTable(c, "countContext", "countTokensApproximately")
 	}
 	return b.String()
