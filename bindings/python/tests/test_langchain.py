@@ -68,11 +68,11 @@ def lookup_notes(module: int) -> str:
 TURNS = 9
 
 
-def script() -> List[AIMessage]:
+def script(turns: int = TURNS) -> List[AIMessage]:
     """Two model answers per turn: a tool call, then the reply; the last
     turn asks memory_read for the codename of turn 0."""
     out: List[AIMessage] = []
-    for i in range(TURNS):
+    for i in range(turns):
         out.append(AIMessage(content="", tool_calls=[{"name": "lookup_notes", "args": {"module": i},
                                                      "id": "call_notes_%d" % i, "type": "tool_call"}]))
         out.append(AIMessage(content="Module %d keeps a retry budget of %d attempts; team %s owns it." % (
@@ -83,8 +83,8 @@ def script() -> List[AIMessage]:
     return out
 
 
-def question(i: int) -> Dict[str, str]:
-    if i == TURNS:
+def question(i: int, turns: int = TURNS) -> Dict[str, str]:
+    if i == turns:
         return {"role": "user", "content": "What was the codename of the project again?"}
     return {"role": "user", "content": "Turn %d: what is the retry budget of module %d, and who owns it?" % (i, i)}
 
@@ -263,6 +263,148 @@ def test_create_react_agent_with_pre_model_hook(wasm: str, tmp_path: Path) -> No
         shown = {m.id for m in again}
         rows = recall_rows(store, "graph-1")
         assert sorted(r[0] for r in rows) == sorted(m.id for m in state if m.id not in shown)
+
+
+AHEAD_TURNS = 47
+AHEAD_LIMIT = 4000  # model_max_tokens of the agents compacting ahead of time
+
+
+class PacedChatModel(ScriptedChatModel):
+    """ScriptedChatModel, each request first reported to a Pacer."""
+
+    pace: Any = None
+
+    def _generate(self, messages: List[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> Any:
+        self.pace.model_call()
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def ahead_compactor(wasm: str, store: SQLiteStore, s: Any) -> Compactor:
+    from clipfold import OpenAICompatible
+    return Compactor(wasm, store=store, llm=OpenAICompatible(s.url, api_key="k", model="m"),
+                     config={"max_summary_tokens": 80})
+
+
+def assert_within(requests: Sequence[Sequence[BaseMessage]], tools: Sequence[Any], limit: int) -> None:
+    """Every request, counted by a plug-in of its own (its messages and
+    the tools' schemas), within limit, tool pairs intact."""
+    from clipfold.langchain import tool_schemas
+    with Compactor() as counter:
+        overhead = counter.overhead_tokens(None, tool_schemas(tools))
+        for req in requests:
+            assert_tool_pairs(req)
+            n = counter.estimate_tokens(req) + overhead
+            assert n <= limit, "a request over the window: %d tokens" % n
+
+
+@pytest.mark.parametrize("trigger,caller_owned", [(None, True), (("messages", 16), False)],
+                         ids=["budget-caller-owned", "trigger-store-owned-async"])
+def test_middleware_compacting_ahead_of_time(wasm: str, tmp_path: Path, trigger: Any, caller_owned: bool) -> None:
+    """ahead=True, 48 turns with tool calls: the compaction starts in the
+    background (over the soft threshold of clipfold's budget, or when the
+    trigger is met) and the model calls go on while the summarizer holds
+    its request; a later call applies it and replaces the state; no call
+    waits. Every request within the window, tool pairs intact, the state
+    [clip-archive, …kept], nothing lost."""
+    from pacing import Pacer
+    from summarizer import Summarizer
+
+    store = SQLiteStore(str(tmp_path / "agent.db"))
+    with Summarizer(gated=True) as s, ahead_compactor(wasm, store, s) as compactor:
+        pace = Pacer(s, compactor)
+        model = PacedChatModel(responses=script(AHEAD_TURNS), pace=pace)
+        mw = ClipfoldMiddleware(trigger=trigger, keep=("messages", 6), compactor=compactor, caller_owned=caller_owned,
+                                config={"model_max_tokens": AHEAD_LIMIT}, ahead=True)
+        tools = [lookup_notes, memory_read_tool(compactor)]
+        agent = create_agent(model, tools=tools, middleware=[mw], system_prompt="You are the team's assistant.",
+                             checkpointer=InMemorySaver())
+        cfg: Dict[str, Any] = {"configurable": {"thread_id": "ahead-1"}}
+
+        async def run() -> None:
+            for i in range(AHEAD_TURNS + 1):
+                await agent.ainvoke({"messages": [question(i, AHEAD_TURNS)]}, cfg)
+        if caller_owned:
+            for i in range(AHEAD_TURNS + 1):
+                agent.invoke({"messages": [question(i, AHEAD_TURNS)]}, cfg)
+        else:
+            asyncio.run(run())
+        assert len(model.requests) == 2 * (AHEAD_TURNS + 1)
+        pace.assert_applied_in_the_background(at_least=3)
+        assert compactions(store, "ahead-1") == len(pace.applied)
+        assert mw.last_ahead is not None and mw.last_result is not None
+        if trigger is not None:
+            # Started by the trigger, far under clipfold's soft threshold.
+            starts = [r for r in pace.results if r["started"]]
+            assert all(r["prepare_limit"] == 0 for r in starts), [r["prepare_limit"] for r in starts]
+            assert max(r["tokens"] for r in pace.results) < 0.7 * 0.8 * AHEAD_LIMIT
+        assert_within(model.requests, tools, AHEAD_LIMIT)
+        final = agent.get_state(cfg).values["messages"]
+        archives = [m for m in final if str(m.content).startswith("[Context Summary")]
+        assert len(archives) == 1 and final[0] is archives[0]
+        assert len(final) < 2 * AHEAD_TURNS
+        answer = [m for m in final if isinstance(m, ToolMessage) and m.tool_call_id == "call_memory"]
+        assert answer and CODENAME in str(answer[0].content), answer
+        # Nothing lost, nothing twice.
+        ever = all_state_messages(agent, cfg)
+        left = {mid for mid, m in ever.items() if mid not in {x.id for x in final}
+                and not str(m.content).startswith("[Context Summary")}
+        replaced = {m.id for m in final if "in recall storage as" in str(m.content) and m.id not in left}
+        rows = recall_rows(store, "ahead-1")
+        assert sorted(r[0] for r in rows) == sorted(left | replaced)
+        if not caller_owned:
+            active = store.active_rows("ahead-1")
+            assert [mid for mid, _ in active] == [m.id for m in final[:len(active)]]
+
+
+def test_pre_model_hook_compacting_ahead_of_time(wasm: str, tmp_path: Path) -> None:
+    """ahead=True, 48 turns: the graph keeps every message, the model gets
+    the view; the compaction of the view starts in the background and a
+    later call's view has it applied; no call waits. Every request within
+    the window, tool pairs intact, everything out of the last view in
+    recall once."""
+    from langgraph.prebuilt import create_react_agent
+    from pacing import Pacer
+    from summarizer import Summarizer
+
+    store = SQLiteStore(str(tmp_path / "agent.db"))
+    with Summarizer(gated=True) as s, ahead_compactor(wasm, store, s) as compactor:
+        pace = Pacer(s, compactor)
+        model = PacedChatModel(responses=script(AHEAD_TURNS), pace=pace)
+        tools = [lookup_notes, memory_read_tool(compactor)]
+        hook = pre_model_hook(compactor, keep=("messages", 6), config={"model_max_tokens": AHEAD_LIMIT},
+                              tools=tools, ahead=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            agent = create_react_agent(model, tools, pre_model_hook=hook, checkpointer=InMemorySaver())
+        cfg: Dict[str, Any] = {"configurable": {"thread_id": "graph-ahead"}}
+        for i in range(AHEAD_TURNS + 1):
+            agent.invoke({"messages": [question(i, AHEAD_TURNS)]}, cfg)
+        assert len(model.requests) == 2 * (AHEAD_TURNS + 1) == len(pace.results)
+        pace.assert_applied_in_the_background(at_least=3)
+        assert hook.last_ahead == pace.results[-1]
+        assert compactions(store, "graph-ahead") == len(pace.applied)
+        assert_within(model.requests, tools, AHEAD_LIMIT)
+        state = agent.get_state(cfg).values["messages"]
+        assert len(state) == 4 * (AHEAD_TURNS + 1), "the graph keeps every message"
+        last = model.requests[-1]
+        assert str(last[0].content).startswith("[Context Summary") and len(last) < len(state) / 2
+        answer = [m for m in state if isinstance(m, ToolMessage) and m.tool_call_id == "call_memory"]
+        assert answer and CODENAME in str(answer[0].content)
+        shown = {m.id for m in last} | {state[-1].id}
+        rows = recall_rows(store, "graph-ahead")
+        assert len({r[0] for r in rows}) == len(rows)
+        assert {m.id for m in state if m.id not in shown} <= {r[0] for r in rows}
+
+
+def test_ahead_is_a_bool(wasm: str) -> None:
+    from clipfold import ClipfoldError
+    with Compactor(wasm) as c:
+        for make in (lambda: ClipfoldMiddleware(compactor=c, ahead="yes"),  # type: ignore[arg-type]
+                     lambda: pre_model_hook(c, ahead=1)):  # type: ignore[arg-type]
+            with pytest.raises(ClipfoldError, match="ahead: must be True or False") as e:
+                make()
+            assert e.value.field == "ahead"
 
 
 def test_memory_read_tool_reads_by_id(wasm: str) -> None:

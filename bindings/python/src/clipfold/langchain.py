@@ -10,8 +10,10 @@
   the compacted list and replaces the state's as SummarizationMiddleware
   does (``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the new list: the
   clip-archive, then the kept messages, the very objects the state held).
-  The removed messages are not lost: they go to recall storage, searchable
-  with
+  With ``ahead=True`` it compacts ahead of time instead
+  (docs/spec.md#compaction-ahead-of-time): the compaction starts in the
+  background and a later model call applies it. The removed messages are
+  not lost: they go to recall storage, searchable with
 - :func:`memory_read_tool`: a LangChain tool that searches what was
   archived (docs/spec.md#search): summaries and the original messages.
 
@@ -23,7 +25,6 @@ summarizes and archives; this module speaks LangChain.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from langchain.agents.middleware import AgentMiddleware
@@ -35,10 +36,13 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
+from . import _check
+from ._messages import Prepared
+from ._overhead import Overheads
 from .compactor import DEFAULT_MEMORY_READ_TOKENS, Compactor
 from .errors import ClipfoldError
 from .store import StoreError
-from .types import CompactionResult, Config, ContextUsage
+from .types import AheadResult, CompactionResult, Config, ContextUsage
 
 __all__ = ["ChatModelLLM", "ClipfoldMiddleware", "ContextSize", "conversation_id_from_config", "memory_read_tool",
            "tool_schemas", "usage_from_messages"]
@@ -48,6 +52,8 @@ ContextSize = Tuple[str, Union[int, float]]
 
 DEFAULT_CONVERSATION_ID = "default"
 _DEFAULT_MESSAGES_TO_KEEP = 20  # SummarizationMiddleware's default keep
+_MAX_CONVERSATIONS = 1024  # conversations whose compaction under way an adapter follows
+_START_NOW = 1e-9  # a prepare_at whose soft threshold is 0 tokens
 
 
 def conversation_id_from_config(default: str = DEFAULT_CONVERSATION_ID) -> str:
@@ -136,25 +142,12 @@ def tool_schemas(tools: Sequence[Any]) -> List[Any]:
     return out
 
 
-class _Overhead:
-    """The overhead_tokens of model requests (system prompt and tool
-    schemas, through the plug-in's estimateTokens), remembered for the
-    few system prompts and tool sets an agent sends."""
-
-    def __init__(self, compactor: Compactor) -> None:
-        self.compactor = compactor
-        self.seen: Dict[str, int] = {}
+class _Overhead(Overheads):
+    """The overhead_tokens of model requests (system prompt and LangChain
+    tools, as the schemas a provider is sent), remembered."""
 
     def __call__(self, system: Optional[str], tools: Sequence[Any], config: Optional[Config]) -> int:
-        schemas = tool_schemas(tools)
-        key = json.dumps([system or "", schemas, (config or {}).get("token_estimator")], sort_keys=True, default=str)
-        n = self.seen.get(key)
-        if n is None:
-            if len(self.seen) >= 64:
-                self.seen.clear()
-            n = self.seen[key] = self.compactor.overhead_tokens(system, json.loads(json.dumps(schemas, default=str)),
-                                                                config)
-        return n
+        return super().__call__(system, tool_schemas(tools), config)
 
 
 def _max_input_tokens(model: Optional[BaseChatModel]) -> Optional[int]:
@@ -239,15 +232,21 @@ class _Policy:
             cfg["target_tokens"] += overhead
         return cfg
 
-    def tokens(self, messages: Sequence[BaseMessage]) -> int:
+    def tokens(self, messages: Sequence[BaseMessage], key: str) -> int:
+        """The messages' tokens (without the system prompt and tools, as
+        SummarizationMiddleware counts): the token_counter's, else the
+        plug-in's estimate, made by count_context (under ``key``: the
+        messages new since the last call only, and never behind a
+        compaction under way)."""
         if self.token_counter is not None:
             return int(self.token_counter(messages))
-        return self.compactor.estimate_tokens(messages, self.config)
+        return int(self.compactor.count_context(key, messages, config={**self.config, "overhead_tokens": 0})["tokens"])
 
-    def due(self, messages: Sequence[BaseMessage]) -> Optional[bool]:
+    def due(self, messages: Sequence[BaseMessage], key: str = "") -> Optional[bool]:
         """Whether a trigger is met (SummarizationMiddleware's rule: a
         threshold is met at or above it); None when no trigger is set
-        (then clipfold's own budget decides: only_if_due)."""
+        (then clipfold's own budget decides: only_if_due). ``key``: the
+        conversation's, for the count."""
         if not self.clauses:
             return None
         total: Optional[int] = None
@@ -258,7 +257,7 @@ class _Policy:
                     met = len(messages) >= value
                 else:
                     if total is None:
-                        total = self.tokens(messages)
+                        total = self.tokens(messages, "trigger\x00" + key)
                     limit = value if kind == "tokens" else max(1, int((self.max_input or 0) * value))
                     met = total >= limit
                 if not met:
@@ -307,6 +306,24 @@ class ClipfoldMiddleware(AgentMiddleware):
     store keeps the archive and each removed message once), and
     ``memory_read=True`` to register :func:`memory_read_tool` with the agent.
 
+    ``ahead=True``: compaction ahead of time (:meth:`Compactor.compact_ahead`,
+    docs/spec.md#compaction-ahead-of-time). Over the soft threshold
+    (``prepare_at`` of clipfold's budget, 0.7 by default) the compaction
+    starts in the background and the model call goes on with the messages
+    as they are; a later model call that finds it done applies it (the
+    messages that came meanwhile after the clip-archive) and replaces the
+    state as above. A call waits only when the request reaches clipfold's
+    budget first, and then only for the rest of the work under way: what
+    the model is sent fits the budget as without it. ``keep`` as without
+    it; a keep in tokens is where the history lands once the compaction is
+    applied, the messages that came meanwhile included (the compaction
+    itself goes that much lower). A met ``trigger`` starts the compaction
+    in the background too, instead of running it before the call (once,
+    until a compaction is applied): clipfold's budget stays the only point
+    where a call waits. ``last_ahead``: the last call's
+    :class:`~clipfold.types.AheadResult` (``waited_ms``: how long it
+    waited).
+
     The compacted state is ``[clip-archive, …kept]``: the clip-archive a
     ``SystemMessage`` (LangChain's dict shape, as the plug-in renders it),
     the kept messages the very objects the state held, tool calls always
@@ -319,8 +336,9 @@ class ClipfoldMiddleware(AgentMiddleware):
                  token_counter: Optional[Callable[[Sequence[BaseMessage]], int]] = None,
                  compactor: Optional[Compactor] = None, config: Optional[Config] = None,
                  conversation_id: Union[None, str, Callable[[], str]] = None, caller_owned: bool = True,
-                 memory_read: bool = False) -> None:
+                 memory_read: bool = False, ahead: bool = False) -> None:
         super().__init__()
+        self.ahead = _check.boolean(ahead, "ahead")
         if isinstance(model, str):
             from langchain.chat_models import init_chat_model
             model = init_chat_model(model)
@@ -332,8 +350,12 @@ class ClipfoldMiddleware(AgentMiddleware):
         self.conversation_id = conversation_id
         self.caller_owned = caller_owned
         self.last_result: Optional[CompactionResult] = None
+        self.last_ahead: Optional[AheadResult] = None
         self.tools = [memory_read_tool(compactor, conversation_id=conversation_id)] if memory_read else []
         self._overhead = _Overhead(compactor)
+        # Per conversation, with ahead: a compaction under way, and whether
+        # the met trigger has started one since a compaction was last applied.
+        self._under_way: Dict[str, Tuple[bool, bool]] = {}
 
     @property
     def name(self) -> str:
@@ -347,8 +369,10 @@ class ClipfoldMiddleware(AgentMiddleware):
         tools, counted as ``overhead_tokens``."""
         cfg = self.policy.request_config(self._overhead(system, tools, self.policy.config))
         usage = usage_from_messages(messages)
-        due = self.policy.due(messages)
         conv = conversation_id or _conversation(self.conversation_id)
+        due = self.policy.due(messages, conv)
+        if self.ahead:
+            return self._compact_ahead(conv, messages, cfg, usage, due is True)
         # count_context: the turn pays for its new messages only.
         if due is not True and not self.compactor.count_context(conv, messages, usage=usage, config=cfg)["due"]:
             return None  # neither the trigger nor clipfold's budget
@@ -358,6 +382,50 @@ class ClipfoldMiddleware(AgentMiddleware):
         if r["failed"] or r["messages_compressed"] == 0:
             return None
         return list(r["history"])
+
+    def _compact_ahead(self, conv: str, messages: Sequence[BaseMessage], cfg: Config, usage: Optional[ContextUsage],
+                       triggered: bool) -> Optional[List[Any]]:
+        """compact: with ahead (see the class)."""
+        c = self.compactor
+        r = c.compact_ahead(conv, list(messages) if self.caller_owned else messages, caller_owned=self.caller_owned,
+                            config=cfg, usage=usage, target_share=0)
+        running, tried = self._under_way.get(conv, (False, False))
+        running = r["started"] or (running and r["compaction"] is None and r["discarded"] is None)
+        if r["compaction"] is not None or not triggered:
+            tried = False
+        elif not running and not tried:
+            # The trigger is met: the compaction starts now, in the
+            # background, as over a soft threshold of 0.
+            forced = c.compact_ahead(conv, r["history"] if self.caller_owned else None, caller_owned=self.caller_owned,
+                                     config=self._start_now(cfg), usage=usage, target_share=0)
+            forced["discarded"] = r["discarded"] or forced["discarded"]
+            forced["waited_ms"] += r["waited_ms"]
+            r, running, tried = forced, forced["started"], True
+        self._under_way[conv] = (running, tried)
+        while len(self._under_way) > _MAX_CONVERSATIONS:
+            del self._under_way[next(iter(self._under_way))]
+        self.last_ahead = r
+        comp = r["compaction"]
+        if comp is not None:
+            self.last_result = comp
+        if comp is None or comp["failed"] or comp["messages_compressed"] == 0:
+            return None
+        if self.caller_owned:
+            return list(r["history"])
+        # The store's messages: the state's objects, and the clip-archive a new one.
+        return Prepared(messages).restore(r["history"], c._ids_of(conv, None))
+
+    def _start_now(self, cfg: Config) -> Config:
+        """The config of a call that starts a compaction whatever the
+        history's count: a soft threshold of 0 (``prepare_at`` as low as it
+        goes), and a ``target_tokens`` raised by the distance between the
+        thresholds, which a compaction prepared ahead comes down by
+        (docs/spec.md#compaction-ahead-of-time)."""
+        out = {**cfg, "prepare_at": _START_NOW}
+        if "target_tokens" in out:
+            due = self.compactor.count_context("", [], config=out)  # the thresholds, off the busy instance
+            out["target_tokens"] = int(out["target_tokens"]) + due["limit"] - due.get("prepare_limit", due["limit"])
+        return out
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         new = self.compact(request.messages, system=_text(request.system_message), tools=request.tools)

@@ -17,6 +17,10 @@ the last model call (the ``usage_metadata["input_tokens"]`` of its answer,
 for the view that call was sent), the estimate of what came after it, and
 without usage the system prompt and tool schemas given to
 :func:`pre_model_hook` (a pre-model hook does not see them).
+
+With ``ahead=True`` the hook compacts ahead of time
+(docs/spec.md#compaction-ahead-of-time): the compaction starts in the
+background, and a later model call's view has it applied.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
+from . import _check
 from .compactor import Compactor
 from .langchain import ChatModelLLM, ContextSize, _conversation, _Overhead, _Policy
-from .types import CompactionResult, Config, ContextUsage
+from .types import AheadResult, CompactionResult, Config, ContextUsage
 
 __all__ = ["ClipfoldHook", "pre_model_hook"]
 
@@ -38,14 +43,17 @@ class ClipfoldHook:
     """The pre-model hook (a callable ``state -> {"llm_input_messages": …}``);
     :func:`pre_model_hook` makes one. ``last_result`` is the last
     CompactionResult (None before the first compaction due: a turn under
-    the budget runs none)."""
+    the budget runs none); with ``ahead``, ``last_ahead`` the last call's
+    :class:`~clipfold.types.AheadResult`."""
 
     _MAX_REMEMBERED = 256  # conversations whose last view is remembered
 
     def __init__(self, compactor: Compactor, policy: _Policy,
                  conversation_id: Union[None, str, Callable[[], str]], system: Optional[str] = None,
-                 tools: Sequence[Any] = ()) -> None:
+                 tools: Sequence[Any] = (), ahead: bool = False) -> None:
         self.compactor = compactor
+        self.ahead = _check.boolean(ahead, "ahead")
+        self.last_ahead: Optional[AheadResult] = None
         self.policy = policy
         self.conversation_id = conversation_id
         self.system = system
@@ -81,9 +89,17 @@ class ClipfoldHook:
         conv = _conversation(self.conversation_id)
         history, usage = self._history(conv, messages)
         cfg = self.policy.request_config(self._overhead(self.system, self.tools, self.policy.config))
+        if self.ahead:
+            # keep as without ahead: target_share 0 compacts to keep_recent,
+            # or to the target_tokens of a keep in tokens.
+            a = self.compactor.compact_ahead(conv, history, caller_owned=True, config=cfg, usage=usage, target_share=0)
+            self.last_ahead = a
+            if a["compaction"] is not None:
+                self.last_result = a["compaction"]
+            view = list(a["history"])
         # count_context pays for the messages new since the last turn only;
         # compress, which reads the whole view, runs when it is due.
-        if self.compactor.count_context(conv, history, usage=usage, config=cfg)["due"]:
+        elif self.compactor.count_context(conv, history, usage=usage, config=cfg)["due"]:
             r = self.compactor.compress(conv, history, caller_owned=True, only_if_due=True, config=cfg, usage=usage)
             self.last_result = r
             # A failed compaction returns the view it was given: still the
@@ -101,7 +117,7 @@ class ClipfoldHook:
 def pre_model_hook(compactor: Optional[Compactor] = None, *, model: Union[None, str, BaseChatModel] = None,
                    keep: ContextSize = ("messages", 20), config: Optional[Config] = None,
                    conversation_id: Union[None, str, Callable[[], str]] = None, system: Optional[str] = None,
-                   tools: Sequence[Any] = ()) -> ClipfoldHook:
+                   tools: Sequence[Any] = (), ahead: bool = False) -> ClipfoldHook:
     """A ``pre_model_hook`` for ``create_react_agent``::
 
         hook = pre_model_hook(Compactor(store="agent.db"), config={"model_max_tokens": 100_000})
@@ -118,10 +134,23 @@ def pre_model_hook(compactor: Optional[Compactor] = None, *, model: Union[None, 
     ``conversation_id``: a string or a callable; default the run's
     ``thread_id``. ``system`` and ``tools``: the agent's system prompt
     (``prompt``) and tools, counted as ``overhead_tokens`` until the
-    model's usage counts them."""
+    model's usage counts them.
+
+    ``ahead=True``: compaction ahead of time (:meth:`Compactor.compact_ahead`,
+    docs/spec.md#compaction-ahead-of-time). Over the soft threshold
+    (``prepare_at`` of the budget, 0.7 by default) the compaction of the
+    view starts in the background and the hook returns the view as it is;
+    a later call that finds it done gives the model the compacted view
+    (the messages that came meanwhile after the clip-archive). A call
+    waits only when the view reaches the budget first, and then only for
+    the rest of the work under way: what the model gets fits the budget
+    as without it. ``keep`` as without it; a keep in tokens is where the
+    view lands once the compaction is applied, the messages that came
+    meanwhile included (the compaction itself goes that much lower)."""
     if isinstance(model, str):
         from langchain.chat_models import init_chat_model
         model = init_chat_model(model)
     if compactor is None:
         compactor = Compactor(llm=ChatModelLLM(model) if model is not None else None)
-    return ClipfoldHook(compactor, _Policy(compactor, model, None, keep, None, config), conversation_id, system, tools)
+    return ClipfoldHook(compactor, _Policy(compactor, model, None, keep, None, config), conversation_id, system, tools,
+                        ahead)
