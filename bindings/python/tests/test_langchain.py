@@ -298,15 +298,14 @@ def assert_within(requests: Sequence[Sequence[BaseMessage]], tools: Sequence[Any
             assert n <= limit, "a request over the window: %d tokens" % n
 
 
-@pytest.mark.parametrize("trigger,caller_owned", [(None, True), (("messages", 16), False)],
-                         ids=["budget-caller-owned", "trigger-store-owned-async"])
-def test_middleware_compacting_ahead_of_time(wasm: str, tmp_path: Path, trigger: Any, caller_owned: bool) -> None:
-    """ahead=True, 48 turns with tool calls: the compaction starts in the
-    background (over the soft threshold of clipfold's budget, or when the
-    trigger is met) and the model calls go on while the summarizer holds
-    its request; a later call applies it and replaces the state; no call
-    waits. Every request within the window, tool pairs intact, the state
-    [clip-archive, …kept], nothing lost."""
+@pytest.mark.parametrize("caller_owned", [True, False], ids=["caller-owned", "store-owned-async"])
+def test_middleware_compacting_ahead_of_time(wasm: str, tmp_path: Path, caller_owned: bool) -> None:
+    """ahead=True, 48 turns with tool calls: over the soft threshold of
+    clipfold's budget the compaction starts in the background and the
+    model calls go on while the summarizer holds its request; a later call
+    applies it and replaces the state; no call waits. Every request within
+    the window, tool pairs intact, the state [clip-archive, …kept],
+    nothing lost."""
     from pacing import Pacer
     from summarizer import Summarizer
 
@@ -314,7 +313,7 @@ def test_middleware_compacting_ahead_of_time(wasm: str, tmp_path: Path, trigger:
     with Summarizer(gated=True) as s, ahead_compactor(wasm, store, s) as compactor:
         pace = Pacer(s, compactor)
         model = PacedChatModel(responses=script(AHEAD_TURNS), pace=pace)
-        mw = ClipfoldMiddleware(trigger=trigger, keep=("messages", 6), compactor=compactor, caller_owned=caller_owned,
+        mw = ClipfoldMiddleware(keep=("messages", 6), compactor=compactor, caller_owned=caller_owned,
                                 config={"model_max_tokens": AHEAD_LIMIT}, ahead=True)
         tools = [lookup_notes, memory_read_tool(compactor)]
         agent = create_agent(model, tools=tools, middleware=[mw], system_prompt="You are the team's assistant.",
@@ -332,12 +331,7 @@ def test_middleware_compacting_ahead_of_time(wasm: str, tmp_path: Path, trigger:
         assert len(model.requests) == 2 * (AHEAD_TURNS + 1)
         pace.assert_applied_in_the_background(at_least=3)
         assert compactions(store, "ahead-1") == len(pace.applied)
-        assert mw.last_ahead is not None and mw.last_result is not None
-        if trigger is not None:
-            # Started by the trigger, far under clipfold's soft threshold.
-            starts = [r for r in pace.results if r["started"]]
-            assert all(r["prepare_limit"] == 0 for r in starts), [r["prepare_limit"] for r in starts]
-            assert max(r["tokens"] for r in pace.results) < 0.7 * 0.8 * AHEAD_LIMIT
+        assert mw.last_ahead == pace.results[-1] and mw.last_result is not None
         assert_within(model.requests, tools, AHEAD_LIMIT)
         final = agent.get_state(cfg).values["messages"]
         archives = [m for m in final if str(m.content).startswith("[Context Summary")]
@@ -355,6 +349,47 @@ def test_middleware_compacting_ahead_of_time(wasm: str, tmp_path: Path, trigger:
         if not caller_owned:
             active = store.active_rows("ahead-1")
             assert [mid for mid, _ in active] == [m.id for m in final[:len(active)]]
+
+
+def test_middleware_ahead_with_a_met_trigger_compacts_at_once(wasm: str, tmp_path: Path) -> None:
+    """ahead=True with a trigger: the met trigger compacts before the call,
+    as without ahead (every summarizer call made inside the check), and
+    compaction ahead of time, which prepares for clipfold's budget, never
+    starts: the history stays far under it."""
+    from summarizer import Summarizer
+
+    store = SQLiteStore(str(tmp_path / "agent.db"))
+    with Summarizer() as s, ahead_compactor(wasm, store, s) as compactor:
+        results: List[Any] = []
+        real_ahead = compactor.compact_ahead
+
+        def recording(*a: Any, **kw: Any) -> Any:
+            results.append(real_ahead(*a, **kw))
+            return results[-1]
+        compactor.compact_ahead = recording  # type: ignore[method-assign]
+        model = ScriptedChatModel(responses=script(20))
+        mw = ClipfoldMiddleware(trigger=("messages", 16), keep=("messages", 6), compactor=compactor,
+                                config={"model_max_tokens": AHEAD_LIMIT}, ahead=True)
+        in_checks: List[int] = []
+        real_compact = mw.compact
+
+        def compact(*a: Any, **kw: Any) -> Any:
+            before = s.calls
+            out = real_compact(*a, **kw)
+            in_checks.append(s.calls - before)
+            return out
+        mw.compact = compact  # type: ignore[method-assign]
+        agent = create_agent(model, tools=[lookup_notes, memory_read_tool(compactor)], middleware=[mw],
+                             checkpointer=InMemorySaver())
+        cfg: Dict[str, Any] = {"configurable": {"thread_id": "trig"}}
+        for i in range(21):
+            agent.invoke({"messages": [question(i, 20)]}, cfg)
+        assert compactions(store, "trig") >= 4
+        assert s.calls > 0 and sum(in_checks) == s.calls, "every summarizer call made inside a check"
+        assert results and not any(r["started"] or r["compaction"] for r in results)
+        assert max(r["tokens"] for r in results) < results[0]["prepare_limit"]
+        for req in model.requests:
+            assert_tool_pairs(req)
 
 
 def test_pre_model_hook_compacting_ahead_of_time(wasm: str, tmp_path: Path) -> None:

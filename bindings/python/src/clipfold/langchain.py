@@ -52,8 +52,6 @@ ContextSize = Tuple[str, Union[int, float]]
 
 DEFAULT_CONVERSATION_ID = "default"
 _DEFAULT_MESSAGES_TO_KEEP = 20  # SummarizationMiddleware's default keep
-_MAX_CONVERSATIONS = 1024  # conversations whose compaction under way an adapter follows
-_START_NOW = 1e-9  # a prepare_at whose soft threshold is 0 tokens
 
 
 def conversation_id_from_config(default: str = DEFAULT_CONVERSATION_ID) -> str:
@@ -317,12 +315,11 @@ class ClipfoldMiddleware(AgentMiddleware):
     the model is sent fits the budget as without it. ``keep`` as without
     it; a keep in tokens is where the history lands once the compaction is
     applied, the messages that came meanwhile included (the compaction
-    itself goes that much lower). A met ``trigger`` starts the compaction
-    in the background too, instead of running it before the call (once,
-    until a compaction is applied): clipfold's budget stays the only point
-    where a call waits. ``last_ahead``: the last call's
-    :class:`~clipfold.types.AheadResult` (``waited_ms``: how long it
-    waited).
+    itself goes that much lower). A met ``trigger`` still compacts at once,
+    before the call: it says when to compact, and compaction ahead of time
+    prepares for clipfold's budget alone (leave it None for no wait).
+    ``last_ahead``: the last call's :class:`~clipfold.types.AheadResult`
+    (``waited_ms``: how long it waited).
 
     The compacted state is ``[clip-archive, …kept]``: the clip-archive a
     ``SystemMessage`` (LangChain's dict shape, as the plug-in renders it),
@@ -353,9 +350,6 @@ class ClipfoldMiddleware(AgentMiddleware):
         self.last_ahead: Optional[AheadResult] = None
         self.tools = [memory_read_tool(compactor, conversation_id=conversation_id)] if memory_read else []
         self._overhead = _Overhead(compactor)
-        # Per conversation, with ahead: a compaction under way, and whether
-        # the met trigger has started one since a compaction was last applied.
-        self._under_way: Dict[str, Tuple[bool, bool]] = {}
 
     @property
     def name(self) -> str:
@@ -371,8 +365,8 @@ class ClipfoldMiddleware(AgentMiddleware):
         usage = usage_from_messages(messages)
         conv = conversation_id or _conversation(self.conversation_id)
         due = self.policy.due(messages, conv)
-        if self.ahead:
-            return self._compact_ahead(conv, messages, cfg, usage, due is True)
+        if self.ahead and due is not True:
+            return self._compact_ahead(conv, messages, cfg, usage)
         # count_context: the turn pays for its new messages only.
         if due is not True and not self.compactor.count_context(conv, messages, usage=usage, config=cfg)["due"]:
             return None  # neither the trigger nor clipfold's budget
@@ -383,27 +377,12 @@ class ClipfoldMiddleware(AgentMiddleware):
             return None
         return list(r["history"])
 
-    def _compact_ahead(self, conv: str, messages: Sequence[BaseMessage], cfg: Config, usage: Optional[ContextUsage],
-                       triggered: bool) -> Optional[List[Any]]:
-        """compact: with ahead (see the class)."""
+    def _compact_ahead(self, conv: str, messages: Sequence[BaseMessage], cfg: Config,
+                       usage: Optional[ContextUsage]) -> Optional[List[Any]]:
+        """compact, with ahead and no trigger met (see the class)."""
         c = self.compactor
         r = c.compact_ahead(conv, list(messages) if self.caller_owned else messages, caller_owned=self.caller_owned,
                             config=cfg, usage=usage, target_share=0)
-        running, tried = self._under_way.get(conv, (False, False))
-        running = r["started"] or (running and r["compaction"] is None and r["discarded"] is None)
-        if r["compaction"] is not None or not triggered:
-            tried = False
-        elif not running and not tried:
-            # The trigger is met: the compaction starts now, in the
-            # background, as over a soft threshold of 0.
-            forced = c.compact_ahead(conv, r["history"] if self.caller_owned else None, caller_owned=self.caller_owned,
-                                     config=self._start_now(cfg), usage=usage, target_share=0)
-            forced["discarded"] = r["discarded"] or forced["discarded"]
-            forced["waited_ms"] += r["waited_ms"]
-            r, running, tried = forced, forced["started"], True
-        self._under_way[conv] = (running, tried)
-        while len(self._under_way) > _MAX_CONVERSATIONS:
-            del self._under_way[next(iter(self._under_way))]
         self.last_ahead = r
         comp = r["compaction"]
         if comp is not None:
@@ -414,18 +393,6 @@ class ClipfoldMiddleware(AgentMiddleware):
             return list(r["history"])
         # The store's messages: the state's objects, and the clip-archive a new one.
         return Prepared(messages).restore(r["history"], c._ids_of(conv, None))
-
-    def _start_now(self, cfg: Config) -> Config:
-        """The config of a call that starts a compaction whatever the
-        history's count: a soft threshold of 0 (``prepare_at`` as low as it
-        goes), and a ``target_tokens`` raised by the distance between the
-        thresholds, which a compaction prepared ahead comes down by
-        (docs/spec.md#compaction-ahead-of-time)."""
-        out = {**cfg, "prepare_at": _START_NOW}
-        if "target_tokens" in out:
-            due = self.compactor.count_context("", [], config=out)  # the thresholds, off the busy instance
-            out["target_tokens"] = int(out["target_tokens"]) + due["limit"] - due.get("prepare_limit", due["limit"])
-        return out
 
     def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         new = self.compact(request.messages, system=_text(request.system_message), tools=request.tools)
