@@ -195,6 +195,71 @@ def test_agent_with_clipfold_history(wasm: str, tmp_path: Path) -> None:
         assert missing == [], missing[:3]
 
 
+class Paced(Scripted):
+    """Scripted, each model call first reported to a Pacer."""
+
+    def __init__(self, compactor: Compactor, pace: Any) -> None:
+        super().__init__(compactor)
+        self.pace = pace
+
+    def __call__(self, messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        self.pace.model_call()
+        return super().__call__(messages, info)
+
+
+@pytest.mark.parametrize("hold", [2, 4])
+def test_agent_compacting_ahead_of_time(wasm: str, tmp_path: Path, hold: int) -> None:
+    """ahead=True, 56 turns with tool calls: over the soft threshold the
+    compaction starts in the background and the requests go on (the
+    summarizer holds its request while the model is called, for ``hold``
+    requests); a later request applies it, and none waits. Every request
+    within the window, tool pairs intact, the summary in the history,
+    nothing lost. Held longer, the history grows more meanwhile and the
+    request that applies a compaction starts the next one: made of the
+    list before, it is applied too, never dropped."""
+    from clipfold import OpenAICompatible
+    from pacing import Pacer
+    from summarizer import Summarizer
+
+    store = SQLiteStore(str(tmp_path / "agent.db"))
+    with Summarizer(gated=True) as s, Compactor(wasm, store=store, llm=OpenAICompatible(s.url, api_key="k", model="m"),
+                                                config={"max_summary_tokens": 120}) as compactor, \
+            Compactor(wasm) as counter:  # the model's count: its own plug-in, not the adapter's
+        history = ClipfoldHistory(compactor, config={"model_max_tokens": LIMIT}, ahead=True)
+        pace = Pacer(s, compactor, hold)
+        model = Paced(counter, pace)
+        agent = Agent(FunctionModel(model), system_prompt=SYSTEM, instructions=INSTRUCTIONS,
+                      tools=[lookup_notes, memory_read_tool(compactor, max_tokens=400)],
+                      capabilities=[ProcessHistory(history)])
+        messages: List[ModelMessage] = []
+        ever: Set[str] = set()
+        for i in range(TURNS + 1):
+            messages = agent.run_sync(question(i), message_history=messages, conversation_id="ahead-1").all_messages()
+            for m in messages:
+                ever |= part_dumps(m)
+        assert len(model.requests) == 2 * (TURNS + 1) == len(pace.results)
+        pace.assert_applied_in_the_background(at_least=3)
+        assert history.last_ahead == pace.results[-1]
+        assert not any(r["discarded"] for r in pace.results)
+        if hold == 4:
+            assert any(r["compaction"] is not None and r["started"] for r in pace.results)
+        assert compactions(store, "ahead-1") == len(pace.applied)
+        for req, n in model.requests:
+            assert n <= LIMIT, "a request over the window: %d tokens" % n
+            assert_request_ok(req)
+        first = messages[0]
+        assert isinstance(first, ModelRequest) and first.parts[0].part_kind == "system-prompt"
+        assert is_archive(first) and sum(map(is_archive, messages)) == 1
+        answer = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
+                  and p.tool_call_id == "call_memory"]
+        assert answer and CODENAME in str(answer[0].content), answer
+        recalled = recall_originals(store, "ahead-1")
+        assert len(recalled) == len({json.dumps(r, sort_keys=True) for r in recalled})
+        kept = {p for m in messages for p in part_dumps(m)} | {p for r in recalled for p in part_dumps(r)}
+        missing = [p for p in ever if p not in kept]
+        assert missing == [], missing[:3]
+
+
 def test_async_run_and_rewritten_tool_results(wasm: str) -> None:
     """agent.run (asyncio) with tool results too large for the window:
     clipfold clears the oldest in place (the call keeps its result, a line

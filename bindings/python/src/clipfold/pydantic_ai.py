@@ -8,7 +8,10 @@
   it is due, returns the compacted history: the clip-archive as a user
   turn, then the kept messages — the very objects the run held, tool calls
   with their results. Pydantic AI sends the model that list and keeps it
-  as the run's history; what it left out went to recall storage.
+  as the run's history; what it left out went to recall storage. With
+  ``ahead=True`` it compacts ahead of time
+  (docs/spec.md#compaction-ahead-of-time): the compaction starts in the
+  background and a later request's history has it applied.
 - :func:`memory_read_tool`: a Pydantic AI ``Tool`` searching what was
   archived and what is still in the run's messages (docs/spec.md#search).
 
@@ -39,12 +42,15 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 
 from .compactor import DEFAULT_MEMORY_READ_TOKENS, Compactor
 from .errors import ClipfoldError
+from . import _check
+from ._overhead import Overheads
 from .store import StoreError, raw_json
-from .types import CompactionResult, Config, ContextUsage
+from .types import AheadResult, CompactionResult, Config, ContextUsage
 
 __all__ = ["ClipfoldHistory", "memory_read_tool", "to_clipfold", "tool_schemas"]
 
 DEFAULT_CONVERSATION_ID = "default"
+_MAX_CONVERSATIONS = 256  # conversations whose lists an adapter with ahead remembers
 SHAPE = "anthropic"
 """The plug-in shape Pydantic AI messages are read in: a request is one
 user turn (tool results and prompts together), as in Anthropic's API, and
@@ -311,27 +317,49 @@ class ClipfoldHistory:
     schemas to count when the run context does not list them (Pydantic AI 1).
     ``last_result``: the last CompactionResult (None before the first
     compaction due: a request under the budget runs none; a failed
-    compaction changes nothing, its ``failure_code`` says why)."""
+    compaction changes nothing, its ``failure_code`` says why).
+
+    ``ahead=True``: compaction ahead of time (:meth:`Compactor.compact_ahead`,
+    docs/spec.md#compaction-ahead-of-time). Over the soft threshold
+    (``prepare_at`` of the budget, 0.7 by default) the compaction starts in
+    the background and the request goes on with the history as it is; a
+    later request that finds it done returns the compacted history (the
+    messages that came meanwhile after the clip-archive). A request waits
+    only when it reaches the budget first, and then only for the rest of
+    the work under way: what the model is sent fits the budget as without
+    it. ``keep_recent`` as without it; a ``target_tokens`` is where the
+    history lands once the compaction is applied, the messages that came
+    meanwhile included (the compaction itself goes that much lower).
+    ``last_ahead``: the last request's :class:`~clipfold.types.AheadResult`."""
 
     def __init__(self, compactor: Optional[Compactor] = None, *, config: Optional[Config] = None,
-                 conversation_id: ConversationID = None, tools: Sequence[Any] = ()) -> None:
+                 conversation_id: ConversationID = None, tools: Sequence[Any] = (), ahead: bool = False) -> None:
+        self.ahead = _check.boolean(ahead, "ahead")
+        self.last_ahead: Optional[AheadResult] = None
         self.compactor = compactor if compactor is not None else Compactor()
         self.config: Config = dict(config or {})
         self.conversation_id = conversation_id
         self.tools = list(tools)
         self.last_result: Optional[CompactionResult] = None
+        self._overheads = Overheads(self.compactor)
+        # With ahead, per conversation: the messages the plug-in was last
+        # given (see _ahead) and the list returned to Pydantic AI.
+        self._lists: "collections.OrderedDict[str, Tuple[List[ModelMessage], List[ModelMessage]]]" = \
+            collections.OrderedDict()
 
     def _overhead(self, ctx: Any, messages: Sequence[ModelMessage]) -> int:
         last = next((m for m in reversed(messages) if isinstance(m, ModelRequest)), None)
         instructions = getattr(last, "instructions", None) if last is not None else None
         tools = tool_schemas(_tool_defs(ctx)) or self.tools
-        return self.compactor.overhead_tokens(instructions or None, tools or None, self.config)
+        return self._overheads(instructions or None, tools or None, self.config)
 
     def __call__(self, ctx: RunContext[Any], messages: List[ModelMessage]) -> List[ModelMessage]:
         conv = _conversation(self.conversation_id, ctx)
-        sent, origin = to_clipfold(messages)
         cfg = self.config if "overhead_tokens" in self.config else \
             {**self.config, "overhead_tokens": self._overhead(ctx, messages)}
+        if self.ahead:
+            return self._ahead(conv, ctx, messages, cfg)
+        sent, origin = to_clipfold(messages)
         usage = usage_of(messages, origin)
         # count_context pays for the messages new since the last request
         # only; compress, which reads them all, runs when it is due.
@@ -345,6 +373,46 @@ class ClipfoldHistory:
             return messages
         return from_clipfold(cast(List[JSONObject], r["history"]), messages, sent, origin,
                              getattr(ctx, "conversation_id", None))
+
+    def _ahead(self, conv: str, ctx: Any, messages: List[ModelMessage], cfg: Config) -> List[ModelMessage]:
+        """The history processor with ahead (see the class).
+
+        The messages go back as they are unless a compaction was applied:
+        the view compact_ahead keeps renders the clip-archive as the
+        plug-in does, the messages as Pydantic AI holds it (in the request
+        of the system prompts), and a new list every request would be a
+        history that changed under the compaction under way. After one was
+        applied, compact_ahead knows the compacted list from the next
+        request on; but a compaction it started at the same request (still
+        over the soft threshold) was made of the list before, so until it
+        is applied the adapter gives it that list and what came after
+        (the messages it was made from, resent: its view is the same)."""
+        full, resent = messages, False
+        known = self._lists.get(conv)
+        if known is not None and known[0] is not known[1]:
+            base, returned = known
+            n = len(returned)
+            if len(messages) >= n and all(a is b for a, b in zip(messages, returned)):
+                full, resent = base + messages[n:], True
+        sent, origin = to_clipfold(full)
+        # A usage counts what the model was sent: the list returned, not the one resent.
+        usage = None if resent else usage_of(full, origin)
+        a = self.compactor.compact_ahead(conv, sent, caller_owned=True, shape=SHAPE, config=cfg, usage=usage,
+                                         target_share=0)
+        self.last_ahead = a
+        r = a["compaction"]
+        out, base = messages, full if resent else messages
+        if r is not None:
+            self.last_result = r
+            if not r["failed"]:
+                out = from_clipfold(cast(List[JSONObject], a["history"]), full, sent, origin,
+                                    getattr(ctx, "conversation_id", None))
+                base = full if a["started"] else out
+        self._lists[conv] = (base, out)
+        self._lists.move_to_end(conv)
+        while len(self._lists) > _MAX_CONVERSATIONS:
+            self._lists.popitem(last=False)
+        return out
 
 
 def memory_read_tool(compactor: Compactor, *, conversation_id: ConversationID = None, limit: int = 10,
