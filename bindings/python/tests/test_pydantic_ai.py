@@ -148,6 +148,54 @@ def test_versions_proven() -> None:
     assert_pinned("pydantic-ai-slim")
 
 
+def run_agent(history: ClipfoldHistory, model: Scripted, compactor: Compactor,
+              conv: str) -> Tuple[List[ModelMessage], Set[str]]:
+    """TURNS + 1 runs of an agent with the history processor, each given
+    the last one's messages: the messages after the last, and every part
+    the agent ever had (as JSON)."""
+    agent = Agent(FunctionModel(model), system_prompt=SYSTEM, instructions=INSTRUCTIONS,
+                  tools=[lookup_notes, memory_read_tool(compactor, max_tokens=400)],
+                  capabilities=[ProcessHistory(history)])
+    messages: List[ModelMessage] = []
+    ever: Set[str] = set()
+    for i in range(TURNS + 1):
+        result = agent.run_sync(question(i), message_history=messages, conversation_id=conv)
+        assert history.last_result is None or not history.last_result["failed"], history.last_result
+        messages = result.all_messages()
+        for m in messages:
+            ever |= part_dumps(m)
+    assert len(model.requests) == 2 * (TURNS + 1)
+    return messages, ever
+
+
+def assert_run_kept(store: SQLiteStore, conv: str, model: Scripted, messages: List[ModelMessage],
+                    ever: Set[str]) -> None:
+    """Every request within the window, tool pairs intact, a user turn
+    first; the history the system prompt, the summary and the newest
+    turns; memory_read found the codename of turn 0; every part the agent
+    ever had in the context or in recall storage, once."""
+    for req, n in model.requests:
+        assert n <= LIMIT, "a request over the window: %d tokens" % n
+        assert_request_ok(req)
+    first = messages[0]
+    assert isinstance(first, ModelRequest) and first.parts[0].part_kind == "system-prompt"
+    assert is_archive(first) and sum(map(is_archive, messages)) == 1
+    assert len(messages) < 4 * TURNS // 3
+    # memory_read found the codename of turn 0, whose tool result left the context long ago.
+    answer = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
+              and p.tool_call_id == "call_memory"]
+    assert answer and CODENAME in str(answer[0].content), answer
+    assert not any(isinstance(p, ToolReturnPart) and p.tool_call_id == "call_0" for m in messages for p in m.parts)
+    # Nothing lost, nothing twice: every part the agent ever had is in the
+    # context or in recall storage (as part of the message it was in: Pydantic AI
+    # merges consecutive requests), and recall holds each message once.
+    recalled = recall_originals(store, conv)
+    assert len(recalled) == len({json.dumps(r, sort_keys=True) for r in recalled})
+    kept = {p for m in messages for p in part_dumps(m)} | {p for r in recalled for p in part_dumps(r)}
+    missing = [p for p in ever if p not in kept]
+    assert missing == [], missing[:3]
+
+
 def test_agent_with_clipfold_history(wasm: str, tmp_path: Path) -> None:
     """55 turns with tool calls (parallel ones too) in a 4,000-token
     window: every request within it, tool pairs intact, a user turn
@@ -158,41 +206,10 @@ def test_agent_with_clipfold_history(wasm: str, tmp_path: Path) -> None:
     with Compactor(wasm, store=store, config={"max_summary_tokens": 120}) as compactor:
         history = ClipfoldHistory(compactor, config={"model_max_tokens": LIMIT})
         model = Scripted(compactor)
-        agent = Agent(FunctionModel(model), system_prompt=SYSTEM, instructions=INSTRUCTIONS,
-                      tools=[lookup_notes, memory_read_tool(compactor, max_tokens=400)],
-                      capabilities=[ProcessHistory(history)])
-        messages: List[ModelMessage] = []
-        ever: Set[str] = set()
-        for i in range(TURNS + 1):
-            result = agent.run_sync(question(i), message_history=messages, conversation_id="conv-1")
-            assert history.last_result is None or not history.last_result["failed"], history.last_result
-            messages = result.all_messages()
-            for m in messages:
-                ever |= part_dumps(m)
-        assert len(model.requests) == 2 * (TURNS + 1)
+        messages, ever = run_agent(history, model, compactor, "conv-1")
         assert compactions(store, "conv-1") >= 3, "compaction happened, again and again"
-        for req, n in model.requests:
-            assert n <= LIMIT, "a request over the window: %d tokens" % n
-            assert_request_ok(req)
         assert max(n for _, n in model.requests) > LIMIT // 2, "the window was used"
-        # The history after the run: the system prompt, the summary, the newest turns.
-        first = messages[0]
-        assert isinstance(first, ModelRequest) and first.parts[0].part_kind == "system-prompt"
-        assert is_archive(first) and sum(map(is_archive, messages)) == 1
-        assert len(messages) < 4 * TURNS // 3
-        # memory_read found the codename of turn 0, whose tool result left the context long ago.
-        answer = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
-                  and p.tool_call_id == "call_memory"]
-        assert answer and CODENAME in str(answer[0].content), answer
-        assert not any(isinstance(p, ToolReturnPart) and p.tool_call_id == "call_0" for m in messages for p in m.parts)
-        # Nothing lost, nothing twice: every part the agent ever had is in the
-        # context or in recall storage (as part of the message it was in: Pydantic AI
-        # merges consecutive requests), and recall holds each message once.
-        recalled = recall_originals(store, "conv-1")
-        assert len(recalled) == len({json.dumps(r, sort_keys=True) for r in recalled})
-        kept = {p for m in messages for p in part_dumps(m)} | {p for r in recalled for p in part_dumps(r)}
-        missing = [p for p in ever if p not in kept]
-        assert missing == [], missing[:3]
+        assert_run_kept(store, "conv-1", model, messages, ever)
 
 
 class Paced(Scripted):
@@ -228,36 +245,15 @@ def test_agent_compacting_ahead_of_time(wasm: str, tmp_path: Path, hold: int) ->
         history = ClipfoldHistory(compactor, config={"model_max_tokens": LIMIT}, ahead=True)
         pace = Pacer(s, compactor, hold)
         model = Paced(counter, pace)
-        agent = Agent(FunctionModel(model), system_prompt=SYSTEM, instructions=INSTRUCTIONS,
-                      tools=[lookup_notes, memory_read_tool(compactor, max_tokens=400)],
-                      capabilities=[ProcessHistory(history)])
-        messages: List[ModelMessage] = []
-        ever: Set[str] = set()
-        for i in range(TURNS + 1):
-            messages = agent.run_sync(question(i), message_history=messages, conversation_id="ahead-1").all_messages()
-            for m in messages:
-                ever |= part_dumps(m)
-        assert len(model.requests) == 2 * (TURNS + 1) == len(pace.results)
+        messages, ever = run_agent(history, model, compactor, "ahead-1")
+        assert len(pace.results) == len(model.requests)
         pace.assert_applied_in_the_background(at_least=3)
         assert history.last_ahead == pace.results[-1]
         assert not any(r["discarded"] for r in pace.results)
         if hold == 4:
             assert any(r["compaction"] is not None and r["started"] for r in pace.results)
         assert compactions(store, "ahead-1") == len(pace.applied)
-        for req, n in model.requests:
-            assert n <= LIMIT, "a request over the window: %d tokens" % n
-            assert_request_ok(req)
-        first = messages[0]
-        assert isinstance(first, ModelRequest) and first.parts[0].part_kind == "system-prompt"
-        assert is_archive(first) and sum(map(is_archive, messages)) == 1
-        answer = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)
-                  and p.tool_call_id == "call_memory"]
-        assert answer and CODENAME in str(answer[0].content), answer
-        recalled = recall_originals(store, "ahead-1")
-        assert len(recalled) == len({json.dumps(r, sort_keys=True) for r in recalled})
-        kept = {p for m in messages for p in part_dumps(m)} | {p for r in recalled for p in part_dumps(r)}
-        missing = [p for p in ever if p not in kept]
-        assert missing == [], missing[:3]
+        assert_run_kept(store, "ahead-1", model, messages, ever)
 
 
 def test_async_run_and_rewritten_tool_results(wasm: str) -> None:
