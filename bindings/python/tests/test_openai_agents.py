@@ -109,6 +109,61 @@ def test_versions_proven() -> None:
     assert_pinned("openai-agents")
 
 
+def run_agent(session: ClipfoldSession, model: FakeModel) -> List[str]:
+    """TURNS + 1 runs with tool calls on the session, the model input
+    filtered by it; each item added, as JSON without its id."""
+    agent = Agent(name="assistant", instructions=INSTRUCTIONS, model=model,
+                  tools=[lookup_notes, memory_read_tool(session, max_tokens=400)])
+    run_config = RunConfig(call_model_input_filter=session.call_model_input_filter, tracing_disabled=True)
+    added: List[str] = []
+    add = session.add_items
+
+    async def recording_add(items: List[Any], wrapper: Any = None) -> None:
+        added.extend(json.dumps({k: v for k, v in i.items() if k != "id"}, sort_keys=True) for i in items)
+        await add(items, wrapper=wrapper)
+    session.add_items = recording_add  # type: ignore[method-assign]
+
+    async def run() -> None:
+        for i in range(TURNS + 1):
+            result = await Runner.run(agent, question(i), session=session, run_config=run_config)
+            assert result.final_output == "Done."
+            assert session.last_result is None or not session.last_result["failed"], session.last_result
+    asyncio.run(run())
+    assert len(model.requests) == 2 * (TURNS + 1)
+    return added
+
+
+def assert_run_kept(store: SQLiteStore, session: ClipfoldSession, model: FakeModel, added: List[str]) -> int:
+    """Every request within the window, tool pairs intact, a user turn
+    first; the summary first in the session, once; memory_read found the
+    codename of turn 0; every item added in the session or in recall
+    storage, once. Returns how many compactions committed."""
+    conv = session.session_id
+    for items, n in model.requests:
+        assert n <= LIMIT, "a request over the window: %d tokens" % n
+        assert_request_ok(items)
+    items = asyncio.run(session.get_items())
+    assert str(items[0]["content"]).startswith("[Context Summary") and items[0]["role"] == "user"
+    assert sum(str(i.get("content")).startswith("[Context Summary") for i in items) == 1
+    answer = [i for i in items if i.get("type") == "function_call_output" and i["call_id"] == "call_memory"]
+    assert answer and CODENAME in answer[0]["output"], answer
+    assert not any(i.get("call_id") == "call_0" for i in items)
+    rows = store.connection.execute("SELECT id, raw, operation_id FROM recall WHERE conversation_id = ?",
+                                    (conv,)).fetchall()
+    recalled = [json.dumps({k: v for k, v in json.loads(r[1]).items() if k not in ("id", "created_at", "agents_sdk_id")},
+                           sort_keys=True) for r in rows]
+    held = [json.dumps({k: v for k, v in i.items() if k != "id"}, sort_keys=True) for i in items]
+    assert len({r[0] for r in rows}) == len(rows)
+    missing = [a for a in added if a not in recalled and a not in held]
+    assert missing == [], missing[:3]
+
+    def summaries(xs: List[str]) -> int:
+        return sum('"[Context Summary' in x for x in xs)
+    assert len(added) == len(recalled) - summaries(recalled) + len(held) - summaries(held), "each item once"
+    assert len(items) < 4 * TURNS // 3
+    return len({r[2] for r in rows})
+
+
 def test_agent_with_clipfold_session(wasm: str, tmp_path: Path) -> None:
     """55 runs with tool calls on one session, the model input filtered
     by the session: every request within the window, tool pairs intact, a
@@ -119,49 +174,47 @@ def test_agent_with_clipfold_session(wasm: str, tmp_path: Path) -> None:
     with Compactor(wasm, store=store, config={"max_summary_tokens": 120}) as compactor:
         session = ClipfoldSession("conv-1", compactor, config={"model_max_tokens": LIMIT})
         model = FakeModel(compactor)
-        agent = Agent(name="assistant", instructions=INSTRUCTIONS, model=model,
-                      tools=[lookup_notes, memory_read_tool(session, max_tokens=400)])
-        run_config = RunConfig(call_model_input_filter=session.call_model_input_filter, tracing_disabled=True)
-        added: List[str] = []
-        add = session.add_items
-
-        async def recording_add(items: List[Any], wrapper: Any = None) -> None:
-            added.extend(json.dumps({k: v for k, v in i.items() if k != "id"}, sort_keys=True) for i in items)
-            await add(items, wrapper=wrapper)
-        session.add_items = recording_add  # type: ignore[method-assign]
-
-        async def run() -> None:
-            for i in range(TURNS + 1):
-                result = await Runner.run(agent, question(i), session=session, run_config=run_config)
-                assert result.final_output == "Done."
-                assert session.last_result is None or not session.last_result["failed"], session.last_result
-        asyncio.run(run())
-        assert len(model.requests) == 2 * (TURNS + 1)
-        assert len(set(r["operation_id"] for r in store.connection.execute(
-            "SELECT operation_id FROM recall WHERE conversation_id = 'conv-1'").fetchall() for r in [dict(
-                operation_id=r[0])])) >= 3, "compaction happened, again and again"
-        for items, n in model.requests:
-            assert n <= LIMIT, "a request over the window: %d tokens" % n
-            assert_request_ok(items)
+        added = run_agent(session, model)
+        assert assert_run_kept(store, session, model, added) >= 3, "compaction happened, again and again"
         assert max(n for _, n in model.requests) > LIMIT // 2, "the window was used"
-        items = asyncio.run(session.get_items())
-        assert str(items[0]["content"]).startswith("[Context Summary") and items[0]["role"] == "user"
-        assert sum(str(i.get("content")).startswith("[Context Summary") for i in items) == 1
-        assert len(items) < 4 * TURNS // 3
-        answer = [i for i in items if i.get("type") == "function_call_output" and i["call_id"] == "call_memory"]
-        assert answer and CODENAME in answer[0]["output"], answer
-        assert not any(i.get("call_id") == "call_0" for i in items)
-        # Nothing lost, nothing twice: each item added is in the session or in recall.
-        rows = store.connection.execute("SELECT id, raw FROM recall WHERE conversation_id = 'conv-1'").fetchall()
-        recalled = [json.dumps({k: v for k, v in json.loads(r[1]).items() if k not in ("id", "created_at", "agents_sdk_id")},
-                               sort_keys=True) for r in rows]
-        held = [json.dumps({k: v for k, v in i.items() if k != "id"}, sort_keys=True) for i in items]
-        assert len({r[0] for r in rows}) == len(rows)
-        missing = [a for a in added if a not in recalled and a not in held]
-        assert missing == [], missing[:3]
-        def summaries(xs: List[str]) -> int:
-            return sum('"[Context Summary' in x for x in xs)
-        assert len(added) == len(recalled) - summaries(recalled) + len(held) - summaries(held), "each item once"
+
+
+class PacedModel(FakeModel):
+    """FakeModel, each request first reported to a Pacer."""
+
+    def __init__(self, compactor: Compactor, pace: Any) -> None:
+        super().__init__(compactor)
+        self.pace = pace
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        self.pace.model_call()
+        return await super().get_response(*args, **kwargs)
+
+
+def test_session_compacting_ahead_of_time(wasm: str, tmp_path: Path) -> None:
+    """ahead=True, 56 runs with tool calls on one session: the compaction
+    of the stored history starts in the background (at add_items or before
+    a model call) and the run goes on while the summarizer holds its
+    request; a later check commits it, the items added meanwhile after the
+    clip-archive; no check waits. Every request within the window, tool
+    pairs intact, every item added in the session or in recall, once."""
+    from clipfold import OpenAICompatible
+    from pacing import Pacer
+    from summarizer import Summarizer
+
+    store = SQLiteStore(str(tmp_path / "agent.db"))
+    with Summarizer(gated=True) as s, Compactor(wasm, store=store, llm=OpenAICompatible(s.url, api_key="k", model="m"),
+                                                config={"max_summary_tokens": 120}) as compactor, \
+            Compactor(wasm) as counter:  # the model's count: its own plug-in, not the adapter's
+        session = ClipfoldSession("ahead-1", compactor, config={"model_max_tokens": LIMIT}, ahead=True)
+        pace = Pacer(s, compactor)
+        model = PacedModel(counter, pace)
+        added = run_agent(session, model)
+        pace.assert_applied_in_the_background(at_least=3)
+        assert session.last_ahead == pace.results[-1]
+        assert assert_run_kept(store, session, model, added) == len(pace.applied)
+    with pytest.raises(Exception, match="ahead: must be True or False"):
+        ClipfoldSession("s", ahead="no")  # type: ignore[arg-type]
 
 
 def test_session_protocol(wasm: str) -> None:

@@ -18,7 +18,9 @@ before every model call it counts the request as the model will (the
 agent's instructions and tools as ``overhead_tokens``, the provider's
 usage of the call before), compacts the session when due and sends the
 model the session's view — what compaction left, and the items of the run
-not yet added.
+not yet added. With ``ahead=True`` the adapter compacts ahead of time
+(docs/spec.md#compaction-ahead-of-time): the compaction starts in the
+background and a later check applies it to the store.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ from agents.run_config import CallModelData, ModelInputData
 
 from .compactor import DEFAULT_MEMORY_READ_TOKENS, Compactor
 from .errors import ClipfoldError
+from . import _check
+from ._overhead import Overheads
 from .store import StoreError, format_time, new_id, raw_json
-from .types import CompactionResult, Config, ContextUsage
+from .types import AheadResult, CompactionResult, Config, ContextUsage
 from .wire import strip
 
 __all__ = ["ClipfoldSession", "memory_read_tool", "tool_schemas"]
@@ -120,21 +124,40 @@ class ClipfoldSession:
     take items out of the history the session gives; they stay in recall
     storage, as everything compaction removes does: nothing is lost.
     ``last_result``: the last CompactionResult.
+
+    ``ahead=True``: compaction ahead of time (:meth:`Compactor.compact_ahead`,
+    store-owned; docs/spec.md#compaction-ahead-of-time). Over the soft
+    threshold (``prepare_at`` of the budget, 0.7 by default) the
+    compaction of the stored history starts in the background and
+    ``add_items`` or the model call goes on; a later one that finds it done
+    commits it to the store, the items added meanwhile after the
+    clip-archive (an item it covered that ``pop_item`` or
+    ``clear_session`` took out meanwhile drops it: nothing is lost). A
+    check waits only when the history reaches the budget first, and then
+    only for the rest of the work under way: what the model is sent fits
+    the budget as without it. ``keep_recent`` as without it; a
+    ``target_tokens`` is where the history lands once the compaction is
+    applied, the items that came meanwhile included (the compaction itself
+    goes that much lower). ``last_ahead``: the last check's
+    :class:`~clipfold.types.AheadResult`.
     """
 
     session_settings: Any = None
 
     def __init__(self, session_id: str, compactor: Optional[Compactor] = None, *, config: Optional[Config] = None,
-                 session_settings: Any = None) -> None:
+                 session_settings: Any = None, ahead: bool = False) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ClipfoldError("invalid_input", "session_id: must be a non-empty string, got %r" % (session_id,),
                                 "session_id")
+        self.ahead = _check.boolean(ahead, "ahead")
+        self.last_ahead: Optional[AheadResult] = None
         self.session_id = session_id
         self.compactor = compactor if compactor is not None else Compactor()
         self.config: Config = dict(config or {})
         self.session_settings = session_settings
         self.last_result: Optional[CompactionResult] = None
         self._overhead: Optional[int] = None
+        self._overheads = Overheads(self.compactor)
         # What the run's input holds of the adapter's items: what get_items
         # gave and those added since (as stored), and the ids of the view
         # the last model call was sent (for its usage).
@@ -201,11 +224,20 @@ class ClipfoldSession:
 
     def compact(self, usage: Optional[ContextUsage] = None) -> Optional[CompactionResult]:
         """Compacts the session's history when clipfold's budget says it is
-        due; the CompactionResult, or None when nothing was due."""
+        due (with ``ahead``: applies or starts a compaction ahead of time);
+        the CompactionResult, or None when nothing was due (or applied)."""
         cfg = self.config
         if self._overhead is not None and "overhead_tokens" not in cfg:
             cfg = {**cfg, "overhead_tokens": self._overhead}
-        r = self.compactor.compress(self.session_id, None, only_if_due=True, shape=SHAPE, config=cfg, usage=usage)
+        if self.ahead:
+            a = self.compactor.compact_ahead(self.session_id, None, shape=SHAPE, config=cfg, usage=usage,
+                                             target_share=0)
+            self.last_ahead = a
+            if a["compaction"] is None:
+                return None
+            r = a["compaction"]
+        else:
+            r = self.compactor.compress(self.session_id, None, only_if_due=True, shape=SHAPE, config=cfg, usage=usage)
         self.last_result = r
         return r if r["messages_compressed"] or r["failed"] else None
 
@@ -251,8 +283,7 @@ class ClipfoldSession:
         module): the session's view, compacted first when due, then the
         run's items not added yet; the input as it is when it does not
         begin with what the adapter gave and was given."""
-        self._overhead = self.compactor.overhead_tokens(instructions or None, tool_schemas(tools) or None,
-                                                        self.config)
+        self._overhead = self._overheads(instructions or None, tool_schemas(tools) or None, self.config)
         tail = self._tail(list(input))
         if tail is None:
             return list(input)
