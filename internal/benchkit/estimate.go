@@ -76,10 +76,11 @@ func (e *Estimator) Truncate(ctx context.Context, msgs []Message, limit int64) (
 }
 
 // MeasuredCommit names the code measured: the last commit touching the
-// plug-in, the command or the store, with "+ uncommitted changes" when
-// the working tree differs from it there.
-func MeasuredCommit() string {
-	paths := []string{"core", "api", "plugin", "hostfuncs", "cmd", "harness", "go.mod"}
+// plug-in, the command or the store, or any of extra (paths or git
+// pathspecs: what else a benchmark runs), with "+ uncommitted changes"
+// when the working tree differs from it there.
+func MeasuredCommit(extra ...string) string {
+	paths := append([]string{"core", "api", "plugin", "hostfuncs", "cmd", "harness", "go.mod"}, extra...)
 	out, err := exec.Command("git", append([]string{"log", "-1", "--format=%h (%cs)", "--"}, paths...)...).Output()
 	if err != nil {
 		return "unknown commit"
