@@ -261,12 +261,14 @@ func (c *Compactor) aheadView(ctx context.Context, st *aheadConv, conversationID
 // nothing of: compress computes it (the current clip-archive and the
 // messages no archived batch covers), compacting now if it is due.
 func (c *Compactor) aheadEstablish(ctx context.Context, st *aheadConv, conversationID string, history []json.RawMessage, opts *AheadOptions, out *AheadResult) ([]json.RawMessage, error) {
-	if st.job != nil {
-		// Prepared on a list this one does not continue.
+	start := time.Now()
+	waited := st.job != nil
+	if waited {
+		// Prepared on a list this one does not continue: its instance is
+		// the one this call compacts on.
 		<-st.job.done
 		st.job, out.Discarded = nil, "the history changed under it"
 	}
-	start := time.Now()
 	limit, err := c.aheadLimit(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -278,8 +280,11 @@ func (c *Compactor) aheadEstablish(ctx context.Context, st *aheadConv, conversat
 		return nil, err
 	}
 	if res.MessagesCompressed > 0 {
-		out.Compaction, out.Waited = res, time.Since(start)
+		out.Compaction, waited = res, true
 		st.idle = false
+	}
+	if waited {
+		out.Waited = time.Since(start)
 	}
 	return res.History, nil
 }

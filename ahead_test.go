@@ -254,6 +254,28 @@ func TestCompactAheadDiscardsAStaleCompaction(t *testing.T) {
 		t.Fatal("never over the soft threshold")
 		return nil
 	}
+	t.Run("caller-owned: a list that does not continue, the work under way still held", func(t *testing.T) {
+		srv := &fakellm.Server{Gate: make(chan struct{})}
+		c := openAhead(t, srv, nil, aheadConfig)
+		opts := &clipfold.AheadOptions{CallerOwned: true}
+		var list []json.RawMessage
+		for turn := 0; ; turn++ {
+			require.Less(t, turn, 40)
+			list = append(list, frameworkTurn(turn)...)
+			r, err := c.CompactAhead(ctx, "held", list, opts)
+			require.NoError(t, err)
+			list = r.History
+			if r.Started {
+				break
+			}
+		}
+		other := append([]json.RawMessage{json.RawMessage(`{"role":"user","content":"a list of another agent"}`)}, list[1:]...)
+		go func() { time.Sleep(300 * time.Millisecond); close(srv.Gate) }()
+		r, err := c.CompactAhead(ctx, "held", other, opts)
+		require.NoError(t, err)
+		require.Equal(t, "the history changed under it", r.Discarded)
+		require.GreaterOrEqual(t, r.Waited, 250*time.Millisecond, "the wait for the work it dropped is reported")
+	})
 	t.Run("caller-owned: a summarized message edited", func(t *testing.T) {
 		srv := &fakellm.Server{Gate: make(chan struct{})}
 		c := openAhead(t, srv, nil, aheadConfig)

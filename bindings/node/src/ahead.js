@@ -518,20 +518,22 @@ export class Ahead {
    * @param {AheadResult} out
    */
   async #establish(st, conversationId, history, o, target, out) {
+    const start = performance.now();
+    let waited = st.job !== null;
     if (st.job !== null) {
       await st.job.settled; // prepared on a list this one does not continue
       st.job = null;
       out.discarded = 'the history changed under it';
     }
-    const start = performance.now();
     const { result } = await this.#h.compress(conversationId, history, {
       callerOwned: true, onlyIfDue: true, shape: o.shape, config: withTarget(o.config, target), now: o.now,
     });
     if (result.messages_compressed > 0) {
       out.compaction = result;
-      out.waited_ms = performance.now() - start;
+      waited = true;
       st.idle = false;
     }
+    if (waited) out.waited_ms = performance.now() - start;
     return result.history;
   }
 

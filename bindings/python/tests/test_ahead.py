@@ -268,6 +268,41 @@ def test_compact_ahead_starts_earlier_when_the_history_grows_fast(wasm: str) -> 
             slow = q["history"]
 
 
+def test_pure_exports_answer_while_a_compaction_waits_in_the_background(wasm: str) -> None:
+    """A compaction under way in the background, held by its summarizer,
+    occupies one plug-in instance; should_compact, estimate_tokens,
+    overhead_tokens and score answer meanwhile from another, at once."""
+    with Summarizer(gated=True) as s, compactor(wasm, s) as c:
+        lst: List[Any] = []
+        for i in range(60):
+            lst = lst + turn(i)
+            r = c.compact_ahead("held", lst, caller_owned=True)
+            lst = r["history"]
+            if r["started"]:
+                break
+        assert r["started"]
+        while s.calls == 0:  # the dry run is inside its summarizer call
+            time.sleep(0.005)
+        answers: Dict[str, Any] = {}
+
+        def check() -> None:
+            answers["due"] = c.should_compact(lst)
+            answers["tokens"] = c.estimate_tokens(lst)
+            answers["overhead"] = c.overhead_tokens(system="You are terse.", tools=[])
+            answers["scores"] = c.score(lst[:4])
+
+        t = threading.Thread(target=check)
+        t.start()
+        t.join(30)
+        held = t.is_alive()
+        s.release()
+        t.join()
+        assert not held, "a pure export waited for the compaction under way"
+        assert s.calls >= 1 and answers["due"]["tokens"] > 0 and answers["tokens"] > 0
+        assert answers["overhead"] > 0 and len(answers["scores"]) == 4
+        c._ahead_state().wait(30)
+
+
 def prepare(c: Compactor, s: Summarizer, conv: str, caller_owned: bool) -> List[Any]:
     lst: List[Any] = []
     for i in range(40):

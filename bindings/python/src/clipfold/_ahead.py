@@ -345,15 +345,18 @@ class Ahead:
                    config: Optional[Config], target: int, now: Any, out: AheadResult) -> List[Any]:
         """The view of a caller-owned list this state knows nothing of:
         compress computes it, compacting now if it is due."""
-        if st.job is not None:
+        start = time.monotonic()
+        waited = st.job is not None
+        if st.job is not None:  # its instance is the one compress runs on
             st.job.done.wait()
             st.job, out["discarded"] = None, "the history changed under it"
-        start = time.monotonic()
         r = self._c.compress(conversation_id, history, caller_owned=True, only_if_due=True, shape=shape,
                              config=self._with_target(config, target), now=now)
         if r["messages_compressed"] > 0:
-            out["compaction"], out["waited_ms"] = r, (time.monotonic() - start) * 1000.0
+            out["compaction"], waited = r, True
             st.idle = False
+        if waited:
+            out["waited_ms"] = (time.monotonic() - start) * 1000.0
         return list(r["history"])
 
     def _stored(self, conversation_id: str, history: Optional[Sequence[Any]], shape: Optional[str]) -> List[Any]:

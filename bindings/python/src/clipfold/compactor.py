@@ -244,7 +244,14 @@ class Compactor:
                 self._busy = False
 
     def _json(self, export: str, payload: Dict[str, Any]) -> Any:
-        return json.loads(self.call(export, {k: v for k, v in payload.items() if v is not None}))
+        """A pure export's answer, from the second instance: no compaction
+        occupies it (one under way in the background holds the first while
+        it waits for its summarizer), so a count or a score never waits for
+        one."""
+        data = _check.json_text({k: v for k, v in payload.items() if v is not None}, "").encode("utf-8")
+        if self._plugin is None:
+            raise ClipfoldError("internal", "the Compactor is closed")
+        return json.loads(self._aux(export, data))
 
     def _config(self, config: Optional[Config]) -> Optional[Config]:
         _check.mapping(config, "config", "a dict of [summarization] keys")
@@ -646,7 +653,7 @@ class Compactor:
         over = dict(config or {})
         if target_share > 0 and "target_tokens" not in (cfg or {}):
             payload = '{"messages":[]' + (',"config":' + _check.json_text(cfg, "config") if cfg is not None else "") + "}"
-            limit = int(json.loads(self.call("shouldCompact", payload))["limit"])
+            limit = int(json.loads(self._aux("shouldCompact", payload.encode("utf-8")))["limit"])
             over["target_tokens"] = max(1, int(target_share * limit))
         caller_owned = compress_options.pop("caller_owned", False)
         shape = compress_options.pop("shape", None)
