@@ -1,6 +1,7 @@
 /**
- * clipfold for the Vercel AI SDK (`ai` ≥ 6): a `prepareStep` that compacts
- * the messages of each step when they are due, and the memory_read tool.
+ * clipfold for the Vercel AI SDK (`ai` 6 and 7): a `prepareStep` that
+ * compacts the messages of each step when they are due, and the
+ * memory_read tool.
  *
  * ```js
  * import { generateText, stepCountIs } from 'ai';
@@ -15,8 +16,10 @@
  * ```
  *
  * The AI SDK hands prepareStep the whole list every step (the messages
- * given plus every response so far) and the app usually keeps its whole
- * list across turns: the caller owns the history (docs/spec.md#who-owns-the-history
+ * given plus every response so far; ai 7 hands them as `initialMessages`
+ * and `responseMessages`, its `messages` being those it carried forward
+ * from the step before) and the app usually keeps its whole list across
+ * turns: the caller owns the history (docs/spec.md#who-owns-the-history
  * history_owner "caller"). Each step the list is compacted when due into
  * the same compacted view — summaries archived once, removed messages
  * written to recall once, searchable through memory_read.
@@ -46,13 +49,15 @@ import { z } from 'zod';
 import { optionalBool } from './args.js';
 import { DEFAULT_TARGET_SHARE } from './compactor.js';
 import { MEMORY_READ_DESCRIPTION, joinText, memoryRead } from './memory.js';
-import { aheadChecker, checkStep } from './stepview.js';
+import { aheadChecker, checkStep, inputCount } from './stepview.js';
 
 /**
  * @typedef {import('./compactor.js').Compactor<any>} Compactor
  * @typedef {import('./types.js').Config} Config
  * @typedef {import('./types.js').CompactionResult} CompactionResult
  * @typedef {import('ai').ModelMessage} ModelMessage
+ * @typedef {string | import('ai').SystemModelMessage | import('ai').SystemModelMessage[]} Instructions the AI SDK's
+ *   instructions (ai 7; ai 6's `system`)
  */
 
 /**
@@ -61,7 +66,9 @@ import { aheadChecker, checkStep } from './stepview.js';
  * @property {string} conversationId   the archive's conversation (one per chat)
  * @property {string} [system]         your system prompt: given, the clip-archive is appended to it and the step's
  *   `system` is set (the messages then hold no system message); not given, the clip-archive stays the system message
- *   compress put first in the messages. Counted as overhead_tokens until the model's usage counts it
+ *   compress put first in the messages. ai 7, which takes no system message in the messages, hands prepareStep the
+ *   step's `instructions`: the clip-archive is appended to them (to `system` when there are none) and the step's
+ *   `instructions` set. Counted as overhead_tokens until the model's usage counts it
  * @property {Record<string, any>} [tools] your tools (the `tools` of generateText): their schemas are counted as
  *   overhead_tokens until the model's usage counts them
  * @property {number} [targetShare]    compact to this share of the limit (default 0.8; compactIfDue's)
@@ -101,7 +108,9 @@ export async function toolSchemas(tools) {
  * the step gets the view earlier compactions made, or its messages as they
  * are.
  * @param {PrepareStepOptions} o
- * @returns {(step: {messages: ModelMessage[], steps?: ReadonlyArray<{usage?: {inputTokens?: number}}>}) => Promise<{messages: ModelMessage[], system?: string} | undefined>}
+ * @returns {(step: {messages: ModelMessage[], steps?: ReadonlyArray<{usage?: {inputTokens?: number}}>, instructions?: Instructions,
+ *   initialMessages?: ModelMessage[], responseMessages?: ModelMessage[], experimental_steeringMessages?: ModelMessage[]})
+ *   => Promise<{messages: ModelMessage[], system?: string, instructions?: Instructions} | undefined>}
  */
 export function prepareStep(o) {
   const { compactor, conversationId, system, tools, targetShare = DEFAULT_TARGET_SHARE, config, onCompact, ahead: aheadOption } = o ?? {};
@@ -121,16 +130,20 @@ export function prepareStep(o) {
   /**
    * Per generateText call (its `steps` array): what the last step was
    * sent (the view, with the clip-archive as its first message when it
-   * has one), how many messages of the step's list that stood for, and
-   * that step's number.
-   * @type {WeakMap<object, {view: ModelMessage[], length: number, step: number, archive: string | null}>}
+   * has one), how many messages of the SDK's list that stood for, that
+   * step's number, and the instructions returned (undefined: none) with
+   * the step's own they were made of.
+   * @type {WeakMap<object, {view: ModelMessage[], length: number, step: number, archive: string | null,
+   *   instructions: Instructions | undefined, base: Instructions | undefined}>}
    */
   const sent = new WeakMap();
-  return async ({ messages, steps }) => {
+  return async (args) => {
+    const { steps } = args;
+    const messages = sdkList(args);
+    const prev = steps ? sent.get(steps) : undefined;
     // The provider counted what the step before was sent: continue from
     // that view, with what the SDK appended since (the answer, the tool
     // results), so its usage counts the view's messages.
-    const prev = steps ? sent.get(steps) : undefined;
     let history = messages;
     /** @type {import('./types.js').ContextUsage | undefined} */
     let usage;
@@ -139,21 +152,76 @@ export function prepareStep(o) {
     if (prev && steps && prev.step === steps.length - 1 && messages.length >= prev.length) {
       history = [...prev.view, ...messages.slice(prev.length)];
       archive = prev.archive;
-      const n = steps.at(-1)?.usage?.inputTokens;
-      if (typeof n === 'number' && Number.isSafeInteger(n) && n > 0) usage = { input_tokens: n, messages: prev.view.length };
+      const n = inputCount(steps.at(-1)?.usage?.inputTokens);
+      if (n !== undefined) usage = { input_tokens: n, messages: prev.view.length };
     }
     // Ahead of time, compactAhead maps the SDK's whole list onto the view it returned last.
     const checked = await checkStep(adapter, conversationId, { list: messages, history, archive },
       { shape: 'ai_sdk', targetShare, config: await stepConfig(), usage });
     const view = checked.view;
     archive = checked.archive;
-    if (steps) sent.set(steps, { view, length: messages.length, step: steps.length, archive });
-    if (view === messages) return undefined;
-    if (system !== undefined && archive !== null && view[0]?.role === 'system' && view[0].content === archive) {
-      return { system: joinText(system, archive) ?? '', messages: view.slice(1) };
+    const moved = archive !== null && view[0]?.role === 'system' && view[0].content === archive;
+    /** @type {{messages: ModelMessage[], system?: string, instructions?: Instructions} | undefined} */
+    let out;
+    /** @type {Instructions | undefined} */
+    let base;
+    if (!Object.hasOwn(args, 'instructions')) {
+      // ai 6: the step's system is given as `system`, the SDK's own otherwise; a system message may lead the messages.
+      if (view !== messages) out = system !== undefined && moved ? { system: joinText(system, archive) ?? '', messages: view.slice(1) } : { messages: view };
+    } else {
+      // ai 7 hands prepareStep the step's instructions and carries those returned forward (the ones
+      // made here are replaced); the clip-archive goes after them, not in the messages (streamText
+      // rejects a system message there).
+      const ours = prev?.instructions !== undefined && args.instructions === prev.instructions;
+      base = ours ? prev?.base : args.instructions;
+      if (moved) out = { instructions: withArchive(base ?? system, /** @type {string} */ (archive)), messages: view.slice(1) };
+      else if (ours) out = { instructions: base ?? [], messages: view };
+      else if (view !== messages) out = { messages: view };
     }
-    return { messages: view };
+    if (steps) sent.set(steps, { view, length: messages.length, step: steps.length, archive, instructions: out?.instructions, base });
+    return out;
   };
+}
+
+/**
+ * The SDK's list of a step as ai 6 hands it to prepareStep: every message
+ * given and every response since. ai 7 hands over the messages it carried
+ * forward (those a prepareStep returned, and what came after them) and,
+ * with them, the messages given (`initialMessages`) and the responses
+ * (`responseMessages`): its list is those, with the steering messages each
+ * step was sent before its responses (`experimental_steeringMessages`).
+ * @param {{messages: ModelMessage[], initialMessages?: ModelMessage[], responseMessages?: ModelMessage[],
+ *   steps?: ReadonlyArray<{response?: {messages?: readonly unknown[]}, experimental_steeringMessages?: ModelMessage[]}>,
+ *   experimental_steeringMessages?: ModelMessage[]}} args
+ * @returns {ModelMessage[]}
+ */
+function sdkList(args) {
+  const { initialMessages, responseMessages, steps = [] } = args;
+  if (!Array.isArray(initialMessages) || !Array.isArray(responseMessages)) return args.messages;
+  // The responses before the first step's (of tool approvals given with the messages), then each step's.
+  let at = responseMessages.length - steps.reduce((n, s) => n + (s.response?.messages?.length ?? 0), 0);
+  const list = [...initialMessages, ...responseMessages.slice(0, at)];
+  for (const s of steps) {
+    const n = s.response?.messages?.length ?? 0;
+    list.push(...(s.experimental_steeringMessages ?? []), ...responseMessages.slice(at, at + n));
+    at += n;
+  }
+  list.push(...(args.experimental_steeringMessages ?? []));
+  return list;
+}
+
+/**
+ * The AI SDK's instructions with the clip-archive after them: one text
+ * when they are text (or none), else their system messages and one more.
+ * @param {Instructions | undefined} instructions
+ * @param {string} archive
+ * @returns {Instructions}
+ */
+function withArchive(instructions, archive) {
+  if (instructions === undefined || instructions === null || typeof instructions === 'string') return joinText(instructions, archive) ?? '';
+  /** @type {import('ai').SystemModelMessage} */
+  const message = { role: 'system', content: archive };
+  return [...(Array.isArray(instructions) ? instructions : [instructions]), message];
 }
 
 /**

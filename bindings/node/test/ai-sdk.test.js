@@ -1,18 +1,20 @@
-// clipfold/ai-sdk end to end against the real Vercel AI SDK (the `ai`
-// package pinned in package-lock.json): a multi-turn agent with tool calls
-// driven by the SDK's own mock model (ai/test, no network) through
-// generateText + stopWhen + prepareStep, the app keeping its whole list
+// clipfold/ai-sdk end to end against the real Vercel AI SDK (the `ai` 6
+// pinned in package-lock.json; `make test-frameworks` runs it again on the
+// newest `ai` 7): a multi-turn agent with tool calls driven by the SDK's
+// own mock model (ai/test, no network) through generateText (and
+// streamText) + stopWhen + prepareStep, the app keeping its whole list
 // across turns as AI SDK apps do; and with compaction ahead of time
 // (`ahead: true`), the summaries written by an OpenAI-compatible
 // summarizer on a real node:http server.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateText, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { generateText, stepCountIs, streamText, tool } from 'ai';
+import { convertArrayToReadableStream } from 'ai/test';
 import { z } from 'zod';
 import { createCompactor, MemoryStore } from '../src/index.js';
 import { memoryReadTool, prepareStep } from '../src/ai-sdk.js';
 import { watchedAhead } from './helpers/ahead.js';
+import { MockLanguageModel, responseMessages } from './helpers/aisdk.js';
 import { wasmPath } from './helpers/common.js';
 
 const CONFIG = { model_max_tokens: 3000, context_budget: 0.5, keep_recent: 4, chunk_size: 8, max_summary_tokens: 120 };
@@ -29,38 +31,47 @@ function serviceDoc(name) {
 /**
  * The mock model of a tool-using agent: to a question it calls
  * lookup_service for the service and its replica, then answers; asked who
- * owned a service earlier, it calls memory_read first. With `count` it
- * reports as its usage that count of the request (the provider's count)
- * and runs `onCall` first.
+ * owned a service earlier, it calls memory_read first; streamed too. With
+ * `count` it reports as its usage that count of the request (the
+ * provider's count) and runs `onCall` first.
  * @param {any[][]} prompts every prompt the model saw
  * @param {{count: (prompt: any[], tools: unknown[]) => Promise<number>, onCall: () => Promise<void>}} [counted]
  */
 function agentModel(prompts, counted) {
   let calls = 0;
-  return new MockLanguageModelV3({
-    doGenerate: async (options) => {
-      await counted?.onCall();
-      prompts.push(structuredClone(options.prompt));
-      const p = options.prompt;
-      const n = counted ? await counted.count(p, options.tools ?? []) : 10;
-      const usage = { inputTokens: { total: n, noCache: n, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } };
-      const lastUser = p.findLastIndex((m) => m.role === 'user');
-      const question = lastUser >= 0 ? p[lastUser].content.map((/** @type {any} */ c) => c.text ?? '').join('') : '';
-      const results = p.slice(lastUser + 1).filter((m) => m.role === 'tool').flatMap((m) => m.content);
-      const callTool = (/** @type {string} */ toolName, /** @type {object} */ input) => ({
-        content: [{ type: 'tool-call', toolCallId: `call_${++calls}`, toolName, input: JSON.stringify(input) }],
-        finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [],
-      });
-      const say = (/** @type {string} */ text) => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
-      const svc = /service-\d+/.exec(question)?.[0] ?? 'service-0';
-      if (/owned .* earlier/.test(question)) {
-        if (results.length === 0) return callTool('memory_read', { query: `Which team owns ${svc}?` });
-        const out = /** @type {any} */ (results[0]).output;
-        return say(`From the archive: ${typeof out.value === 'string' ? out.value : JSON.stringify(out)}`);
-      }
-      if (results.length === 0) return callTool('lookup_service', { name: svc });
-      if (results.length === 1) return callTool('lookup_service', { name: `${svc}-replica` });
-      return say(`${svc} is documented above; both instances checked.`);
+  /** @param {any} options */
+  const respond = async (options) => {
+    await counted?.onCall();
+    prompts.push(structuredClone(options.prompt));
+    const p = options.prompt;
+    const n = counted ? await counted.count(p, options.tools ?? []) : 10;
+    const usage = { inputTokens: { total: n, noCache: n, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } };
+    const lastUser = p.findLastIndex((m) => m.role === 'user');
+    const question = lastUser >= 0 ? p[lastUser].content.map((/** @type {any} */ c) => c.text ?? '').join('') : '';
+    const results = p.slice(lastUser + 1).filter((m) => m.role === 'tool').flatMap((m) => m.content);
+    const callTool = (/** @type {string} */ toolName, /** @type {object} */ input) => ({
+      content: [{ type: 'tool-call', toolCallId: `call_${++calls}`, toolName, input: JSON.stringify(input) }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [],
+    });
+    const say = (/** @type {string} */ text) => ({ content: [{ type: 'text', text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] });
+    const svc = /service-\d+/.exec(question)?.[0] ?? 'service-0';
+    if (/owned .* earlier/.test(question)) {
+      if (results.length === 0) return callTool('memory_read', { query: `Which team owns ${svc}?` });
+      const out = /** @type {any} */ (results[0]).output;
+      return say(`From the archive: ${typeof out.value === 'string' ? out.value : JSON.stringify(out)}`);
+    }
+    if (results.length === 0) return callTool('lookup_service', { name: svc });
+    if (results.length === 1) return callTool('lookup_service', { name: `${svc}-replica` });
+    return say(`${svc} is documented above; both instances checked.`);
+  };
+  return new MockLanguageModel({
+    doGenerate: respond,
+    doStream: async (options) => {
+      const r = await respond(options);
+      const parts = r.content.flatMap((/** @type {any} */ c) => (c.type === 'text'
+        ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: c.text }, { type: 'text-end', id: 't' }] : [c]));
+      return { stream: convertArrayToReadableStream([{ type: 'stream-start', warnings: [] }, ...parts,
+        { type: 'finish', finishReason: r.finishReason, usage: r.usage }]) };
     },
   });
 }
@@ -93,6 +104,13 @@ function assertToolPairs(prompt) {
     if (m.role === 'tool') for (const c of m.content) assert.ok(calls.has(c.toolCallId), `tool result ${c.toolCallId} without its call`);
   }
 }
+
+/**
+ * The messages of a prompt that carry a clip-archive: a system message
+ * holding it, or the user turn it is written as.
+ * @param {any[]} prompt
+ */
+const archivesOf = (prompt) => prompt.filter((m) => (m.role === 'system' || m.role === 'user') && JSON.stringify(m.content).includes('[Context Summary'));
 
 /**
  * Nothing lost, nothing twice: every message of the app's list is in the
@@ -140,7 +158,7 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
       for (const q of questions) {
         messages.push({ role: 'user', content: q });
         const r = await generateText({ model, system: SYSTEM, messages, tools, stopWhen: stepCountIs(5), prepareStep: step });
-        messages.push(...r.response.messages);
+        messages.push(...await responseMessages(r));
         last = r.text;
       }
 
@@ -208,7 +226,7 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
       for (let i = 0; i < TURNS; i++) {
         messages.push({ role: 'user', content: i === TURNS - 1 ? 'Who owned service-1 earlier?' : `What port does service-${i} use, and who owns it?` });
         const r = await generateText({ model, system: SYSTEM, messages, tools, stopWhen: stepCountIs(5), prepareStep: step });
-        messages.push(...r.response.messages);
+        messages.push(...await responseMessages(r));
         last = r.text;
       }
 
@@ -217,6 +235,7 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
       const done = compactions.filter((r) => !r.failed && r.messages_compressed > 0);
       assert.ok(done.length >= 2, `${done.length} compactions`);
       assert.deepEqual(compactions.filter((r) => r.failed).map((r) => r.failure_message), [], 'no failed compaction');
+      assert.deepEqual(stats.discarded, [], 'every prepared compaction applied: each step\'s list continues the one before');
       assert.ok(done.every((r) => r.batches.every((b) => b.method === 'llm')), 'every summary by the summarizer');
       assert.equal(prompts.length, 3 * TURNS - 1);
 
@@ -226,13 +245,14 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
         assert.ok(counts[i] <= limit, `request ${i}: ${counts[i]} tokens > ${limit}`);
         assert.ok(p[0].role === 'system' && p[0].content.startsWith(SYSTEM), `request ${i}: the system prompt first`);
         assert.equal(p.filter((m) => m.role === 'system').length, 1, `request ${i}: one system message`);
+        assert.ok(archivesOf(p).length <= 1, `request ${i}: ${archivesOf(p).length} clip-archives`);
         assertToolPairs(p);
         const answered = new Set(p.filter((m) => m.role === 'tool').flatMap((m) => m.content.map((/** @type {any} */ c) => c.toolCallId)));
         for (const m of p) if (m.role === 'assistant') for (const c of m.content) if (c.type === 'tool-call') assert.ok(answered.has(c.toolCallId), `request ${i}: ${c.toolCallId} without its result`);
         const texts = p.map((m) => JSON.stringify(m));
         assert.equal(new Set(texts).size, texts.length, `request ${i}: a message repeated`);
       }
-      const summarized = prompts.filter((p) => p[0].content.includes('[Context Summary') || p.some((m) => m.role === 'user' && JSON.stringify(m).includes('[Context Summary')));
+      const summarized = prompts.filter((p) => archivesOf(p).length > 0);
       assert.ok(summarized.length >= TURNS, `${summarized.length} requests carried the clip-archive`);
 
       // The first turns' facts: out of the model's view at the end, found by memory_read.
@@ -245,6 +265,58 @@ describe('clipfold/ai-sdk with the real AI SDK', () => {
         + `${recalled} messages in recall; ahead: ${JSON.stringify(stats)}`);
     } finally {
       await watch.close();
+      store.close();
+    }
+  });
+
+  test('streamText, the system prompt as system messages and no `system` given: the clip-archive right after them, one in every request, tool pairs intact, nothing lost', async () => {
+    const store = new MemoryStore();
+    const compactor = await createCompactor({ wasmPath: wasmPath(), store, config: CONFIG });
+    try {
+      /** @type {any[][]} */
+      const prompts = [];
+      /** @type {import('../src/index.js').CompactionResult[]} */
+      const compactions = [];
+      /** @type {unknown[]} */
+      const errors = [];
+      const model = agentModel(prompts);
+      const tools = agentTools(compactor, 'stream');
+      const cache = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+      /** @type {import('ai').SystemModelMessage[]} */
+      const system = [{ role: 'system', content: SYSTEM, providerOptions: cache }];
+      const step = prepareStep({ compactor, conversationId: 'stream', tools, onCompact: (r) => compactions.push(r) });
+      /** @type {any[]} */
+      const messages = [];
+      for (let i = 0; i < 12; i++) {
+        messages.push({ role: 'user', content: `What port does service-${i} use, and who owns it?` });
+        const r = streamText({ model, system, messages, tools, stopWhen: stepCountIs(5), prepareStep: step, onError: ({ error }) => { errors.push(error); } });
+        await r.consumeStream();
+        messages.push(...await responseMessages(r));
+      }
+      assert.deepEqual(errors, []);
+      assert.equal(prompts.length, 3 * 12);
+      const done = compactions.filter((r) => !r.failed && r.messages_compressed > 0);
+      assert.ok(done.length >= 1, `${compactions.length} compactions, none succeeded: ${JSON.stringify(compactions.map((r) => r.failure_message))}`);
+      assert.deepEqual(compactions.filter((r) => r.failed), [], 'no failed compaction');
+      let archived = 0;
+      for (const [i, p] of prompts.entries()) {
+        assert.equal(p[0].content, SYSTEM, `request ${i}: the system prompt first`);
+        assert.deepEqual(p[0].providerOptions, cache, `request ${i}: its provider options kept`);
+        const archives = archivesOf(p);
+        assert.ok(archives.length <= 1, `request ${i}: ${archives.length} clip-archives`);
+        if (archives.length === 1) {
+          archived++;
+          // A system message right after the system prompt, or the user turn first after it.
+          assert.equal(archives[0], p[1], `request ${i}: the clip-archive right after the system prompt`);
+        }
+        assertToolPairs(p);
+        const texts = p.map((m) => JSON.stringify(m));
+        assert.equal(new Set(texts).size, texts.length, `request ${i}: a message repeated`);
+      }
+      assert.ok(archived > 0, 'some request carried the clip-archive');
+      assert.ok(await assertNothingLost(compactor, store, 'stream', messages) > 0);
+    } finally {
+      await compactor.close();
       store.close();
     }
   });

@@ -32,6 +32,7 @@ import { prepareStep } from '../src/ai-sdk.js';
 import { clipfoldProcessor } from '../src/mastra.js';
 import { ClipfoldSession } from '../src/openai-agents.js';
 import { CONTINUATION } from '../src/stepview.js';
+import { responseMessages } from './helpers/aisdk.js';
 import { wasmPath } from './helpers/common.js';
 
 const STEPS = 10; // tool calls per question, one after the other
@@ -277,7 +278,7 @@ describe('after compaction every request starts with a user turn', () => {
           model, system: SYSTEM, tools, messages, stopWhen: stepCountIs(STEPS + 2),
           prepareStep: prepareStep({ compactor, conversationId: `ai-sdk-${kind}`, system: SYSTEM, tools, config: CONFIG }),
         });
-        messages = [...messages, ...r.response.messages];
+        messages = [...messages, ...await responseMessages(r)];
       }
     }));
 

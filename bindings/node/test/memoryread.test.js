@@ -5,7 +5,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateText, stepCountIs, tool as aiTool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { AIMessage, ToolMessage, createAgent, fakeModel, tool } from 'langchain';
 import { MemorySaver } from '@langchain/langgraph';
 import { z } from 'zod';
@@ -13,6 +12,7 @@ import { createCompactor, DEFAULT_MEMORY_READ_TOKENS, SQLiteStore } from '../src
 import { memoryReadTool as aiMemoryReadTool } from '../src/ai-sdk.js';
 import { clipfoldMiddleware, memoryReadTool } from '../src/langchain.js';
 import { memoryRead } from '../src/memory.js';
+import { MockLanguageModel } from './helpers/aisdk.js';
 import { wasmPath } from './helpers/common.js';
 
 /** A long JSON tool output: 300 orders, one of them the fact asked for. */
@@ -100,7 +100,7 @@ describe('memory_read', () => {
     const compactor = await createCompactor({ wasmPath: wasmPath(), store: new SQLiteStore() });
     try {
       let n = 0;
-      const model = new MockLanguageModelV3({
+      const model = new MockLanguageModel({
         doGenerate: async () => {
           n++;
           const call = (/** @type {string} */ toolName, /** @type {object} */ input) => ({

@@ -60,8 +60,8 @@ const model = fakeModel().respond(new AIMessage('We were upgrading Postgres.'));
   });
 
   test('Use with the AI SDK', () => {
-    const out = run('ai-sdk.mjs', `import { MockLanguageModelV3 } from 'ai/test';
-const model = new MockLanguageModelV3({ doGenerate: { content: [{ type: 'text', text: 'We were upgrading Postgres.' }],
+    const out = run('ai-sdk.mjs', `import { MockLanguageModel } from '../test/helpers/aisdk.js';
+const model = new MockLanguageModel({ doGenerate: { content: [{ type: 'text', text: 'We were upgrading Postgres.' }],
   finishReason: { unified: 'stop', raw: 'stop' }, warnings: [],
   usage: { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } } } });`,
     example('Use with the AI SDK'));

@@ -4,7 +4,7 @@
 // count as overhead_tokens, and the LangChain middleware and the AI SDK's
 // prepareStep check before every model call, tool loops included — through
 // the real plug-in, real agents driven by their frameworks' own fake models
-// (LangChain's fakeModel, the AI SDK's MockLanguageModelV3) and a real
+// (LangChain's fakeModel, the AI SDK's own mock model) and a real
 // node:http server for the LLM client.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,11 +12,11 @@ import { createServer } from 'node:http';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, createAgent, fakeModel, tool as lcTool } from 'langchain';
 import { MemorySaver } from '@langchain/langgraph';
 import { generateText, stepCountIs, tool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { ClipfoldError, createCompactor, MemoryStore, openaiCompatible, usageOf } from '../src/index.js';
 import { clipfoldMiddleware, messageDict, toolSchemas as lcToolSchemas, usageFromMessages } from '../src/langchain.js';
 import { prepareStep, toolSchemas } from '../src/ai-sdk.js';
+import { MockLanguageModel } from './helpers/aisdk.js';
 import { wasmPath } from './helpers/common.js';
 
 const SYSTEM = 'You are the on-call assistant of the data platform team. Read logs with read_logs; answer briefly.';
@@ -286,7 +286,7 @@ const sdkTools = {
 function sdkLoopModel(calls, prompts, inputTokens) {
   let n = 0;
   const usage = { inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } };
-  return new MockLanguageModelV3({
+  return new MockLanguageModel({
     doGenerate: async (options) => {
       prompts.push(structuredClone(options.prompt));
       const i = n++;
@@ -347,6 +347,7 @@ describe('prepareStep checks before every step', () => {
       assert.ok(prompts.some((p) => p.some((m) => m.role === 'user' && sdkArchived([m]))), 'a clip-archive written as the user turn');
       for (const p of prompts) {
         assert.equal(p.find((m) => m.role !== 'system')?.role, 'user', 'the first turn after the system message');
+        assert.ok(p.filter((m) => sdkArchived([m])).length <= 1, 'one clip-archive at most (a newer one replaces it)');
         const calls = new Set();
         for (const m of p) {
           if (m.role === 'assistant') for (const c of m.content) if (c.type === 'tool-call') calls.add(c.toolCallId);
