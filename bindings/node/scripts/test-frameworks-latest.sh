@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The framework adapters' tests against each framework's newest release:
 # a copy of the package (no lock file) in a temporary directory, the
-# frameworks installed there fresh — `npm install <package>@<range>`, the
+# frameworks installed there fresh — `npm install <package>@<version>`, the
 # newest release within the range package.json's peerDependencies declares
 # (the newest a user of this version of clipfold can have; a package that
 # is no peer, @mastra/memory, as @latest) — then
@@ -9,7 +9,8 @@
 # SDK) and the README's examples run against them. The pinned versions are
 # tested by `npm test`; this sees a framework release that breaks an
 # adapter the day it lands. The versions tested are printed at the end as
-# the README's table rows ("Framework versions").
+# the README's table rows ("Framework versions"), after a summary line
+# naming the AI SDK tested: `ai` and the providers that drove it.
 #
 # A newer major release outside that range is named in the table (the
 # adapter has to be ported to it first). A release whose package.json
@@ -28,22 +29,52 @@ wasm="${CLIPFOLD_WASM:-$repo/build/clipfold.wasm}"
 # The frameworks, as npm names them; zod and the tooling stay as pinned.
 frameworks=(langchain @langchain/core @langchain/langgraph ai @mastra/core @mastra/memory @openai/agents)
 # The providers' own packages, which first-turn.test.js drives to check the
-# requests on the wire: test tools, not frameworks, installed as pinned.
+# requests on the wire: test tools, not frameworks, installed as pinned —
+# but the AI SDK's (@ai-sdk/*) go with the `ai` installed: when its major
+# is not the pinned one, the newest release built on the same
+# @ai-sdk/provider (the provider spec) as it is (ai 7: @ai-sdk/openai 4).
 providers=(@ai-sdk/openai @ai-sdk/anthropic @langchain/openai @langchain/anthropic)
 suites=(test/langchain.test.js test/ai-sdk.test.js test/mastra.test.js test/openai-agents.test.js test/first-turn.test.js
-	test/readme.test.js)
+	test/window.test.js test/memoryread.test.js test/readme.test.js)
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/clipfold-frameworks-XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 cp -R "$pkg/package.json" "$pkg/index.cjs" "$pkg/README.md" "$pkg/src" "$pkg/test" "$tmp/"
 
 cd "$tmp"
-mapfile -t specs < <(node -e '
-  const peers = require("./package.json").peerDependencies ?? {};
-  for (const name of process.argv.slice(1)) console.log(`${name}@${peers[name] ?? "latest"}`);' "${frameworks[@]}")
-mapfile -t -O "${#specs[@]}" specs < <(node -e '
-  const dev = require("./package.json").devDependencies ?? {};
-  for (const name of process.argv.slice(1)) console.log(`${name}@${dev[name]}`);' "${providers[@]}")
+# The exact versions, resolved here: npm itself would pass over a release
+# whose engines this Node.js does not meet (it installed ai 6, not 7, on
+# Node.js 20). A command substitution: a version that cannot be chosen
+# stops the script.
+specText="$(node -e '
+  const { execFileSync } = require("node:child_process");
+  const { devDependencies: dev = {}, peerDependencies: peers = {} } = require("./package.json");
+  const view = (spec, ...fields) => JSON.parse(execFileSync("npm", ["view", spec, ...fields, "--json"], { encoding: "utf8" }));
+  const parts = (v) => v.split(".").map(Number);
+  const major = (v) => parts(v)[0];
+  const newest = (name, range) => [view(`${name}@${range}`, "version")].flat()
+    .sort((x, y) => parts(x).map((n, i) => n - parts(y)[i]).find((d) => d !== 0) ?? 0).at(-1);
+  const args = process.argv.slice(1);
+  const frameworks = args.slice(0, args.indexOf("--"));
+  const providers = args.slice(args.indexOf("--") + 1);
+  const chosen = {};
+  for (const name of frameworks) chosen[name] = newest(name, peers[name] ?? "latest");
+  // The provider spec the ai chosen is built on.
+  const spec = major(view(`ai@${chosen.ai}`, "dependencies")["@ai-sdk/provider"]);
+  for (const name of providers) {
+    if (!name.startsWith("@ai-sdk/") || major(chosen.ai) === major(dev.ai)) {
+      chosen[name] = dev[name];
+      continue;
+    }
+    const latest = view(`${name}@latest`, "version", "dependencies");
+    if (major(latest.dependencies["@ai-sdk/provider"]) !== spec) {
+      console.error(`test-frameworks-latest: no ${name} release on @ai-sdk/provider ${spec} for ai ${chosen.ai} (the newest, ${latest.version}, is on ${latest.dependencies["@ai-sdk/provider"]})`);
+      process.exit(1);
+    }
+    chosen[name] = latest.version;
+  }
+  for (const [name, version] of Object.entries(chosen)) console.log(`${name}@${version}`);' "${frameworks[@]}" -- "${providers[@]}")"
+mapfile -t specs <<<"$specText"
 echo "test-frameworks-latest: npm install ${specs[*]} (node $(node --version))"
 npm install --no-package-lock --no-audit --no-fund --loglevel=error "${specs[@]}"
 
@@ -64,10 +95,18 @@ rows="$(node --input-type=module -e '
     console.log(`| ${name} | ${pinned[name]} | ${p.version} | ${latest === p.version ? "the same" : latest + " (outside the peer range)"} | ${node} |`);
   }' "${frameworks[@]}")"
 
+# The AI SDK as tested: ai and the providers that drove it (one provider spec).
+aisdk="$(node -e '
+  const v = (name) => require(`./node_modules/${name}/package.json`).version;
+  const names = ["@ai-sdk/openai", "@ai-sdk/anthropic"];
+  const specs = new Set(["ai", ...names].map((name) => require(`./node_modules/${name}/package.json`).dependencies["@ai-sdk/provider"].split(".")[0]));
+  if (specs.size !== 1) { console.error(`test-frameworks-latest: ai and its providers are on different @ai-sdk/provider majors: ${[...specs]}`); process.exit(1); }
+  console.log(`ai ${v("ai")} (${names.map((n) => `${n} ${v(n)}`).join(", ")}; @ai-sdk/provider ${[...specs][0]})`);')"
+
 CLIPFOLD_WASM="$wasm" CLIPFOLD_SQL_DIR="$repo/hostfuncs/store/sqlite" node --test "${suites[@]}"
 
 echo
-echo "test-frameworks-latest: passed on node $(node --version); the versions tested:"
+echo "test-frameworks-latest: passed on node $(node --version) with $aisdk; the versions tested:"
 echo "| package | pinned | newest tested | newest on npm | its engines (node) |"
 echo "| --- | --- | --- | --- | --- |"
 echo "$rows"
