@@ -2,11 +2,8 @@
 adapters (LangChain, LangGraph, Pydantic AI, the Agents SDK).
 
 An agent sends the same system prompt and tools request after request, so
-each adapter asks the plug-in once per system prompt and tool set. That
-keeps the check before each model call off the Compactor's first plug-in
-instance, where :meth:`Compactor.overhead_tokens` runs and where a
-compaction prepared ahead of time (docs/spec.md#compaction-ahead-of-time)
-may be waiting for its summarizer.
+each adapter asks the plug-in (:meth:`Compactor.overhead_tokens`) once per
+system prompt and tool set, not before every model call.
 """
 
 from __future__ import annotations
