@@ -103,7 +103,7 @@ func (sf *storeFlags) open(e *env, mode openMode) (*archive, error) {
 	st, err := sqlite.Open(open)
 	if err != nil {
 		if isBusy(err) {
-			return nil, lockedError(path)
+			return nil, lockedError(path, err)
 		}
 		if mode == openEmbed && sqlite.IsReadOnly(err) {
 			// An archive this user cannot write: searched as it is.
@@ -119,7 +119,7 @@ func openReadOnly(path, flagArg string) (*archive, error) {
 	st, err := sqlite.OpenReadOnly(path)
 	if err != nil {
 		if isBusy(err) {
-			return nil, lockedError(path)
+			return nil, lockedError(path, err)
 		}
 		return nil, failf("opening the SQLite database %s for reading: %v", path, err)
 	}
@@ -157,7 +157,7 @@ func probeLock(e *env, path string) error {
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		if isBusy(err) {
-			return lockedError(path)
+			return lockedError(path, fmt.Errorf("no write lock after %v ($CLIPFOLD_LOCK_TIMEOUT): %w", wait, err))
 		}
 		return nil
 	}
@@ -172,9 +172,10 @@ func isBusy(err error) bool {
 	return errors.As(err, &e) && (e.Code()&0xff == sqlitelib.SQLITE_BUSY || e.Code()&0xff == sqlitelib.SQLITE_LOCKED)
 }
 
-func lockedError(path string) error {
+// lockedError says what to do about a locked database, and what SQLite said.
+func lockedError(path string, cause error) error {
 	return failf("the database %s is locked: another clipfold (or another program) may be running on it; "+
-		"wait for it to finish, or use another --db", path)
+		"wait for it to finish, or use another --db (%v)", path, cause)
 }
 
 func shellQuote(s string) string {

@@ -289,3 +289,42 @@ def test_go_store_reads_python_file_and_python_reads_go_writes(tmp_path: Path) -
         s.commit(commit(conversation_id="c7", remove_message_ids=["gclip"], archive_writes=[],
                         insert_message={"id": "pyclip", "content": "again"}))
         assert [m["id"] for m in s.active_messages("c7")] == ["pyclip", "g3"]
+
+
+@pytest.mark.parametrize("begin", ["BEGIN DEFERRED", "BEGIN IMMEDIATE"], ids=["reader", "writer"])
+def test_open_waits_for_a_rollback_journal_file(tmp_path: Path, begin: str) -> None:
+    """A file in rollback-journal mode (as the Node host leaves it) is put
+    in WAL mode when opened. The switch needs the exclusive lock; while
+    another connection writes, SQLite answers SQLITE_BUSY at once, without
+    waiting. SQLiteStore waits for the other connection, reading or
+    writing, instead of raising "database is locked"."""
+    import sqlite3
+    import threading
+
+    path = str(tmp_path / "rollback.db")
+    s = SQLiteStore(path)
+    s.append_messages("c1", [msg(0)])
+    s._db.execute("PRAGMA journal_mode = DELETE")
+    s.close()
+
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute(begin)
+    assert other.execute("SELECT count(*) FROM messages").fetchone()[0] == 1
+    opened: List[Any] = []
+
+    def open_it() -> None:
+        try:
+            st = SQLiteStore(path)
+            opened.append(st._db.execute("PRAGMA journal_mode").fetchone()[0])
+            st.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            opened.append(e)
+
+    t = threading.Thread(target=open_it)
+    t.start()
+    t.join(0.3)
+    assert t.is_alive(), "SQLiteStore returned while another connection held the file: %r" % opened
+    other.execute("ROLLBACK")
+    other.close()
+    t.join(30)
+    assert opened == ["wal"]

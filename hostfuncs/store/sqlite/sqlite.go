@@ -80,7 +80,7 @@ func openAt(path string, version int) (*Store, error) {
 		if strings.ContainsAny(path, "?#") {
 			return nil, fmt.Errorf("sqlite: open %q: the path may not contain '?' or '#'", path)
 		}
-		params = append(params, "_pragma=journal_mode(WAL)", "_pragma=synchronous(NORMAL)")
+		params = append(params, "_pragma=synchronous(NORMAL)")
 	}
 	db, err := sql.Open("sqlite", path+"?"+strings.Join(params, "&"))
 	if err != nil {
@@ -93,11 +93,46 @@ func openAt(path string, version int) (*Store, error) {
 		db.SetConnMaxIdleTime(0)
 	}
 	s := &Store{db: db, now: time.Now, memory: memory}
+	if !memory {
+		if err := enterWAL(context.Background(), db, busyTimeout); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+		}
+	}
 	if _, err := s.migrateTo(context.Background(), version); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
 	return s, nil
+}
+
+// enterWAL puts the file in WAL mode, which the file keeps: every
+// connection opened on it afterwards is in WAL mode too. Leaving a
+// rollback journal (the Node host's mode) takes the exclusive lock, and
+// SQLite answers SQLITE_BUSY at once, without its busy handler, when
+// another connection holds the write lock while this one reads (two
+// readers that both want to write would deadlock otherwise). So the
+// switch is retried, the read lock released in between, until wait has
+// passed. A file already in WAL mode answers at once.
+func enterWAL(ctx context.Context, db *sql.DB, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	pause := 2 * time.Millisecond
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		if err == nil || !isBusy(err) || time.Now().Add(pause).After(deadline) {
+			if err != nil {
+				return fmt.Errorf("entering WAL mode: %w", err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("entering WAL mode: %w", ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }
 
 // SetNow sets the store's clock (time.Now by default), for tests and

@@ -2,11 +2,13 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,4 +143,63 @@ func TestVectors(t *testing.T) {
 		err := s.(*sqlite.Store).DB().QueryRowContext(ctx, query).Scan(&state)
 		return []byte(state), err
 	})
+}
+
+// TestOpenWaitsForARollbackJournalFile: a file in rollback-journal mode (as
+// the Node host leaves it) is put in WAL mode when opened. The switch needs
+// the exclusive lock; while another connection writes, SQLite answers
+// SQLITE_BUSY at once without waiting (two connections that both hold a
+// read lock and both want to write would otherwise deadlock). Open waits
+// for the other connection, reading or writing, instead of failing with
+// "database is locked".
+func TestOpenWaitsForARollbackJournalFile(t *testing.T) {
+	for _, holder := range []struct{ name, begin string }{
+		{"reader", "BEGIN DEFERRED"},
+		{"writer", "BEGIN IMMEDIATE"},
+	} {
+		t.Run(holder.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "rollback.db")
+			s, err := sqlite.Open(path)
+			require.NoError(t, err)
+			require.NoError(t, s.AppendMessages(ctx, "c1", []store.Message{{ID: "m1", Role: "user", Content: "x"}}))
+			_, err = s.DB().ExecContext(ctx, `PRAGMA journal_mode = DELETE`)
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+
+			other, err := sql.Open("sqlite", path)
+			require.NoError(t, err)
+			defer other.Close()
+			conn, err := other.Conn(ctx)
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.ExecContext(ctx, holder.begin)
+			require.NoError(t, err)
+			var n int
+			require.NoError(t, conn.QueryRowContext(ctx, `SELECT COUNT(*) FROM messages`).Scan(&n))
+			require.Equal(t, 1, n)
+
+			opened := make(chan error, 1)
+			go func() {
+				s, err := sqlite.Open(path)
+				if err == nil {
+					var mode string
+					err = s.DB().QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode)
+					if err == nil && mode != "wal" {
+						err = fmt.Errorf("journal mode %q after Open, want wal", mode)
+					}
+					_ = s.Close()
+				}
+				opened <- err
+			}()
+			select {
+			case err := <-opened:
+				t.Fatalf("Open returned while another connection held the file: %v", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			_, err = conn.ExecContext(ctx, "ROLLBACK")
+			require.NoError(t, err)
+			require.NoError(t, <-opened)
+		})
+	}
 }

@@ -36,6 +36,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 from contextlib import contextmanager
@@ -146,6 +147,29 @@ def default_query_analyzer() -> QueryAnalyzer:
 MessageInput = Union[Mapping[str, Any], str, bytes]
 
 
+def _enter_wal(db: sqlite3.Connection, wait_s: float) -> None:
+    """Puts the file in WAL mode, which the file keeps. Leaving a rollback
+    journal (the Node host's mode) takes the exclusive lock, and SQLite
+    answers "database is locked" at once, without waiting, when another
+    connection holds the write lock while this one reads (two readers that
+    both want to write would deadlock otherwise). So the switch is retried,
+    the read lock released in between, until wait_s has passed. A file
+    already in WAL mode answers at once."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.002
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as e:
+            code = getattr(e, "sqlite_errorcode", None)  # Python 3.11+
+            busy = code & 0xFF in (5, 6) if code is not None else "is locked" in str(e)  # SQLITE_BUSY, SQLITE_LOCKED
+            if not busy or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+
+
 class SQLiteStore:
     """The embedded store: a file (WAL mode) or ``":memory:"``.
 
@@ -195,7 +219,7 @@ class SQLiteStore:
         self._db.execute("PRAGMA busy_timeout = %d" % int(BUSY_TIMEOUT_S * 1000))
         self._db.execute("PRAGMA foreign_keys = ON")
         if p != MEMORY_PATH:
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _enter_wal(self._db, BUSY_TIMEOUT_S)
             self._db.execute("PRAGMA synchronous = NORMAL")
         self.migrate()
 
