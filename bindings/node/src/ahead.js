@@ -24,7 +24,7 @@
  */
 import { describe, invalidArgument, stringifyJSON } from './args.js';
 import { ClipfoldError, HostError } from './errors.js';
-import { COMMIT_JSON } from './hostfns.js';
+import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED } from './hostfns.js';
 
 /**
  * @typedef {import('./types.js').Config} Config
@@ -163,6 +163,8 @@ function valueEnd(text, j) {
  * @property {(conversationId: string, history: any[] | undefined, o: object) => Promise<{input: string, restore: (r: CompactionResult) => void}>} dryRunInput
  *   a dry run's input, made in the conversation's turn; restore gives the result the caller's own objects back
  * @property {(input: string) => Promise<string>} background compress on an instance of the background work
+ * @property {(commitText: string) => Promise<object | null>} [planAhead] the plan of a commit (the planCommit
+ *   export's answer) made on an instance of the background work; null when the store cannot commit from one
  * @property {(conversationId: string, history: any[] | undefined, shape: any) => Promise<any[]>} stored
  *   a store-owned history: what `history` holds that the store holds nowhere appended, then the store's active history
  * @property {<T>(conversationId: string, fn: () => Promise<T>) => Promise<T>} inTurn the conversation's compactions' turn
@@ -590,11 +592,15 @@ export class Ahead {
     });
     /** @type {Job} */
     const job = { snapshot, blocks, done: false, result: null, error: null, settled: Promise.resolve() };
-    job.settled = this.#h.background(input).then((text) => {
-      /** @type {CompactionResult & {commitText?: string}} */
+    job.settled = this.#h.background(input).then(async (text) => {
+      /** @type {CompactionResult & {commitText?: string, plan?: object | null}} */
       const r = JSON.parse(text);
       const commitText = r.commit !== undefined ? topLevelValue(text, 'commit') : undefined;
+      // Planned here, in the background, the commit leaves the turn that
+      // applies it the store's SQL only.
+      const plan = commitText !== undefined && !r.failed && this.#h.planAhead ? await this.#h.planAhead(commitText) : null;
       Object.defineProperty(r, 'commitText', { value: commitText, enumerable: false, configurable: true });
+      Object.defineProperty(r, 'plan', { value: plan, enumerable: false, configurable: true });
       restore(r);
       job.result = r;
     }, (err) => { job.error = err; }).finally(() => {
@@ -613,8 +619,13 @@ export class Ahead {
   async #archiveIds(conversationId) {
     /** @type {string[]} */
     const ids = [];
+    const s = /** @type {any} */ (this.#h.store);
     for (const prefix of [`compaction-batch-${conversationId}-`, `compaction-replaced-${conversationId}-`]) {
-      const got = await /** @type {any} */ (this.#h.store).list({ tier: 'archival', label_prefix: prefix });
+      if (typeof s[ARCHIVE_IDS] === 'function') {
+        ids.push(...s[ARCHIVE_IDS]('archival', prefix));
+        continue;
+      }
+      const got = await s.list({ tier: 'archival', label_prefix: prefix });
       if (got && typeof got === 'object' && 'error' in got) throw new HostError(got.error.code, `memory_list: ${got.error.message}`);
       for (const b of got.blocks) ids.push(String(b.id));
     }
@@ -659,9 +670,11 @@ export class Ahead {
    * Sends a dry run's commit to the store, as the plug-in's
    * compaction_commit would have (all or nothing; a store-owned history
    * that lost a message it removes or replaces answers conflict), in the
-   * conversation's turn. Returns why it failed, or null.
+   * conversation's turn: from the plan made in the background when the
+   * store commits from one (the times it writes are those of the plan).
+   * Returns why it failed, or null.
    * @param {string} conversationId
-   * @param {CompactionResult & {commitText?: string}} r
+   * @param {CompactionResult & {commitText?: string, plan?: object | null}} r
    * @returns {Promise<string | null>}
    */
   #commit(conversationId, r) {
@@ -671,7 +684,8 @@ export class Ahead {
       /** @type {any} */
       let answer;
       try {
-        answer = typeof s[COMMIT_JSON] === 'function' ? await s[COMMIT_JSON](text) : await s.commit(JSON.parse(text));
+        if (r.plan && typeof s[COMMIT_PLANNED] === 'function') answer = await s[COMMIT_PLANNED](r.plan);
+        else answer = typeof s[COMMIT_JSON] === 'function' ? await s[COMMIT_JSON](text) : await s.commit(JSON.parse(text));
       } catch (err) {
         answer = { error: err instanceof HostError ? err.toJSON().error : { code: /** @type {any} */ (err)?.code, message: String(/** @type {any} */ (err)?.message ?? err) } };
       }

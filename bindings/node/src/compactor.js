@@ -5,7 +5,7 @@
  */
 import { describe, invalidArgument, optionalBool as bool, optionalUsage, requireJSON, requireString, stringifyJSON } from './args.js';
 import { ClipfoldError } from './errors.js';
-import { HOST_NAMESPACE, hostFunctions, stubHostFunctions } from './hostfns.js';
+import { COMMIT_PLANNED, HOST_NAMESPACE, hostFunctions, PLAN_INPUT, stubHostFunctions } from './hostfns.js';
 import { compileWasm, PluginInstance } from './instance.js';
 import { SyncPlugin } from './syncplugin.js';
 import { Ahead, turnTaker } from './ahead.js';
@@ -458,7 +458,36 @@ export async function createCompactor(opts = {}) {
    * @param {string} input
    * @returns {Promise<string>}
    */
-  async function background(input) {
+  function background(input) {
+    return onAheadInstance('compress', input);
+  }
+
+  /**
+   * The plan of a compaction prepared ahead (the planCommit export's
+   * answer), made on an instance of the background work, so that the
+   * turn applying it runs the store's SQL only; null when the store
+   * cannot commit from a plan, or planning failed (the commit then plans
+   * and reports it itself).
+   * @param {string} commitText the commit's exact JSON text
+   * @returns {Promise<object | null>}
+   */
+  async function planAhead(commitText) {
+    const s = /** @type {any} */ (store);
+    if (typeof s?.[PLAN_INPUT] !== 'function' || typeof s?.[COMMIT_PLANNED] !== 'function') return null;
+    try {
+      return JSON.parse(await onAheadInstance('planCommit', s[PLAN_INPUT](commitText)));
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Calls an export on the least busy instance of the background work.
+   * @param {string} name
+   * @param {string} input
+   * @returns {Promise<string>}
+   */
+  async function onAheadInstance(name, input) {
     let slot = aheadPool.find((s) => s.busy === 0);
     if (slot === undefined && aheadPool.length < AHEAD_INSTANCES) {
       slot = {
@@ -473,7 +502,7 @@ export async function createCompactor(opts = {}) {
     slot ??= aheadPool.reduce((a, b) => (b.busy < a.busy ? b : a));
     slot.busy++;
     try {
-      return dec.decode(await slot.instance.call('compress', enc.encode(input)));
+      return dec.decode(await slot.instance.call(name, enc.encode(input)));
     } finally {
       slot.busy--;
     }
@@ -515,6 +544,7 @@ export async function createCompactor(opts = {}) {
         return { input, restore: (/** @type {CompactionResult} */ r) => restoreGiven(r, given) };
       },
       background,
+      planAhead,
       stored,
       inTurn,
       store,

@@ -20,6 +20,21 @@ export const HOST_FUNCTION_NAMES = Object.freeze(['llm_complete', 'memory_list',
 export const COMMIT_JSON = Symbol.for('clipfold.commitJSON');
 
 /**
+ * A compaction prepared ahead is planned in the background and committed
+ * from its plan, so the turn that applies it runs the SQL only. A store
+ * that can (SQLiteStore) has the three:
+ * - `[PLAN_INPUT](commitText)`: the planCommit export's input for the
+ *   commit's exact JSON text, at the store's clock;
+ * - `[COMMIT_PLANNED](plan)`: compaction_commit from planCommit's answer
+ *   for that input, all or nothing, as `commit` writes it;
+ * - `[ARCHIVE_IDS](tier, labelPrefix)`: the ids of memory_list's blocks,
+ *   without their content.
+ */
+export const PLAN_INPUT = Symbol.for('clipfold.planInput');
+export const COMMIT_PLANNED = Symbol.for('clipfold.commitPlanned');
+export const ARCHIVE_IDS = Symbol.for('clipfold.archiveIds');
+
+/**
  * @typedef {import('./types.js').LLM} LLM
  * @typedef {import('./types.js').Store} Store
  * @typedef {import('./types.js').HostCallEvent} HostCallEvent

@@ -33,7 +33,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { describe, invalidArgument, requireString, stringifyJSON } from './args.js';
 import { ClipfoldError, DuplicateIDError, HostError } from './errors.js';
-import { COMMIT_JSON } from './hostfns.js';
+import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED, PLAN_INPUT } from './hostfns.js';
 import { describeOwner, withOwnedLock } from './lockdir.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
 import { sharedPlugin } from './shared.js';
@@ -942,6 +942,19 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
   }
 
   /**
+   * The ids of the blocks `list` answers, oldest first, without reading
+   * their content (compactAhead compares them before and after).
+   * @param {string} tier
+   * @param {string} labelPrefix
+   * @returns {string[]}
+   */
+  [ARCHIVE_IDS](tier, labelPrefix) {
+    const rows = this.#use((db) => db.all(`SELECT id FROM blocks
+WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, [wf(tier), wf(labelPrefix)]));
+    return rows.map((r) => String(r.id));
+  }
+
+  /**
    * What each archived block's content says of itself, as every host
    * reads it (the plug-in's parseBlocks export): `{batch: {…}}` for a
    * batch (operation_id, depth, start_time, end_time, message_count,
@@ -1036,7 +1049,38 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
       }
     } else throw new HostError('invalid_request', `compaction_commit: input must be an object, got ${describe(req)}`);
     this.#refuseWriteIfNewer();
-    const plan = this.planCommit(text);
+    this.#write(this.planCommit(text));
+    return { ok: true };
+  }
+
+  /**
+   * compaction_commit from a plan the planCommit export made (for
+   * `[PLAN_INPUT]`'s input) earlier, on another instance: the SQL only.
+   * @param {CommitPlan} plan
+   * @returns {{ok: true}}
+   */
+  [COMMIT_PLANNED](plan) {
+    this.#refuseWriteIfNewer();
+    this.#write(plan);
+    return { ok: true };
+  }
+
+  /**
+   * The planCommit export's input for a commit's exact JSON text, at the
+   * store's clock.
+   * @param {string} text
+   * @returns {string}
+   */
+  [PLAN_INPUT](text) {
+    return `{"now":${this.now().getTime()},"commit":${text}}`;
+  }
+
+  /**
+   * Writes a commit's plan in one transaction: its checks first (a
+   * failed one is a conflict and changes nothing), then its rows.
+   * @param {CommitPlan} plan
+   */
+  #write(plan) {
     const { conversation_id: conv, operation_id: op, now } = plan;
     const q = this.#sql.q;
     this.#tx(() => {
@@ -1061,7 +1105,6 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
       if (plan.delete_ids.length > 0) db.run(q.delete_blocks, [JSON.stringify(plan.delete_ids)]);
       for (const w of plan.archive_writes) db.run(q.write_block, [w.tier, w.label, w.content, now, conv, w.reason, op]);
     });
-    return { ok: true };
   }
 
   /**
@@ -1084,7 +1127,7 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    */
   planCommit(req) {
     const text = typeof req === 'string' ? req : stringifyJSON(req, 'commit');
-    return this.#export('planCommit', `{"now":${this.now().getTime()},"commit":${text}}`, 'compaction_commit');
+    return this.#export('planCommit', this[PLAN_INPUT](text), 'compaction_commit');
   }
 
   // ------------------------------------------------------------ search

@@ -383,6 +383,65 @@ describe('compactAhead', () => {
     }
   });
 
+  for (const callerOwned of [true, false]) {
+    test(`applies from the plan made in the background: the turn runs the store's SQL only (${callerOwned ? 'caller' : 'store'}-owned)`, async () => {
+      const s = await summarizer({ gated: true });
+      const db = join(tmp, `plan-${callerOwned}.db`);
+      const { c, store, close } = await compactor(s, db);
+      /** @type {string[]} */
+      const planned = [];
+      const own = store.planCommit.bind(store);
+      store.planCommit = (/** @type {any} */ req) => { planned.push(typeof req === 'string' ? req : JSON.stringify(req)); return own(req); };
+      try {
+        const conv = `plan-${callerOwned}`;
+        const list = await prepare(c, s, conv, callerOwned);
+        const r = await c.compactAhead(conv, callerOwned ? list : [], { callerOwned });
+        assert.equal(r.discarded, null);
+        assert.ok(r.prepared && r.compaction !== null && r.compaction.messages_compressed > 0, JSON.stringify(r.compaction));
+        assert.deepEqual(planned, [], 'the applying turn planned the commit itself');
+        const batches = store.list({ tier: 'archival', label_prefix: `compaction-batch-${conv}-` }).blocks;
+        assert.equal(batches.length, r.compaction.batches_created);
+        assert.ok(recalledIds(db, conv).length >= r.compaction.messages_compressed);
+        assert.ok(isClip(r.history[0]));
+        // What was planned in the background is what an ordinary commit writes: the next
+        // compaction (planned by the commit itself) finds the archive consistent.
+        const more = r.history.concat(turn(90), turn(91));
+        const again = await c.compress(conv, callerOwned ? more : turn(92), { callerOwned });
+        assert.ok(!again.failed, again.failure_message ?? '');
+        const hits = await store.search('retry budget of module 0', { conversationId: conv });
+        assert.ok(hits.some((h) => !h.in_context), 'the archived turns are found');
+      } finally {
+        s.release();
+        await close();
+        await s.close();
+      }
+    });
+  }
+
+  test('applies through commit when the store cannot commit from a plan (a store of the user\'s own)', async () => {
+    const s = await summarizer({ gated: true });
+    const inner = new SQLiteStore(':memory:');
+    let commits = 0;
+    const store = {
+      list: (/** @type {any} */ req) => inner.list(req),
+      commit: (/** @type {any} */ req) => { commits++; return inner.commit(req); },
+    };
+    const c = await createCompactor({ wasmPath: wasmPath(), store, llm: openaiCompatible({ baseUrl: s.url, apiKey: 'k', model: 'm' }), config: { ...CONFIG } });
+    try {
+      const list = await prepare(c, s, 'own', true);
+      assert.equal(commits, 0);
+      const r = await c.compactAhead('own', list, { callerOwned: true });
+      assert.ok(r.prepared && r.compaction !== null && r.compaction.messages_compressed > 0, JSON.stringify(r));
+      assert.equal(commits, 1);
+      assert.equal(inner.list({ tier: 'archival', label_prefix: 'compaction-batch-own-' }).blocks.length, r.compaction.batches_created);
+    } finally {
+      s.release();
+      await c.close();
+      inner.close();
+      await s.close();
+    }
+  });
+
   test('drops a compaction the history changed under: a message edited', async () => {
     const s = await summarizer({ gated: true });
     const { c, store, close } = await compactor(s);
