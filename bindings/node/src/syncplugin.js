@@ -60,8 +60,10 @@ export class SyncPlugin {
       worker.unref();
       port1.unref();
       const w = { worker, port: port1, flag };
-      // A worker that failed or ended is made again on the next call (a
-      // call waiting for it meanwhile gives up after SYNC_CALL_TIMEOUT_MS).
+      // A worker that failed or ended is made again on the next call. A
+      // call waiting for it meanwhile is told by the worker as it ends
+      // (syncplugin-worker.js), or, when it could not say (killed from
+      // outside, out of memory), gives up after SYNC_CALL_TIMEOUT_MS.
       const gone = () => { if (this.#w === w) this.#w = null; };
       worker.on('error', gone);
       worker.on('exit', gone);
@@ -96,6 +98,7 @@ export class SyncPlugin {
       }
       const r = m.message;
       if (r.id !== id) continue; // the answer to a call that gave up
+      if (r.ended) this.#drop(); // the next call makes a new worker
       if (r.error) throw new ClipfoldError(r.error.code, r.error.detail, { export: name, pluginOriginated: r.error.pluginOriginated });
       return r.output;
     }

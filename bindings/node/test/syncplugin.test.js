@@ -4,9 +4,11 @@
 // of the first call, without changing any answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ClipfoldError } from '../src/index.js';
 import { SyncPlugin, WARM_CALLS } from '../src/syncplugin.js';
 import { requireExports, wasmPath } from './helpers/common.js';
@@ -63,6 +65,50 @@ test('a module that cannot load: warm() is quiet, the first call says why', () =
     } finally {
       p.close();
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a worker that ends during a call: the call fails at once saying so (not after the timeout), the next call gets a new worker', () => {
+  requireExports('planCommit', 'parseBlocks');
+  const dir = mkdtempSync(join(tmpdir(), 'clipfold-syncplugin-'));
+  try {
+    // Loaded in every thread (a worker inherits the process's --import): in
+    // the plug-in's worker, a planCommit call ends the thread once it is
+    // under way, as an uncaught error or a process.exit there would.
+    const hook = join(dir, 'end-worker.mjs');
+    writeFileSync(hook, `import { isMainThread, MessagePort } from 'node:worker_threads';
+if (!isMainThread) {
+  const on = MessagePort.prototype.on;
+  MessagePort.prototype.on = function (ev, fn) {
+    if (ev !== 'message') return on.call(this, ev, fn);
+    return on.call(this, ev, (m) => { const r = fn(m); if (m && m.name === 'planCommit') process.exit(7); return r; });
+  };
+}
+`);
+    const main = join(dir, 'main.mjs');
+    writeFileSync(main, `import { SyncPlugin, WARM_CALLS } from ${JSON.stringify(new URL('../src/syncplugin.js', import.meta.url).href)};
+const p = new SyncPlugin(${JSON.stringify(wasmPath())});
+const out = {};
+try {
+  p.call('planCommit', WARM_CALLS.find(([n]) => n === 'planCommit')[1]);
+  out.first = 'answered';
+} catch (err) {
+  out.first = { name: err.name, code: err.code, message: err.message };
+}
+out.next = JSON.parse(p.call('parseBlocks', '{"contents":["plain text"]}'));
+p.close();
+console.log(JSON.stringify(out));
+`);
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, main], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(r.signal, null, `the call waited for a worker that had ended (killed after 60 s): ${r.stderr}`);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '');
+    assert.equal(out.first.name, 'ClipfoldError', JSON.stringify(out));
+    assert.equal(out.first.code, 'internal');
+    assert.match(out.first.message, /planCommit.*worker thread ended \(exit code 7\) before answering/);
+    assert.deepEqual(out.next, { blocks: [{ batch: null }] });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
