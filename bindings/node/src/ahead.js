@@ -24,7 +24,7 @@
  */
 import { describe, invalidArgument, stringifyJSON } from './args.js';
 import { ClipfoldError, HostError } from './errors.js';
-import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED } from './hostfns.js';
+import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED, WARM_WRITES } from './hostfns.js';
 
 /**
  * @typedef {import('./types.js').Config} Config
@@ -608,6 +608,10 @@ export class Ahead {
       this.#running.delete(job.settled);
     });
     this.#running.add(job.settled);
+    // After this call returns, while the agent waits for its model: the
+    // commit this job ends with then finds the store's code compiled.
+    const s = /** @type {any} */ (this.#h.store);
+    if (typeof s?.[WARM_WRITES] === 'function') setImmediate(() => s[WARM_WRITES]());
     return job;
   }
 

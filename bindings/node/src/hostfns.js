@@ -35,6 +35,14 @@ export const COMMIT_PLANNED = Symbol.for('clipfold.commitPlanned');
 export const ARCHIVE_IDS = Symbol.for('clipfold.archiveIds');
 
 /**
+ * A store's method that runs, once per process, the code a commit runs,
+ * on a database of its own (SQLiteStore: a commit on `:memory:`), so the
+ * first commit of a compaction prepared ahead does not pay for compiling
+ * it inside an agent's turn. compactAhead calls it when it starts one.
+ */
+export const WARM_WRITES = Symbol.for('clipfold.warmWrites');
+
+/**
  * @typedef {import('./types.js').LLM} LLM
  * @typedef {import('./types.js').Store} Store
  * @typedef {import('./types.js').HostCallEvent} HostCallEvent

@@ -33,7 +33,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { describe, invalidArgument, requireString, stringifyJSON } from './args.js';
 import { ClipfoldError, DuplicateIDError, HostError } from './errors.js';
-import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED, PLAN_INPUT } from './hostfns.js';
+import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED, PLAN_INPUT, WARM_WRITES } from './hostfns.js';
 import { describeOwner, withOwnedLock } from './lockdir.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
 import { sharedPlugin } from './shared.js';
@@ -304,6 +304,31 @@ export const READ_MIN_VERSION = 4;
  * lock of a process killed while it held it is taken over, and the write
  * it left half-done rolled back, by the next process.
  */
+/** Whether [WARM_WRITES] has run in this process. */
+let writesWarmed = false;
+
+/**
+ * The caller-owned commit [WARM_WRITES] makes: a few messages of
+ * ordinary prose to recall, and their batch to the archive.
+ * @returns {string}
+ */
+function warmCommit() {
+  const texts = [
+    'We decided the retry budget stays at three attempts; the configuration was updated yesterday.',
+    'The deployment failed because the connection pool was exhausted while migrations were running.',
+    'Searching the logs showed timeouts after the cache layer restarted, so the rollback was approved.',
+  ];
+  const ids = texts.map((_, i) => `warm-${i}`);
+  const meta = { conversation_id: 'warm', operation_id: 'warm', depth: 0, start: '1970-01-01T00:00:00.000Z', end: '1970-01-01T00:00:00.000Z',
+    count: texts.length, source_message_ids: ids, method: 'extractive' };
+  return JSON.stringify({
+    conversation_id: 'warm', operation_id: 'warm', history_owner: 'caller', archive_deletes: [], remove_message_ids: [],
+    archive_writes: [{ label: 'compaction-batch-warm-1970-01-01T00:00:00.000Z', tier: 'archival', reason: 'compaction', content: `${JSON.stringify(meta)}\n${texts.join(' ')}` }],
+    insert_message: { id: 'warm-clip', role: 'system', content: 'warm' },
+    recall_writes: texts.map((t, i) => ({ id: ids[i], role: i % 2 ? 'assistant' : 'user', content: t, search_text: t, message: { role: i % 2 ? 'assistant' : 'user', content: t } })),
+  });
+}
+
 export class SQLiteStore {
   /** @type {InstanceType<typeof Database>} */
   #db;
@@ -1063,6 +1088,31 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
     this.#refuseWriteIfNewer();
     this.#write(plan);
     return { ok: true };
+  }
+
+  /**
+   * Commits a small compaction of its own (a caller-owned one: recall
+   * writes and an archived batch, indexed for search) on a `:memory:`
+   * store, once per process: node-sqlite3-wasm compiles SQLite's code
+   * lazily, function by function, on first use, and the first commit that
+   * indexes text for search paid for it (about 15–20 ms, as much as the
+   * rest of the commit). The database is in this process's one instance
+   * of SQLite's module, so what is compiled serves every store. A failure
+   * is ignored: the commit it stands for reports its own.
+   */
+  [WARM_WRITES]() {
+    if (writesWarmed) return;
+    writesWarmed = true;
+    let mem;
+    try {
+      const plan = this.planCommit(warmCommit()); // on this store's plug-in, warm when a compactor lent it
+      mem = new SQLiteStore(MEMORY_PATH);
+      mem[COMMIT_PLANNED](plan);
+    } catch {
+      // not warmed: the real commit says what is wrong, if anything is
+    } finally {
+      mem?.close();
+    }
   }
 
   /**

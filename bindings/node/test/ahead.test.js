@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import sqlite from 'node-sqlite3-wasm';
 import { ClipfoldError, createCompactor, openaiCompatible, SQLiteStore } from '../src/index.js';
+import { WARM_WRITES } from '../src/hostfns.js';
 import { conversationsDir, requireExports, wasmPath } from './helpers/common.js';
 import { summarizer } from './helpers/summarizer.js';
 
@@ -392,9 +393,14 @@ describe('compactAhead', () => {
       const planned = [];
       const own = store.planCommit.bind(store);
       store.planCommit = (/** @type {any} */ req) => { planned.push(typeof req === 'string' ? req : JSON.stringify(req)); return own(req); };
+      let warmed = 0;
+      const warm = /** @type {any} */ (store)[WARM_WRITES].bind(store);
+      /** @type {any} */ (store)[WARM_WRITES] = () => { warmed++; return warm(); };
       try {
         const conv = `plan-${callerOwned}`;
         const list = await prepare(c, s, conv, callerOwned);
+        assert.ok(warmed >= 1, 'the store\'s writing code was not warmed when the compaction started');
+        planned.length = 0; // warming plans its own commit, on a database of its own
         const r = await c.compactAhead(conv, callerOwned ? list : [], { callerOwned });
         assert.equal(r.discarded, null);
         assert.ok(r.prepared && r.compaction !== null && r.compaction.messages_compressed > 0, JSON.stringify(r.compaction));
@@ -402,6 +408,8 @@ describe('compactAhead', () => {
         const batches = store.list({ tier: 'archival', label_prefix: `compaction-batch-${conv}-` }).blocks;
         assert.equal(batches.length, r.compaction.batches_created);
         assert.ok(recalledIds(db, conv).length >= r.compaction.messages_compressed);
+        assert.deepEqual(recalledIds(db, 'warm'), [], 'warming wrote to the user\'s store');
+        assert.deepEqual(store.list({ tier: 'archival', label_prefix: 'compaction-batch-warm-' }).blocks, []);
         assert.ok(isClip(r.history[0]));
         // What was planned in the background is what an ordinary commit writes: the next
         // compaction (planned by the commit itself) finds the archive consistent.

@@ -840,3 +840,19 @@ test('the SQL comes from the shared files (no SQL copied into JavaScript)', () =
   const r = spawnSync('grep', ['-rlE', 'CREATE (TRIGGER|VIRTUAL)|CREATE TABLE (messages|recall|blocks)|bm25\\(', join(repoRoot, 'bindings', 'node', 'src')], { encoding: 'utf8' });
   assert.equal(r.stdout.trim(), '', 'schema or search SQL in src/');
 });
+
+test('[WARM_WRITES] commits on a database of its own, once per process: the store is unchanged, and search still works', async () => {
+  const { WARM_WRITES } = await import('../src/hostfns.js');
+  const s = new SQLiteStore(':memory:');
+  try {
+    s.append('c1', [{ id: 'm1', role: 'user', content: 'the retry budget stays at three' }]);
+    const before = JSON.stringify([s.activeMessages('c1'), s.list({ tier: 'archival', label_prefix: '' })]);
+    /** @type {any} */ (s)[WARM_WRITES]();
+    /** @type {any} */ (s)[WARM_WRITES]();
+    assert.equal(JSON.stringify([s.activeMessages('c1'), s.list({ tier: 'archival', label_prefix: '' })]), before);
+    assert.equal(s.recall('warm-0', 'warm'), null);
+    assert.ok((await s.search('retry budget', { conversationId: 'c1' })).some((h) => h.id === 'm1'));
+  } finally {
+    s.close();
+  }
+});
