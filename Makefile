@@ -72,8 +72,8 @@ chaos: build
 test-node: build
 	cd bindings/node && npm ci --no-audit --no-fund && npm test
 
-## test-frameworks: the Node adapters' suites (LangChain.js, AI SDK, Mastra, OpenAI Agents SDK) and the README's examples
-## against each framework's newest release within the declared peer range, installed fresh without the lock file
+## test-frameworks: the Node adapters' suites (LangChain.js, AI SDK, Mastra, OpenAI Agents SDK), the README's examples and
+## a TypeScript consumer of every adapter (tsc --strict) against each framework's newest release within the declared peer range, installed fresh without the lock file
 ## (bindings/node/scripts/test-frameworks-latest.sh; needs the npm registry). The pinned versions are tested by test-node.
 test-frameworks: build
 	bash bindings/node/scripts/test-frameworks-latest.sh

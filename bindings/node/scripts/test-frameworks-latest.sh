@@ -6,7 +6,8 @@
 # (the newest a user of this version of clipfold can have; a package that
 # is no peer, @mastra/memory, as @latest) — then
 # the adapters' suites (LangChain.js, the AI SDK, Mastra, the OpenAI Agents
-# SDK) and the README's examples run against them. The pinned versions are
+# SDK) and the README's examples run against them, and a TypeScript
+# consumer of every adapter compiles with them. The pinned versions are
 # tested by `npm test`; this sees a framework release that breaks an
 # adapter the day it lands. The versions tested are printed at the end as
 # the README's table rows ("Framework versions"), after a summary line
@@ -104,6 +105,52 @@ aisdk="$(node -e '
   console.log(`ai ${v("ai")} (${names.map((n) => `${n} ${v(n)}`).join(", ")}; @ai-sdk/provider ${[...specs][0]})`);')"
 
 CLIPFOLD_WASM="$wasm" CLIPFOLD_SQL_DIR="$repo/hostfuncs/store/sqlite" node --test "${suites[@]}"
+
+# The adapters' types as a TypeScript user gets them with these releases:
+# the package packed (prepack makes its types/) and unpacked into an app
+# whose other packages are the ones installed above (the frameworks'
+# types then come from there, as from a user's node_modules), and a
+# consumer of every adapter compiled --strict (the frameworks' own
+# declarations skipped: skipLibCheck). package.test.js checks the same
+# with the pinned releases.
+app="$tmp/typed-app"
+mkdir -p "$app/node_modules/clipfold"
+(cd "$pkg" && npm pack --silent --pack-destination "$tmp" >/dev/null)
+tar -xzf "$tmp"/clipfold-*.tgz -C "$app/node_modules/clipfold" --strip-components=1
+for d in "$tmp"/node_modules/*; do ln -s "$d" "$app/node_modules/$(basename "$d")"; done
+echo '{"private": true, "type": "module"}' >"$app/package.json"
+mock="$(node -p 'require("./node_modules/ai/package.json").version.split(".")[0] === "6" ? "MockLanguageModelV3" : "MockLanguageModelV4"')"
+cat >"$app/adapters.mts" <<EOF
+import { createCompactor } from 'clipfold';
+import type { CompactionResult } from 'clipfold';
+import { clipfoldMiddleware, memoryReadTool as lcMemoryRead, chatModelLLM } from 'clipfold/langchain';
+import { prepareStep, memoryReadTool } from 'clipfold/ai-sdk';
+import { clipfoldProcessor, memoryReadTool as mastraMemoryRead } from 'clipfold/mastra';
+import { ClipfoldSession, memoryReadTool as agentsMemoryRead } from 'clipfold/openai-agents';
+import { createAgent, fakeModel } from 'langchain';
+import { generateText, streamText, stepCountIs, type ModelMessage } from 'ai';
+import { $mock } from 'ai/test';
+import { Agent as MastraAgent } from '@mastra/core/agent';
+import { Agent, run } from '@openai/agents';
+const c = await createCompactor({ llm: chatModelLLM(fakeModel()) });
+const agent = createAgent({ model: fakeModel(), tools: [lcMemoryRead({ compactor: c })],
+  middleware: [clipfoldMiddleware({ compactor: c, trigger: { tokens: 4000 }, keep: { messages: 20 }, onCompact: (r: CompactionResult) => void r })] });
+const messages: ModelMessage[] = [{ role: 'user', content: 'hi' }];
+const tools = { memory_read: memoryReadTool({ compactor: c, conversationId: 'x' }) };
+await generateText({ model: new $mock(), messages, stopWhen: stepCountIs(3), tools,
+  prepareStep: prepareStep({ compactor: c, conversationId: 'x', system: 's', tools }) });
+streamText({ model: new $mock(), messages, prepareStep: prepareStep({ compactor: c, conversationId: 'y', ahead: true }) });
+declare const mastraModel: ConstructorParameters<typeof MastraAgent>[0]['model']; // the model is Mastra's business
+const mastra = new MastraAgent({ id: 'a', name: 'a', instructions: 'i', model: mastraModel,
+  tools: { memory_read: mastraMemoryRead({ compactor: c }) }, inputProcessors: [clipfoldProcessor({ compactor: c, ahead: true })] });
+const session = new ClipfoldSession({ compactor: c, sessionId: 's' });
+const helper = new Agent({ name: 'a', instructions: 'i', tools: [agentsMemoryRead({ compactor: c, session })] });
+const running = () => run(helper, 'hi', { session, callModelInputFilter: session.callModelInputFilter });
+void agent; void mastra; void running;
+EOF
+(cd "$app" && node node_modules/typescript/bin/tsc --strict --noEmit --skipLibCheck --module nodenext --moduleResolution nodenext \
+	--target es2022 --types node adapters.mts) || { echo "test-frameworks-latest: the adapters' types do not compile with these releases" >&2; exit 1; }
+echo "test-frameworks-latest: the adapters' types compile with these releases (TypeScript $(node -p 'require("./node_modules/typescript/package.json").version'), --strict)"
 
 echo
 echo "test-frameworks-latest: passed on node $(node --version) with $aisdk; the versions tested:"
