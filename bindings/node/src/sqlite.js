@@ -37,7 +37,7 @@ import { ARCHIVE_IDS, COMMIT_JSON, COMMIT_PLANNED, PLAN_INPUT, WARM_WRITES } fro
 import { describeOwner, withOwnedLock } from './lockdir.js';
 import { loadMigrations, loadQuery, sqlDir } from './paths.js';
 import { sharedPlugin } from './shared.js';
-import { sharedSyncPlugin } from './syncplugin.js';
+import { sharedSyncPlugin, WARM_COMMIT } from './syncplugin.js';
 
 const { Database } = sqlite;
 
@@ -139,6 +139,9 @@ export const BUSY_TIMEOUT_MS = 30_000;
 export const DEFAULT_SEARCH_LIMIT = 20;
 /** The most hits one search may ask for. */
 export const MAX_SEARCH_LIMIT = 1000;
+
+/** Whether a store's [WARM_WRITES] has run in this process. */
+let writesWarmed = false;
 
 const ROLES = new Set(['user', 'assistant', 'system', 'tool']);
 
@@ -304,31 +307,6 @@ export const READ_MIN_VERSION = 4;
  * lock of a process killed while it held it is taken over, and the write
  * it left half-done rolled back, by the next process.
  */
-/** Whether [WARM_WRITES] has run in this process. */
-let writesWarmed = false;
-
-/**
- * The caller-owned commit [WARM_WRITES] makes: a few messages of
- * ordinary prose to recall, and their batch to the archive.
- * @returns {string}
- */
-function warmCommit() {
-  const texts = [
-    'We decided the retry budget stays at three attempts; the configuration was updated yesterday.',
-    'The deployment failed because the connection pool was exhausted while migrations were running.',
-    'Searching the logs showed timeouts after the cache layer restarted, so the rollback was approved.',
-  ];
-  const ids = texts.map((_, i) => `warm-${i}`);
-  const meta = { conversation_id: 'warm', operation_id: 'warm', depth: 0, start: '1970-01-01T00:00:00.000Z', end: '1970-01-01T00:00:00.000Z',
-    count: texts.length, source_message_ids: ids, method: 'extractive' };
-  return JSON.stringify({
-    conversation_id: 'warm', operation_id: 'warm', history_owner: 'caller', archive_deletes: [], remove_message_ids: [],
-    archive_writes: [{ label: 'compaction-batch-warm-1970-01-01T00:00:00.000Z', tier: 'archival', reason: 'compaction', content: `${JSON.stringify(meta)}\n${texts.join(' ')}` }],
-    insert_message: { id: 'warm-clip', role: 'system', content: 'warm' },
-    recall_writes: texts.map((t, i) => ({ id: ids[i], role: i % 2 ? 'assistant' : 'user', content: t, search_text: t, message: { role: i % 2 ? 'assistant' : 'user', content: t } })),
-  });
-}
-
 export class SQLiteStore {
   /** @type {InstanceType<typeof Database>} */
   #db;
@@ -961,8 +939,7 @@ ORDER BY conversation_id LIMIT 11`, [wf(messageId), wf(conversationId)]));
     if (typeof tier !== 'string' || typeof prefix !== 'string') {
       throw new HostError('invalid_request', 'memory_list: tier and label_prefix must be strings');
     }
-    const rows = this.#use((db) => db.all(`SELECT id, label, content FROM blocks
-WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, [wf(tier), wf(prefix)]));
+    const rows = this.#blocks('id, label, content', tier, prefix);
     return { blocks: rows.map((r) => ({ id: String(r.id), label: String(r.label), content: String(r.content) })) };
   }
 
@@ -974,9 +951,19 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
    * @returns {string[]}
    */
   [ARCHIVE_IDS](tier, labelPrefix) {
-    const rows = this.#use((db) => db.all(`SELECT id FROM blocks
+    return this.#blocks('id', tier, labelPrefix).map((r) => String(r.id));
+  }
+
+  /**
+   * `columns` of the blocks of `tier` whose label starts with
+   * `labelPrefix` (taken literally), oldest first.
+   * @param {string} columns
+   * @param {string} tier
+   * @param {string} labelPrefix
+   */
+  #blocks(columns, tier, labelPrefix) {
+    return this.#use((db) => db.all(`SELECT ${columns} FROM blocks
 WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY pos`, [wf(tier), wf(labelPrefix)]));
-    return rows.map((r) => String(r.id));
   }
 
   /**
@@ -1105,7 +1092,7 @@ WHERE tier = ?1 AND label >= ?2 AND substr(label, 1, length(?2)) = ?2 ORDER BY p
     writesWarmed = true;
     let mem;
     try {
-      const plan = this.planCommit(warmCommit()); // on this store's plug-in, warm when a compactor lent it
+      const plan = this.planCommit(WARM_COMMIT); // on this store's plug-in, warm when a compactor lent it
       mem = new SQLiteStore(MEMORY_PATH);
       mem[COMMIT_PLANNED](plan);
     } catch {

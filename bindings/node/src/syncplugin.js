@@ -18,6 +18,31 @@ import { findWasm } from './paths.js';
 export const SYNC_CALL_TIMEOUT_MS = 120_000;
 
 /**
+ * A small valid caller-owned compaction_commit of ordinary prose (a few
+ * messages to recall, their batch to the archive): what warming plans
+ * (WARM_CALLS) and what a store warming its writes commits on a database
+ * of its own (sqlite.js).
+ */
+export const WARM_COMMIT = (() => {
+  const texts = [
+    'We decided the retry budget stays at three attempts; the configuration was updated yesterday.',
+    'The deployment failed because the connection pool was exhausted while migrations were running.',
+    'Searching the logs showed timeouts after the cache layer restarted, so the rollback was approved.',
+  ];
+  const ids = texts.map((_, i) => `warm-${i}`);
+  const role = (/** @type {number} */ i) => (i % 2 ? 'assistant' : 'user');
+  const meta = { conversation_id: 'warm', operation_id: 'warm', depth: 0, start: '1970-01-01T00:00:00.000Z', end: '1970-01-01T00:00:00.000Z',
+    count: texts.length, source_message_ids: ids, method: 'extractive' };
+  return JSON.stringify({
+    conversation_id: 'warm', operation_id: 'warm', history_owner: 'caller', archive_deletes: [], remove_message_ids: [],
+    archive_writes: [{ label: 'compaction-batch-warm-1970-01-01T00:00:00.000Z', tier: 'archival', reason: 'compaction',
+      content: `${JSON.stringify(meta)}\n${texts.join(' ')}` }],
+    insert_message: { id: 'warm-clip', role: 'system', content: 'warm' },
+    recall_writes: texts.map((t, i) => ({ id: ids[i], role: role(i), content: t, search_text: t, message: { role: role(i), content: t } })),
+  });
+})();
+
+/**
  * warm()'s calls, a small valid one of each store export: what loads the
  * instance (it is made on its first call) and gets the code they run
  * compiled, so that the store's first real call, inside an agent's turn,
@@ -26,7 +51,7 @@ export const SYNC_CALL_TIMEOUT_MS = 120_000;
  */
 export const WARM_CALLS = [
   ['planAppend', '{"conversation_id":"warm","messages":[{"id":"w1","role":"user","content":"warm"}]}'],
-  ['planCommit', '{"now":0,"commit":{"conversation_id":"warm","operation_id":"warm","history_owner":"caller","archive_writes":[{"label":"compaction-batch-warm-1970-01-01T00:00:00.000Z","content":"{\\"conversation_id\\":\\"warm\\",\\"operation_id\\":\\"warm\\",\\"depth\\":0,\\"start\\":\\"1970-01-01T00:00:00.000Z\\",\\"end\\":\\"1970-01-01T00:00:00.000Z\\",\\"count\\":1,\\"source_message_ids\\":[\\"w1\\"],\\"method\\":\\"extractive\\"}\\nwarm","tier":"archival","reason":"warm"}],"archive_deletes":[],"remove_message_ids":[],"insert_message":{"id":"w2","role":"system","content":"warm"},"recall_writes":[{"id":"w1","role":"user","content":"warm","search_text":"warm","message":{"role":"user","content":"warm"}}]}}'],
+  ['planCommit', `{"now":0,"commit":${WARM_COMMIT}}`],
   ['parseBlocks', '{"contents":["warm"]}'],
 ];
 
