@@ -13,7 +13,8 @@
  * next to the directory (`<file>.lock.owner-<pid>-<nonce>`, "pending"),
  * then the directory is made, then the record is hard-linked into it as
  * `owner` (exclusively: a link never replaces a file), then the pending
- * name is removed; on unlock the record goes with the directory. A
+ * name is removed; on unlock the record goes with the directory, a
+ * pending record written first and removed last (see release). A
  * process finding the directory there reads the record and takes the
  * lock over only when its owner is certainly gone:
  *
@@ -335,23 +336,36 @@ function takeOwnerless(dir, pending, text) {
 
 /**
  * The owner's unlock: removes its record and the directory (emptied of
- * anything else first: a record another process is putting back).
+ * anything else first: a record another process is putting back). A
+ * pending record of this process is written next to the directory first
+ * and removed last: killed between emptying the directory and removing
+ * it, the process leaves a directory without a record, and that pending
+ * record, written just before the directory last changed, says its maker
+ * is gone (as when killed between its mkdir and its link), so the lock is
+ * taken over at once instead of after OWNERLESS_STALE_MS.
  * @param {string} dir
  * @param {typeof fs.rmdirSync} rmdirSync the original
  */
 function release(dir, rmdirSync) {
-  try { fs.unlinkSync(join(dir, OWNER_FILE)); } catch { /* taken over, or never written */ }
-  for (let i = 0; ; i++) {
-    try {
-      rmdirSync.call(fs, dir);
-      return;
-    } catch (err) {
-      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
-      if (code === 'ENOENT') return;
-      if (code !== 'ENOTEMPTY' || i >= 100) throw err;
+  const pending = writePending(dir, newRecord());
+  try {
+    try { fs.unlinkSync(join(dir, OWNER_FILE)); } catch { /* taken over, or never written */ }
+    for (let i = 0; ; i++) {
+      try {
+        rmdirSync.call(fs, dir);
+        return;
+      } catch (err) {
+        const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+        if (code === 'ENOENT') return;
+        if (code !== 'ENOTEMPTY' || i >= 100) throw err;
+      }
+      for (const name of fs.readdirSync(dir)) {
+        try { fs.unlinkSync(join(dir, name)); } catch { /* removed meanwhile */ }
+      }
     }
-    for (const name of fs.readdirSync(dir)) {
-      try { fs.unlinkSync(join(dir, name)); } catch { /* removed meanwhile */ }
+  } finally {
+    if (pending) {
+      try { fs.unlinkSync(pending); } catch { /* removed meanwhile */ }
     }
   }
 }

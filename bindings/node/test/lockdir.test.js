@@ -217,6 +217,29 @@ describe('a live owner\'s lock', () => {
     assert.equal(existsSync(lockOf(path)), false);
   });
 
+  test('a process killed as it released its lock (its record removed, the directory not yet): taken over at once', () => {
+    const path = join(tmp, 'released.db');
+    new SQLiteStore(path).close();
+    // In the child, the unlock's rmdir of the lock directory, once its record is out, kills the process.
+    const hook = join(tmp, 'kill-in-release.mjs');
+    writeFileSync(hook, `import fs from 'node:fs';
+const rmdir = fs.rmdirSync;
+fs.rmdirSync = function (p, o) {
+  if (typeof p === 'string' && p.endsWith('.lock') && !fs.existsSync(p + '/${OWNER_FILE}')) process.kill(process.pid, 'SIGKILL');
+  return rmdir.call(fs, p, o);
+};
+`);
+    const child = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, '--input-type=module', '-e',
+      `import { SQLiteStore } from ${JSON.stringify(src)}; new SQLiteStore(${JSON.stringify(path)}).append('c', [{ id: 'm0', role: 'user', content: 'before' }]);`],
+    { encoding: 'utf8' });
+    assert.equal(child.signal, 'SIGKILL', `the child was not killed in its unlock: ${child.stderr}`);
+    assert.ok(existsSync(lockOf(path)) && !existsSync(join(lockOf(path), OWNER_FILE)), 'the case is not set up: no ownerless lock directory left');
+    const s = new SQLiteStore(path, { busyTimeoutMs: 300 });
+    s.append('c', [{ id: 'm1', role: 'user', content: 'after' }]);
+    s.close();
+    assert.equal(existsSync(lockOf(path)), false);
+  });
+
   test('a lock without a record (an older clipfold, or a process killed as it took it) is taken over only once a minute old', () => {
     const path = join(tmp, 'ownerless.db');
     new SQLiteStore(path).close();
